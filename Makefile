@@ -1,0 +1,51 @@
+# akasha_explorer — two commands do all the set-up on a fresh machine:
+#   make lab    build .venv, install, build the demo memory, open JupyterLab on notebooks/
+#   make test   build .venv if needed and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+AKASHA := $(VENV)/bin/akasha
+STORE  ?= demo_store
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install test lab demo demo-store lint stress bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first: 2.13.0 is a CPU build on local disk; any other spec pulls a CUDA build
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 --dist loadfile
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check akasha_explorer tests benchmarks
+	$(VENV)/bin/mypy akasha_explorer/engine
+
+$(STORE)/akasha.json: | $(VENV)/.installed
+	$(AKASHA) demo $(STORE)
+
+demo-store: $(STORE)/akasha.json
+
+demo: $(VENV)/.installed demo-store
+	$(AKASHA) stats $(STORE)
+	$(AKASHA) recall $(STORE) "最近手指的伤怎么样了" --now demo
+
+lab: $(VENV)/.installed demo-store
+	AKASHA_STORE=$(abspath $(STORE)) $(AKASHA) lab $(STORE)
+
+stress: $(VENV)/.installed
+	AKASHA_STRESS_RUNS=200 $(PY) -m pytest tests/test_crash.py -x
+
+bench: $(VENV)/.installed
+	$(AKASHA) bench engine
+
+clean:
+	rm -rf $(VENV) $(STORE) build *.egg-info

@@ -1,0 +1,1 @@
+"""akasha_explorer: a Jupyter-first explorer and engine for long-term agent memory."""

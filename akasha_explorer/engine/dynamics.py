@@ -1,0 +1,80 @@
+"""Time dynamics of SPEC §3: bounded growth and the three decays.
+
+All functions are pure and vectorised (scalars or numpy arrays in, same out); ``now`` is
+always a parameter — the engine never reads the wall clock. A time difference that would
+be negative (a recall "in the past" of a value) is clamped to zero, so a value never grows
+by looking back in time.
+
+>>> round(float(bounded_add(1.0, 0.5, 2.0)), 6)
+1.25
+>>> round(float(edge_eff(0.61, 0.0, 38 * 86400.0, 14 * 86400.0)), 3)
+0.04
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["bounded_add", "edge_eff", "long_term", "resource_eff", "strength_eff"]
+
+Float = NDArray[np.float64] | float
+
+
+def _dt(now: ArrayLike, ts: ArrayLike) -> NDArray[np.float64]:
+    return np.maximum(0.0, np.asarray(now, dtype=np.float64) - np.asarray(ts, dtype=np.float64))
+
+
+def bounded_add(v: ArrayLike, delta: ArrayLike, cap: float) -> Float:
+    """SPEC §3: ``v + delta * max(0, 1 - v / cap)``, then at most ``cap``.
+
+    The SPEC formula alone stays below ``cap`` only while ``delta <= cap``; scores above 1
+    (normal: "brightness, not probability") times a reinforce boost can make the step
+    larger, so the result is also clamped to ``cap`` (**[ours]**; a value already above
+    ``cap`` is left where it is). Never exceeds ``cap`` for ``v <= cap``, ``delta >= 0``.
+
+    >>> float(bounded_add(0.0, 0.3, 2.0))
+    0.3
+    >>> float(bounded_add(2.0, 5.0, 2.0))
+    2.0
+    """
+    v = np.asarray(v, dtype=np.float64)
+    out = v + np.asarray(delta, dtype=np.float64) * np.maximum(0.0, 1.0 - v / cap)
+    return np.minimum(out, np.maximum(cap, v))
+
+
+def edge_eff(w: ArrayLike, last_ts: ArrayLike, now: ArrayLike, tau: float) -> Float:
+    """SPEC §3: effective edge weight ``w * exp(-(now - last_ts) / EDGE_TAU)``.
+
+    >>> float(edge_eff(1.0, 0.0, 14 * 86400.0, 14 * 86400.0)) == float(np.exp(-1))
+    True
+    """
+    return np.asarray(w, dtype=np.float64) * np.exp(-_dt(now, last_ts) / tau)
+
+
+def strength_eff(strength: ArrayLike, strength_ts: ArrayLike, now: ArrayLike, tau: float) -> Float:
+    """SPEC §3: decayed strength ``strength * exp(-(now - strength_ts) / STRENGTH_TAU)``.
+
+    >>> round(float(strength_eff(3.0, 0.0, 7 * 86400.0, 7 * 86400.0)), 4)
+    1.1036
+    """
+    return np.asarray(strength, dtype=np.float64) * np.exp(-_dt(now, strength_ts) / tau)
+
+
+def long_term(strength_effective: ArrayLike, cap: float) -> Float:
+    """SPEC §3: ``long = min(1, strength_eff / 3.0)``.
+
+    >>> float(long_term(1.5, 3.0)), float(long_term(4.0, 3.0))
+    (0.5, 1.0)
+    """
+    return np.minimum(1.0, np.asarray(strength_effective, dtype=np.float64) / cap)
+
+
+def resource_eff(resource: ArrayLike, resource_ts: ArrayLike, now: ArrayLike, tau: float) -> Float:
+    """SPEC §3: resource recovers toward 1: ``1 - (1 - r) * exp(-(now - ts) / RESOURCE_TAU)``.
+
+    >>> round(float(resource_eff(0.65, 0.0, 1800.0, 1800.0)), 4)
+    0.8712
+    """
+    r = np.asarray(resource, dtype=np.float64)
+    return 1.0 - (1.0 - r) * np.exp(-_dt(now, resource_ts) / tau)
