@@ -1,0 +1,191 @@
+"""``akasha`` — the command line, a thin layer over :class:`~akasha_explorer.memory.Memory`.
+
+Every error the package raises on purpose becomes one clear line on stderr and exit
+status 1 (in one place: :class:`_Group`). ``python -m akasha_explorer`` runs the same.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import open as open_store
+from .config import setting_docs
+from .errors import AkashaError, InvalidInput
+from .ingest.importers import load
+from .memory import Memory
+
+__all__ = ["main", "parse_now"]
+
+DEFAULT_DEMO_STORE = "demo_store"
+
+
+class _Group(click.Group):
+    """Turns every :class:`AkashaError` into ``click.ClickException`` (one line, exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AkashaError as e:
+            raise click.ClickException(str(e)) from e
+
+
+def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
+    """``--now``: ISO 8601, epoch seconds, ``now`` (wall clock) or ``last`` (the store's
+    newest message time). ``None`` means the wall clock.
+
+    >>> parse_now("2026-09-03T21:14:05+08:00")
+    1788441245.0
+    >>> parse_now("1788441245")
+    1788441245.0
+    """
+    if value is None or value == "now":
+        return None
+    if value == "last":
+        if mem is None:
+            raise InvalidInput("--now last needs a store")
+        return mem.last_ts()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        d = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"cannot parse --now {value!r}; use ISO 8601, epoch seconds, "
+                           "'now' or 'last'") from None
+    return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.version_option(package_name="akasha-explorer")
+def cli(verbose: int) -> None:
+    """akasha — see, debug and curate what a personal agent remembers."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@click.argument("store", type=click.Path(file_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "jsonl", "locomo", "chatgpt", "messages"]))
+@click.option("--replay", is_flag=True, help="Grow co-activation edges as a live agent would.")
+@click.option("--session", default=None, help="Session id for a plain message list.")
+def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None) -> None:
+    """Ingest FILE into STORE (created on first use). Re-ingesting is a no-op."""
+    imported = load(file, format=fmt, session=session)  # refuse bad input before touching STORE
+    with open_store(store) as mem:
+        report = mem.ingest(imported, replay=replay)
+        click.echo(report.summary())
+        for s in report.skipped[:20]:
+            click.echo(f"  skipped {s.where}: {s.reason}")
+        if len(report.skipped) > 20:
+            click.echo(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+@cli.command()
+@click.argument("store", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def stats(store: str, as_json: bool) -> None:
+    """Counts and facts about STORE."""
+    with open_store(store, read_only=True) as mem:
+        s = mem.stats()
+    if as_json:
+        _echo_json(s)
+        return
+    width = max(len(k) for k in s)
+    for k, v in s.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{a}={b}" for a, b in v.items()) or "-"
+        click.echo(f"{k:<{width}}  {v}")
+
+
+@cli.command()
+@click.argument("store", type=click.Path(exists=True, file_okay=False))
+@click.argument("node_id")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show(store: str, node_id: str, as_json: bool) -> None:
+    """Print the verbatim messages of NODE_ID."""
+    with open_store(store, read_only=True) as mem:
+        msgs = mem.messages(node_id)
+        state = mem.node(node_id)
+    if as_json:
+        _echo_json({"node": state.__dict__, "messages": [
+            {**m.__dict__, "verified": m.verified} for m in msgs]})
+        return
+    click.echo(f"node {node_id}  session {state.session}  sigma {state.sigma:.3f}  "
+               f"strength {state.strength:.3f}  resource {state.resource:.3f}  "
+               f"recalled {state.recall_count}x")
+    for m in msgs:
+        when = dt.datetime.fromtimestamp(m.ts, dt.UTC).isoformat(timespec="seconds")
+        who = m.speaker or m.role
+        flags = f"  [{', '.join(m.flags)}]" if m.flags else ""
+        click.echo(f"\n{when}  {who} ({m.role}){flags}  sha256 ok={m.verified}")
+        click.echo(m.text)
+
+
+@cli.command()
+@click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
+@click.option("--no-replay", is_flag=True, help="Ingest without growing edges (faster).")
+def demo(store: str, no_replay: bool) -> None:
+    """Build STORE (default ./demo_store) from the bundled demo conversations."""
+    data = resources.files("akasha_explorer").joinpath("data/demo_conversations.jsonl")
+    with resources.as_file(data) as path, open_store(store) as mem:
+        report = mem.ingest(path, replay=not no_replay)
+        click.echo(report.summary())
+        s = mem.stats()
+    click.echo(f"demo memory at {Path(store).resolve()}: {s['sessions']} sessions, "
+               f"{s['messages']} messages, {s['nodes']} nodes, {s['edges']} co-activation "
+               f"edges, {s['review_pending']} review items pending")
+
+
+@cli.command()
+@click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
+@click.option("--notebooks", default="notebooks", show_default=True,
+              type=click.Path(file_okay=False), help="Folder JupyterLab opens.")
+@click.option("--port", default=None, type=int, help="Port (default: JupyterLab picks).")
+def lab(store: str, notebooks: str, port: int | None) -> None:
+    """Open JupyterLab on the notebooks with STORE (built from the demo if missing)."""
+    if not (Path(store) / "akasha.json").exists():
+        click.get_current_context().invoke(demo, store=store)
+    jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
+    env = {**os.environ, "AKASHA_STORE": str(Path(store).resolve())}
+    cmd = [jupyter, "lab", f"--notebook-dir={Path(notebooks).resolve()}"]
+    if port:
+        cmd.append(f"--port={port}")
+    click.echo(f"AKASHA_STORE={env['AKASHA_STORE']}; starting: {' '.join(cmd)}")
+    raise SystemExit(subprocess.call(cmd, env=env))
+
+
+@cli.command("settings")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def settings_cmd(as_json: bool) -> None:
+    """Every setting with its default, SPEC section and help."""
+    docs = setting_docs()
+    if as_json:
+        _echo_json(docs)
+        return
+    for d in docs:
+        ours = " [ours]" if d["ours"] else ""
+        click.echo(f"{d['name']} = {d['default']!r}  ({d['section']}{ours})\n    {d['help']}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="akasha")

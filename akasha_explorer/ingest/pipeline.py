@@ -1,0 +1,355 @@
+"""The ingest pipeline (SPEC §2): validated messages -> nodes in both stores and the mirror.
+
+Order of work for one batch (all-or-nothing up to the store writes):
+
+1. **Check** against the store: an exact re-import (same session, seq and sha256) is a
+   no-op; the same session+seq with *different* text refuses the whole batch (raw messages
+   are never altered). Nothing has been written when a check fails.
+2. **Form nodes**: per session in seq order, a user message plus the assistant replies that
+   follow it; an assistant reply with no prompt is an assistant-only node; for transcripts
+   (LoCoMo) each line is its own node. Nodes are ordered by (time, session, seq).
+3. **Gates** flag noise / injection / duplicate text (flags only, never edits).
+4. **Embed** each message's index text in batches (progress bar); node vector = normalised
+   mean of its message vectors.
+5. **Salience**, causal over ingest order: ``sigma = clamp((1 - cos(v, c)) * GAIN, 0, 1)``
+   with ``c`` the normalised sum of all earlier message vectors; node sigma = max.
+6. **Initial state**: ``strength = 3 * (0.70 + 0.30 sigma)``, ``resource = 1``.
+7. **Write**: LanceDB (messages, then turns; one append each), then one Kuzu transaction
+   (sessions, turns, NEXT, IN_SESSION, review items for injection flags); then the mirror.
+8. **Replay** (optional): each new node's user text is recalled over the memory as it was
+   before it, at its time, and the recall written back with the node as current.
+
+A crash between the LanceDB append and the Kuzu commit leaves LanceDB rows without nodes;
+re-running the same input deletes those rows and completes the ingest. A crash during
+replay is resumed the same way: nodes of the input that were not replayed are replayed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from ..config import Settings
+from ..errors import InvalidInput
+from ..model import IngestReport, RawMessage
+from ..text.gates import gate_flags, injection_reasons
+from ..text.tokenize import normalize, terms
+from ..vectors import messages_schema, sql_str, turns_schema
+from .importers import Imported
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["REVIEW_SCHEMA", "form_nodes", "index_text", "ingest", "orphan_filter", "salience"]
+
+REVIEW_SCHEMA = pa.schema([
+    ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
+    ("subject", pa.string()), ("payload", pa.string()), ("confidence", pa.float64()),
+    ("created_ts", pa.float64()), ("decided_ts", pa.float64()), ("decided_by", pa.string()),
+    ("why", pa.string())])
+"""Arrow schema of ReviewItem rows (column order = the Kuzu table)."""
+
+log = logging.getLogger(__name__)
+
+
+def index_text(msg: RawMessage, settings: Settings) -> str:
+    """The text that is embedded and indexed for ``msg`` (never stored in its place).
+
+    >>> s = Settings(INDEX_SPEAKER=True)
+    >>> index_text(RawMessage("s", 0, 1.0, "user", "hi there", speaker="Ann",
+    ...                       meta={"blip_caption": "a dog"}), s)
+    'Ann: hi there [shares a dog]'
+    """
+    text = msg.text
+    if settings.INDEX_SPEAKER and msg.speaker:
+        text = f"{msg.speaker}: {text}"
+    if settings.INDEX_DATE and msg.meta.get("session_date"):
+        text = f"({msg.meta['session_date']}) {text}"
+    caption = msg.meta.get("blip_caption") or msg.meta.get("caption")
+    if isinstance(caption, str) and caption.strip():
+        text = f"{text} [shares {caption.strip()}]"
+    return text
+
+
+def form_nodes(messages: Sequence[RawMessage], *, one_per_message: bool) -> list[list[RawMessage]]:
+    """SPEC §2 node formation; nodes ordered by (first time, session, first seq).
+
+    >>> m = [RawMessage("s", i, float(i + 1), r, t) for i, (r, t) in
+    ...      enumerate([("assistant", "hello"), ("user", "q"), ("assistant", "a"),
+    ...                 ("assistant", "a2"), ("user", "q2")])]
+    >>> [[x.seq for x in n] for n in form_nodes(m, one_per_message=False)]
+    [[0], [1, 2, 3], [4]]
+    """
+    by_session: dict[str, list[RawMessage]] = defaultdict(list)
+    for m in messages:
+        by_session[m.session].append(m)
+    nodes: list[list[RawMessage]] = []
+    for msgs in by_session.values():
+        msgs.sort(key=lambda m: m.seq)
+        for a, b in zip(msgs, msgs[1:], strict=False):
+            if b.ts < a.ts:
+                raise InvalidInput(f"time goes backwards: seq {b.seq} is earlier than seq {a.seq}",
+                                   where=f"session {a.session!r}")
+        if one_per_message:
+            nodes.extend([m] for m in msgs)
+            continue
+        cur: list[RawMessage] = []
+        for m in msgs:
+            if m.role == "user" or not cur:
+                if cur:
+                    nodes.append(cur)
+                cur = [m]
+            else:
+                cur.append(m)
+        if cur:
+            nodes.append(cur)
+    nodes.sort(key=lambda n: (n[0].ts, n[0].session, n[0].seq))
+    return nodes
+
+
+def salience(vectors: NDArray[np.float32], prior_sum: NDArray[np.float64],
+             gain: float) -> NDArray[np.float64]:
+    """SPEC §2 step 3, causal: message i against the normalised sum of everything before it.
+
+    >>> v = np.array([[1, 0], [1, 0], [0, 1]], np.float32)
+    >>> salience(v, np.zeros(2), 2.0).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    v = vectors.astype(np.float64)
+    before = prior_sum[None, :] + np.cumsum(v, axis=0) - v
+    norm = np.linalg.norm(before, axis=1)
+    cos = np.where(norm > 0, (v * before).sum(axis=1) / np.where(norm > 0, norm, 1.0), 1.0)
+    return np.clip((1.0 - cos) * gain, 0.0, 1.0)
+
+
+def _check_against_store(mem: Memory, msgs: list[RawMessage],
+                         report: IngestReport) -> tuple[list[RawMessage], list[str]]:
+    """Split into new messages and exact duplicates; refuse conflicting ones."""
+    seen: dict[str, str] = {}
+    for m in msgs:
+        prev = seen.get(m.uid)
+        if prev is not None:
+            raise InvalidInput(f"session {m.session!r} seq {m.seq} appears twice in the input"
+                               + (" with different text" if prev != m.sha256 else ""),
+                               where=report.source)
+        seen[m.uid] = m.sha256
+    stored = mem._stored_hashes()
+    new: list[RawMessage] = []
+    dup_nodes: list[str] = []
+    for m in msgs:
+        sha = stored.get(m.uid)
+        if sha is None:
+            new.append(m)
+        elif sha != m.sha256:
+            raise InvalidInput(
+                f"session {m.session!r} seq {m.seq} is already stored with different text; raw "
+                "messages are never altered — use a new session id, or forget the old one first",
+                where=report.source)
+        else:
+            report.duplicates += 1
+            node = mem._node_of_message(m.uid)
+            if node is not None:
+                dup_nodes.append(node)
+    return new, dup_nodes
+
+
+def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
+           progress: bool | None = None) -> IngestReport:
+    """Run the pipeline for one imported batch (see module docstring)."""
+    report = IngestReport(source=imported.source, messages_in=len(imported.messages),
+                          skipped=list(imported.skipped))
+    t0 = time.perf_counter()
+    new, dup_nodes = _check_against_store(mem, imported.messages, report)
+    groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
+    if groups:
+        _write_batch(mem, groups, report, progress)
+    report.seconds["total_write"] = time.perf_counter() - t0
+    if replay:
+        uids = [g[0].uid for g in groups] + dup_nodes
+        rows = sorted({mem.mirror.nodes.index[u] for u in uids if u in mem.mirror.nodes.index})
+        todo = [i for i in rows if not mem.mirror.nodes.replayed[i]]
+        t1 = time.perf_counter()
+        report.replayed = mem._replay_rows(todo, progress=progress)
+        report.seconds["replay"] = time.perf_counter() - t1
+    report.seconds["total"] = time.perf_counter() - t0
+    log.info(report.summary())
+    return report
+
+
+def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestReport,
+                 progress: bool | None) -> None:
+    settings = mem.settings
+    msgs = [m for g in groups for m in g]
+    t0 = time.perf_counter()
+    texts = [index_text(m, settings) for m in msgs]
+    vecs = mem.embedder.encode(texts, batch_size=settings.EMBED_BATCH,
+                               progress=mem._progress(progress) and len(texts) > 64)
+    report.seconds["embed"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    sig = salience(vecs, mem.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)
+    msg_terms = [terms(t, min_len=settings.FTS_MIN_TOKEN_LEN, stopwords=settings.INDEX_STOPWORDS)
+                 for t in texts]
+    flags, metas = _flags(mem, msgs)
+    # node rows
+    k = 0
+    node_rows: list[dict[str, Any]] = []
+    for g in groups:
+        rows = list(range(k, k + len(g)))
+        k += len(g)
+        mv = vecs[rows].astype(np.float64).mean(axis=0)
+        nv = (mv / (np.linalg.norm(mv) or 1.0)).astype(np.float32)
+        node_sigma = float(sig[rows].max())
+        s_init = node_sigma if settings.INIT_FROM_NODE_SIGMA else float(sig[rows[0]])
+        if not settings.USE_SALIENCE:
+            s_init = 0.0
+        strength = settings.STRENGTH_CAP * (settings.STRENGTH_INIT_BASE
+                                            + settings.STRENGTH_INIT_SIGMA * s_init)
+        node_rows.append({"uid": g[0].uid, "rows": rows, "vector": nv, "sigma": node_sigma,
+                          "strength": strength, "session": g[0].session, "ts": g[0].ts,
+                          "assistant_only": all(m.role == "assistant" for m in g),
+                          "flags": sorted({f for r in rows for f in flags[r]})})
+    report.seconds["index"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    node_of = {m.uid: nr["uid"] for nr in node_rows for m in (msgs[r] for r in nr["rows"])}
+    ords = {nr["uid"]: mem.mirror.next_ord + j for j, nr in enumerate(node_rows)}
+    batch = _graph_batch(mem, node_rows, msgs, ords, flags)
+    mem._write_stores(
+        _messages_table(msgs, node_of, ords, sig, msg_terms, flags, metas, vecs, mem.dim),
+        _turns_table(node_rows, msgs, ords, mem.dim), batch)
+    report.sessions_added = batch["Session"].num_rows if batch["Session"] is not None else 0
+    report.seconds["store"] = time.perf_counter() - t2
+    for nr in node_rows:
+        g = [msgs[r] for r in nr["rows"]]
+        mem.mirror.add_node(
+            nr["uid"], ts=nr["ts"], session=nr["session"], vector=nr["vector"], sigma=nr["sigma"],
+            strength=nr["strength"], resource=settings.RESOURCE_INIT,
+            assistant_only=nr["assistant_only"], msg_vectors=vecs[nr["rows"]],
+            msg_ts=[m.ts for m in g], msg_uids=[m.uid for m in g],
+            msg_terms=[msg_terms[r] for r in nr["rows"]],
+            msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g])
+    report.messages_added = len(msgs)
+    report.nodes_added = len(node_rows)
+    for f in flags:
+        for name in f:
+            report.flags[name] = report.flags.get(name, 0) + 1
+
+
+def _flags(mem: Memory, msgs: list[RawMessage]) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """Gate flags per message and meta with duplicate links / injection rules."""
+    by_text = mem._text_hashes()
+    flags: list[list[str]] = []
+    metas: list[dict[str, Any]] = []
+    for m in msgs:
+        f = gate_flags(m.text)
+        meta = dict(m.meta)
+        if "injection" in f:
+            meta["injection_rules"] = injection_reasons(m.text)
+        key = normalize(" ".join(m.text.split()))
+        first = by_text.get(key)
+        if first is not None:
+            f.append("duplicate")
+            meta["dup_of"] = first
+        else:
+            by_text[key] = m.uid
+        flags.append(sorted(f))
+        metas.append(meta)
+    return flags, metas
+
+
+def _messages_table(msgs: list[RawMessage], node_of: dict[str, str], ords: dict[str, int],
+                    sig: NDArray[np.float64], msg_terms: list[list[str]], flags: list[list[str]],
+                    metas: list[dict[str, Any]], vecs: NDArray[np.float32], dim: int) -> pa.Table:
+    return pa.table({
+        "uid": [m.uid for m in msgs], "node": [node_of[m.uid] for m in msgs],
+        "session": [m.session for m in msgs], "seq": [m.seq for m in msgs],
+        "ord": [ords[node_of[m.uid]] for m in msgs], "ts": [m.ts for m in msgs],
+        "role": [m.role for m in msgs], "speaker": [m.speaker for m in msgs],
+        "text": [m.text for m in msgs], "sha256": [m.sha256 for m in msgs],
+        "source": [m.source for m in msgs], "ext_id": [m.ext_id for m in msgs],
+        "meta": [json.dumps(x, ensure_ascii=False, sort_keys=True) for x in metas],
+        "flags": flags, "sigma": sig.tolist(), "terms": msg_terms,
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1), pa.float32()), dim),
+    }, schema=messages_schema(dim))
+
+
+def _turns_table(node_rows: list[dict[str, Any]], msgs: list[RawMessage], ords: dict[str, int],
+                 dim: int) -> pa.Table:
+    vec = np.stack([nr["vector"] for nr in node_rows]).astype(np.float32)
+    return pa.table({
+        "uid": [nr["uid"] for nr in node_rows], "session": [nr["session"] for nr in node_rows],
+        "ord": [ords[nr["uid"]] for nr in node_rows], "ts": [nr["ts"] for nr in node_rows],
+        "message_uids": [[msgs[r].uid for r in nr["rows"]] for nr in node_rows],
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1), pa.float32()), dim),
+    }, schema=turns_schema(dim))
+
+
+def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMessage],
+                 ords: dict[str, int], flags: list[list[str]]) -> dict[str, Any]:
+    """Arrow tables / row lists for the Kuzu transaction of one batch."""
+    s = mem.settings
+    turn = {c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles",
+                            "assistant_only", "sigma", "strength", "strength_ts", "resource",
+                            "resource_ts", "recall_count", "replayed", "flags")}
+    for nr in node_rows:
+        g = [msgs[r] for r in nr["rows"]]
+        for c, v in (("uid", nr["uid"]), ("ord", ords[nr["uid"]]), ("session", nr["session"]),
+                     ("ts", nr["ts"]), ("message_uids", [m.uid for m in g]),
+                     ("roles", [m.role for m in g]), ("assistant_only", nr["assistant_only"]),
+                     ("sigma", nr["sigma"]), ("strength", nr["strength"]),
+                     ("strength_ts", nr["ts"]), ("resource", s.RESOURCE_INIT),
+                     ("resource_ts", nr["ts"]), ("recall_count", 0), ("replayed", False),
+                     ("flags", nr["flags"])):
+            turn[c].append(v)
+    # sessions: new ones and time ranges; NEXT chains per session in seq order
+    per_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for nr in node_rows:
+        per_session[nr["session"]].append(nr)
+    sessions_new, sessions_upd, nxt = [], [], []
+    for sid, nrs in per_session.items():
+        nrs.sort(key=lambda nr: msgs[nr["rows"][0]].seq)
+        first_ts = min(nr["ts"] for nr in nrs)
+        last_ts = max(msgs[r].ts for nr in nrs for r in nr["rows"])
+        prev = mem._last_node_of_session(sid)
+        if prev is None:
+            sessions_new.append({"uid": sid, "source": msgs[nrs[0]["rows"][0]].source,
+                                 "first_ts": first_ts, "last_ts": last_ts})
+        else:
+            sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
+            nxt.append((prev, nrs[0]["uid"]))
+        nxt.extend((a["uid"], b["uid"]) for a, b in zip(nrs, nrs[1:], strict=False))
+    now = dt.datetime.now(dt.UTC).timestamp()
+    review = []
+    for nr in node_rows:
+        for r in nr["rows"]:
+            if "injection" in flags[r]:
+                m = msgs[r]
+                review.append({"uid": f"rv-injection-{m.uid}", "kind": "injection",
+                               "status": "pending", "subject": nr["uid"],
+                               "payload": json.dumps({"message": m.uid,
+                                                      "rules": injection_reasons(m.text)}),
+                               "confidence": 1.0, "created_ts": now, "decided_ts": None,
+                               "decided_by": None, "why": None})
+    return {
+        "Turn": pa.table(turn),
+        "Session": pa.table({k: [x[k] for x in sessions_new]
+                             for k in ("uid", "source", "first_ts", "last_ts")})
+        if sessions_new else None,
+        "session_updates": sessions_upd,
+        "NEXT": pa.table({"from": [a for a, _ in nxt], "to": [b for _, b in nxt]}) if nxt else None,
+        "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
+        "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
+    }
+
+
+def orphan_filter(uids: Sequence[str]) -> str:
+    """SQL filter matching the given message uids (for deleting a torn ingest's rows)."""
+    return "uid IN (" + ", ".join(sql_str(u) for u in uids) + ")"

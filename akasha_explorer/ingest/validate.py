@@ -1,0 +1,103 @@
+"""Field checks shared by every importer. Bad input is refused, never "fixed".
+
+Each check raises :class:`~akasha_explorer.errors.InvalidInput` naming where the record is
+(``file:line`` or ``file: record N``) and what is wrong.
+
+>>> parse_ts("2026-09-03T21:14:05+08:00", "x")
+1788441245.0
+>>> parse_ts(1788441245, "x")
+1788441245.0
+>>> check_text("ok\\x00", "f:1")
+Traceback (most recent call last):
+...
+akasha_explorer.errors.InvalidInput: f:1: text contains a NUL character at offset 2; raw text is stored byte-for-byte, so fix the source
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from ..errors import InvalidInput
+from ..model import ROLES
+
+__all__ = ["MAX_TEXT_CHARS", "TS_MAX", "TS_MIN", "check_role", "check_session", "check_seq",
+           "check_text", "parse_ts"]
+
+MAX_TEXT_CHARS = 2_000_000
+"""Longest message accepted (characters). Longer ones are refused: split them at the source."""
+TS_MIN = 1.0  # 1970-01-01T00:00:01Z; 0 is nearly always a missing value
+TS_MAX = dt.datetime(2200, 1, 1, tzinfo=dt.UTC).timestamp()
+
+
+def check_text(value: Any, where: str, *, field: str = "text") -> str:
+    """A message text: a non-empty str without NUL or lone surrogates, not absurdly long."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string, got {type(value).__name__}", where=where)
+    if not value.strip():
+        raise InvalidInput(f"{field} is empty", where=where)
+    if len(value) > MAX_TEXT_CHARS:
+        raise InvalidInput(f"{field} has {len(value):,} characters, more than the "
+                           f"{MAX_TEXT_CHARS:,} accepted; split it at the source", where=where)
+    nul = value.find("\x00")
+    if nul >= 0:
+        raise InvalidInput(f"{field} contains a NUL character at offset {nul}; raw text is "
+                           "stored byte-for-byte, so fix the source", where=where)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInput(f"{field} contains a lone surrogate (\\u{ord(value[e.start]):04x}) "
+                           f"at offset {e.start}; it is not valid Unicode text", where=where) from None
+    return value
+
+
+def check_role(value: Any, where: str) -> str:
+    if value not in ROLES:
+        raise InvalidInput(f"unknown role {value!r}; expected one of {', '.join(ROLES)}",
+                           where=where)
+    return str(value)
+
+
+def check_session(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"session_id must be a non-empty string, got {value!r}", where=where)
+    if len(value) > 256 or any(ord(c) < 32 for c in value):
+        raise InvalidInput("session_id must be at most 256 characters without control "
+                           "characters", where=where)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("session_id contains a lone surrogate", where=where) from None
+    return value
+
+
+def check_seq(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"seq must be a non-negative integer, got {value!r}", where=where)
+    return value
+
+
+def parse_ts(value: Any, where: str) -> float:
+    """Seconds since the epoch from an ISO 8601 string (naive = UTC) or a number."""
+    if isinstance(value, bool):
+        raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got {value!r}",
+                           where=where)
+    if isinstance(value, int | float):
+        ts = float(value)
+    elif isinstance(value, str):
+        try:
+            d = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidInput(f"cannot parse timestamp {value!r}; use ISO 8601 such as "
+                               "2026-09-03T21:14:05+08:00", where=where) from None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=dt.UTC)
+        ts = d.timestamp()
+    else:
+        raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got "
+                           f"{type(value).__name__}", where=where)
+    if not math.isfinite(ts) or ts < TS_MIN or ts >= TS_MAX:
+        raise InvalidInput(f"timestamp {value!r} is outside 1970-01-01 .. 2200-01-01 "
+                           "(0 and negative values are usually missing data)", where=where)
+    return ts

@@ -1,0 +1,125 @@
+"""Frozen value types shared by every layer.
+
+``RawMessage`` is what importers produce (validated, not yet stored); ``Message`` is a
+stored message as read back (with uid, sha256, node and flags, and whether its bytes still
+match the recorded hash); ``NodeState`` is the dynamic state of a node (SPEC §3).
+
+>>> m = RawMessage(session="s1", seq=0, ts=1.0, role="user", text="hi")
+>>> m.sha256[:12]
+'8f434346648f'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ROLES", "IngestReport", "Message", "NodeState", "RawMessage", "Skipped", "sha256_text"]
+
+ROLES = ("user", "assistant")
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of the UTF-8 bytes of ``text`` (the integrity check of every message)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class RawMessage:
+    """One validated input message. ``text`` is kept byte-for-byte.
+
+    ``ext_id`` is the source's own id (LoCoMo ``dia_id``, ChatGPT message id);
+    ``meta`` holds source extras (e.g. an image caption) as JSON-ready values.
+    """
+
+    session: str
+    seq: int
+    ts: float
+    role: str
+    text: str
+    speaker: str | None = None
+    ext_id: str | None = None
+    source: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(self.text)
+
+    @property
+    def uid(self) -> str:
+        """Stable id: ``session:seq``."""
+        return f"{self.session}:{self.seq}"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A stored message as read back from LanceDB."""
+
+    uid: str
+    node: str
+    session: str
+    seq: int
+    ts: float
+    role: str
+    speaker: str | None
+    text: str
+    sha256: str
+    flags: tuple[str, ...]
+    source: str
+    ext_id: str | None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def verified(self) -> bool:
+        """True when the text's bytes still hash to the recorded sha256."""
+        return sha256_text(self.text) == self.sha256
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """Dynamic state of a node (SPEC §3), plus its salience and role."""
+
+    uid: str
+    session: str
+    ts: float
+    sigma: float
+    strength: float
+    strength_ts: float
+    resource: float
+    resource_ts: float
+    recall_count: int
+    assistant_only: bool
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A record an importer or the pipeline did not ingest, and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did: counts, skipped records, flags raised, timings (seconds)."""
+
+    source: str
+    messages_in: int = 0
+    messages_added: int = 0
+    duplicates: int = 0
+    nodes_added: int = 0
+    sessions_added: int = 0
+    replayed: int = 0
+    flags: dict[str, int] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One human line."""
+        flags = ", ".join(f"{k}={v}" for k, v in sorted(self.flags.items())) or "none"
+        return (f"{self.source}: {self.messages_added} messages added "
+                f"({self.duplicates} already stored), {self.nodes_added} nodes, "
+                f"{self.sessions_added} new sessions, {self.replayed} replayed; "
+                f"flags: {flags}; skipped: {len(self.skipped)}")

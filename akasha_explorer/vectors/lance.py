@@ -1,0 +1,151 @@
+"""The one thin layer over LanceDB: the ``messages`` and ``turns`` tables (SPEC §1).
+
+LanceDB is the truth: every raw message verbatim with its sha256, plus the vectors. Each
+``add`` is a new version and fragment, so callers append in batches; :meth:`optimize`
+compacts and, with ``cleanup=True``, deletes old versions (needed after ``forget`` so the
+forgotten text leaves the disk).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from ..errors import ReadOnlyStore
+
+__all__ = ["VectorDB", "messages_schema", "sql_str", "turns_schema"]
+
+log = logging.getLogger(__name__)
+
+
+def sql_str(value: str) -> str:
+    """A SQL string literal for LanceDB filters (single quotes doubled).
+
+    >>> sql_str("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def messages_schema(dim: int) -> pa.Schema:
+    """Arrow schema of the ``messages`` table."""
+    return pa.schema([
+        pa.field("uid", pa.string(), nullable=False),
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("session", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("ord", pa.int64(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("role", pa.string(), nullable=False),
+        pa.field("speaker", pa.string()),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("sha256", pa.string(), nullable=False),
+        pa.field("source", pa.string()),
+        pa.field("ext_id", pa.string()),
+        pa.field("meta", pa.string()),
+        pa.field("flags", pa.list_(pa.string())),
+        pa.field("sigma", pa.float64()),
+        pa.field("terms", pa.list_(pa.string())),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def turns_schema(dim: int) -> pa.Schema:
+    """Arrow schema of the ``turns`` table."""
+    return pa.schema([
+        pa.field("uid", pa.string(), nullable=False),
+        pa.field("session", pa.string(), nullable=False),
+        pa.field("ord", pa.int64(), nullable=False),
+        pa.field("ts", pa.float64(), nullable=False),
+        pa.field("message_uids", pa.list_(pa.string())),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def vectors_column(table: pa.Table, name: str = "vector") -> NDArray[np.float32]:
+    """The fixed-size-list vector column as an (n, dim) float32 array (no Python loop)."""
+    col = table.column(name).combine_chunks()
+    if len(col) == 0:
+        return np.zeros((0, col.type.list_size), np.float32)
+    flat = col.flatten().to_numpy(zero_copy_only=False)
+    return np.ascontiguousarray(flat.reshape(len(col), col.type.list_size), dtype=np.float32)
+
+
+class VectorDB:
+    """LanceDB folder with the ``messages`` and ``turns`` tables."""
+
+    def __init__(self, path: Path | str, dim: int, *, read_only: bool = False) -> None:
+        self.path = path
+        self.dim = dim
+        self.read_only = read_only
+        self._db = lancedb.connect(str(path))
+        names = set(self._db.list_tables().tables)
+        if not read_only:
+            if "messages" not in names:
+                self._db.create_table("messages", schema=messages_schema(dim))
+            if "turns" not in names:
+                self._db.create_table("turns", schema=turns_schema(dim))
+        self.messages = self._db.open_table("messages")
+        self.turns = self._db.open_table("turns")
+
+    def _check_write(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStore(f"the vector store {self.path} is open read-only")
+
+    def add(self, table: str, data: pa.Table) -> None:
+        """Append rows (one new version); no-op for an empty table."""
+        self._check_write()
+        if data.num_rows:
+            getattr(self, table).add(data)
+
+    def read(self, table: str, columns: Sequence[str] | None = None,
+             where: str | None = None) -> pa.Table:
+        """All rows (optionally filtered with a SQL ``where``) as a pyarrow Table."""
+        t = getattr(self, table)
+        if where is None and columns is None:
+            return t.to_arrow()
+        q = t.search()
+        if where is not None:
+            q = q.where(where)
+        if columns is not None:
+            q = q.select(list(columns))
+        return q.limit(None).to_arrow()
+
+    def delete(self, table: str, where: str) -> None:
+        self._check_write()
+        getattr(self, table).delete(where)
+
+    def count(self, table: str) -> int:
+        return int(getattr(self, table).count_rows())
+
+    def optimize(self, *, cleanup: bool = False) -> None:
+        """Compact fragments; ``cleanup=True`` also deletes every older version's files."""
+        self._check_write()
+        for t in (self.messages, self.turns):
+            if cleanup:
+                t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+            else:
+                t.optimize()
+
+    def search(self, table: str, q: NDArray[np.float32], k: int) -> pa.Table:
+        """Plain top-``k`` vector search (cosine) — the baseline the engine is compared to."""
+        return (getattr(self, table).search(np.asarray(q, np.float32))
+                .distance_type("cosine").limit(k).select(["uid"]).to_arrow())
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._db.close()  # type: ignore[attr-defined]
+
+
+def rows_to_dicts(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of a small Arrow table as dicts."""
+    return table.to_pylist()

@@ -1,0 +1,70 @@
+"""Shared fixtures: real Kuzu + LanceDB stores in tmp_path, the real default model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.embed import get_embedder
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "akasha_explorer" / "data" / "demo_conversations.jsonl"
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real default sentence-transformers model, loaded once per worker."""
+    return get_embedder()
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def mem(store_path: Path, embedder: Any) -> Iterator[ak.Memory]:
+    m = ak.open(store_path)
+    yield m
+    m.close()
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    return path
+
+
+def tree_digest(folder: Path, *, skip: tuple[str, ...] = ("writer.lock",)) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (relative path -> digest)."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in skip}
+
+
+@pytest.fixture(scope="session")
+def demo_store_template(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
+    """The bundled demo ingested with replay, built once per worker; copy before writing."""
+    path = tmp_path_factory.mktemp("demo") / "store"
+    with ak.open(path) as m:
+        m.ingest(DEMO, replay=True, progress=False)
+    return path
+
+
+@pytest.fixture
+def demo_store(demo_store_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo store for one test."""
+    dst = tmp_path / "demo"
+    shutil.copytree(demo_store_template, dst)
+    return dst
