@@ -7,7 +7,6 @@ status 1 (in one place: :class:`_Group`). ``python -m akasha_explorer`` runs the
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import os
 import shutil
@@ -20,12 +19,12 @@ from typing import Any
 import click
 
 from . import open as open_store
+from .clikit import echo_json
 from .config import setting_docs
-from .errors import AkashaError, InvalidInput
+from .errors import AkashaError
 from .ingest.importers import load
-from .memory import Memory
 
-__all__ = ["main", "parse_now"]
+__all__ = ["cli", "main"]
 
 DEFAULT_DEMO_STORE = "demo_store"
 
@@ -38,37 +37,6 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except AkashaError as e:
             raise click.ClickException(str(e)) from e
-
-
-def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
-    """``--now``: ISO 8601, epoch seconds, ``now`` (wall clock) or ``last`` (the store's
-    newest message time). ``None`` means the wall clock.
-
-    >>> parse_now("2026-09-03T21:14:05+08:00")
-    1788441245.0
-    >>> parse_now("1788441245")
-    1788441245.0
-    """
-    if value is None or value == "now":
-        return None
-    if value == "last":
-        if mem is None:
-            raise InvalidInput("--now last needs a store")
-        return mem.last_ts()
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        d = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(f"cannot parse --now {value!r}; use ISO 8601, epoch seconds, "
-                           "'now' or 'last'") from None
-    return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
-
-
-def _echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,7 +75,7 @@ def stats(store: str, as_json: bool) -> None:
     with open_store(store, read_only=True) as mem:
         s = mem.stats()
     if as_json:
-        _echo_json(s)
+        echo_json(s)
         return
     width = max(len(k) for k in s)
     for k, v in s.items():
@@ -126,7 +94,7 @@ def show(store: str, node_id: str, as_json: bool) -> None:
         msgs = mem.messages(node_id)
         state = mem.node(node_id)
     if as_json:
-        _echo_json({"node": state.__dict__, "messages": [
+        echo_json({"node": state.__dict__, "messages": [
             {**m.__dict__, "verified": m.verified} for m in msgs]})
         return
     click.echo(f"node {node_id}  session {state.session}  sigma {state.sigma:.3f}  "
@@ -179,11 +147,27 @@ def settings_cmd(as_json: bool) -> None:
     """Every setting with its default, SPEC section and help."""
     docs = setting_docs()
     if as_json:
-        _echo_json(docs)
+        echo_json(docs)
         return
     for d in docs:
         ours = " [ours]" if d["ours"] else ""
         click.echo(f"{d['name']} = {d['default']!r}  ({d['section']}{ours})\n    {d['help']}")
+
+
+def _register_areas() -> None:
+    """Subcommands defined beside the code they drive (one module per area)."""
+    from .analysis import commands as analysis_cmds
+    from .bench import commands as bench_cmds
+    from .brief import commands as brief_cmds
+    from .curate import commands as curate_cmds
+    from .store import commands as store_cmds
+
+    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds):
+        for command in mod.COMMANDS:
+            cli.add_command(command)
+
+
+_register_areas()
 
 
 def main(argv: list[str] | None = None) -> None:

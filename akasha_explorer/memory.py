@@ -25,7 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from .analysis.api import AnalysisMixin
+from .brief.api import BriefMixin
 from .config import Settings
+from .curate.api import CurateMixin
 from .embed import Embedder, get_embedder
 from .engine.bm25 import LexicalHits, bm25_rank, select_terms
 from .engine.recall import plan_writeback
@@ -44,6 +47,7 @@ from .graphdb import SCHEMA_VERSION, GraphDB
 from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
 from .store import Journal, Manifest, WriterLock
+from .store.api import StoreMixin
 from .store.mirror import Mirror
 from .text.tokenize import TOKENIZER_VERSION, terms
 from .vectors import VectorDB, sql_str
@@ -65,8 +69,15 @@ def open(path: str | Path, settings: Settings | None = None, *, read_only: bool 
     return Memory(Path(path), settings, read_only=read_only, embedder=embedder)
 
 
-class Memory:
-    """A memory store: ingest, recall, curate, analyse, export. See :func:`open`."""
+class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
+    """A memory store: ingest, recall, curate, analyse, export. See :func:`open`.
+
+    The facade is split by area: this module holds opening, ingest, reading and recall;
+    :class:`~akasha_explorer.curate.api.CurateMixin` anchors, review and forget;
+    :class:`~akasha_explorer.analysis.api.AnalysisMixin` views, communities and export;
+    :class:`~akasha_explorer.brief.api.BriefMixin` context, expand and health;
+    :class:`~akasha_explorer.store.api.StoreMixin` doctor and repair.
+    """
 
     def __init__(self, path: Path, settings: Settings | None = None, *,
                  read_only: bool = False, embedder: Embedder | None = None) -> None:
@@ -390,12 +401,15 @@ class Memory:
 
     # -- recall (SPEC §4) ----------------------------------------------------------------------
     def recall(self, query: str, *, now: float | None = None, session: str | None = None,
-               settings: Settings | None = None, log: bool = True) -> RecallTrace:
+               settings: Settings | None = None, method: str = "akasha",
+               log: bool = True) -> RecallTrace:
         """Recall for ``query`` at ``now`` (default: the wall clock) — a dry run.
 
         Reads only, plus one query-log entry (skipped on a read-only store or with
         ``log=False``). ``settings`` runs the recall with other constants (an experiment;
-        the store keeps its own). Pass the trace to :meth:`commit` to write it back.
+        the store keeps its own). ``method="akasha"`` is the engine of SPEC §4; other
+        methods (e.g. ``"ppr"``) come from the analysis mixin. Pass the trace to
+        :meth:`commit` to write it back.
         """
         self._check_open()
         s = settings or self.settings
@@ -403,11 +417,16 @@ class Memory:
         q = self.embed_query(query)
         t0 = time.perf_counter()
         lex = self.lexical(query, now=when, settings=s)
-        trace = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=when,
-                              settings=s, query=query, session=session)
+        if method == "akasha":
+            trace = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=when,
+                                  settings=s, query=query, session=session)
+        else:
+            trace = self._recall_method(method, q, lex, now=when, settings=s, query=query,
+                                        session=session)
         latency = (time.perf_counter() - t0) * 1000.0
+        self._after_recall(trace)
         if log and not self.read_only:
-            row = _query_row(trace, latency)
+            row = _query_row(trace, latency, method)
             self.mirror.log_query(self.journal, row)
             trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
         return trace
@@ -514,13 +533,13 @@ def _wall() -> float:
     return dt.datetime.now(dt.UTC).timestamp()
 
 
-def _query_row(trace: RecallTrace, latency_ms: float) -> dict[str, Any]:
+def _query_row(trace: RecallTrace, latency_ms: float, method: str) -> dict[str, Any]:
     """A QueryLog row: V1 inspector counts plus the activated items."""
     from .store.mirror import dumps
     a = trace.activation
     c = trace.counts
     return {"uid": f"q-{uuid.uuid4().hex[:16]}", "ts": trace.now, "query": trace.query,
-            "session": trace.session, "method": "akasha", "n_seeds": c["seeds"],
+            "session": trace.session, "method": method, "n_seeds": c["seeds"],
             "n_pool": c["pool"], "n_activated": c["activated"], "n_dense": c["dense"],
             "n_ripple": c["ripple"], "empty": c["activated"] == 0, "committed": False,
             "latency_ms": latency_ms,

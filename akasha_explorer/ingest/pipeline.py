@@ -236,6 +236,7 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
             msg_ts=[m.ts for m in g], msg_uids=[m.uid for m in g],
             msg_terms=[msg_terms[r] for r in nr["rows"]],
             msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g])
+    mem._after_ingest([nr["uid"] for nr in node_rows])
     report.messages_added = len(msgs)
     report.nodes_added = len(node_rows)
     for f in flags:

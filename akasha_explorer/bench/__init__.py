@@ -1,0 +1,1 @@
+"""Benchmarks importable as functions (``akasha bench …``)."""

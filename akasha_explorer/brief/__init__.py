@@ -1,0 +1,1 @@
+"""Agent-facing recall output: context blocks with handles, verbatim expand, recall health."""

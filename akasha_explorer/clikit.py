@@ -1,0 +1,48 @@
+"""Helpers shared by every ``akasha`` subcommand module (kept apart from :mod:`.cli` so
+area modules can import them without a cycle)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .errors import InvalidInput
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["echo_json", "parse_now"]
+
+
+def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
+    """``--now``: ISO 8601, epoch seconds, ``now`` (wall clock) or ``last`` (the store's
+    newest message time). ``None`` means the wall clock.
+
+    >>> parse_now("2026-09-03T21:14:05+08:00")
+    1788441245.0
+    >>> parse_now("1788441245")
+    1788441245.0
+    """
+    if value is None or value == "now":
+        return None
+    if value == "last":
+        if mem is None:
+            raise InvalidInput("--now last needs a store")
+        return mem.last_ts()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        d = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"cannot parse --now {value!r}; use ISO 8601, epoch seconds, "
+                           "'now' or 'last'") from None
+    return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
+
+
+def echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
