@@ -36,7 +36,7 @@ demo-store: $(STORE)/akasha.json
 
 demo: $(VENV)/.installed demo-store
 	$(AKASHA) stats $(STORE)
-	$(AKASHA) recall $(STORE) "最近手指的伤怎么样了" --now demo
+	$(AKASHA) recall $(STORE) "和阿岚打杀戮尖塔，A10 过了吗" --now last
 
 lab: $(VENV)/.installed demo-store
 	AKASHA_STORE=$(abspath $(STORE)) $(AKASHA) lab $(STORE)

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from . import open as open_store
-from .clikit import echo_json
+from .clikit import echo_json, parse_now
 from .config import setting_docs
 from .errors import AkashaError
 from .ingest.importers import load
@@ -106,6 +106,84 @@ def show(store: str, node_id: str, as_json: bool) -> None:
         flags = f"  [{', '.join(m.flags)}]" if m.flags else ""
         click.echo(f"\n{when}  {who} ({m.role}){flags}  sha256 ok={m.verified}")
         click.echo(m.text)
+
+
+def _preview(mem: Any, uid: str, width: int = 60) -> str:
+    texts = [m.text for m in mem.messages(uid, verify=False)]
+    text = " / ".join(" ".join(t.split()) for t in texts)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _print_group(mem: Any, title: str, items: Any) -> None:
+    click.echo(f"\n{title} ({len(items)})")
+    if not len(items):
+        click.echo("  (nothing)")
+    for k, u in enumerate(items.uids):
+        click.echo(f"  {k + 1:>2}. {items.scores[k]:7.3f}  {items.sources[k]:<10} {u:<28} "
+                   f"{_preview(mem, u)}")
+
+
+@cli.command()
+@click.argument("store", type=click.Path(exists=True, file_okay=False))
+@click.argument("query")
+@click.option("--now", default="now", show_default=True,
+              help="ISO 8601, epoch seconds, 'now' or 'last' (the store's newest message).")
+@click.option("--commit", "commit_to", default=None, metavar="NODE_ID",
+              help="Write the recall back with NODE_ID as the current turn.")
+@click.option("--json", "as_json", is_flag=True, help="The whole trace as JSON.")
+def recall(store: str, query: str, now: str, commit_to: str | None, as_json: bool) -> None:
+    """Recall QUERY: the activation set, ripple items and dense items with scores/sources.
+
+    A dry run unless --commit NODE_ID is given.
+    """
+    with open_store(store, read_only=commit_to is None) as mem:
+        trace = mem.recall(query, now=parse_now(now, mem))
+        if commit_to is not None:
+            mem.commit(trace, commit_to)
+        if as_json:
+            click.echo(trace.to_json())
+            return
+        when = dt.datetime.fromtimestamp(trace.now, dt.UTC).isoformat(timespec="seconds")
+        c = trace.counts
+        click.echo(f"recall {query!r} at {when}: {c['seeds']} seeds, micrograph {c['pool']}, "
+                   f"{c['graph']} graph candidates"
+                   + ("" if trace.relevant else "  [no relevant seed: fallback only]"))
+        _print_group(mem, "activation_items — written back on commit", trace.activation)
+        _print_group(mem, "ripple_items — background", trace.ripple)
+        _print_group(mem, "dense_items — accuracy floor (cos_msg)", trace.dense)
+        if commit_to is not None:
+            wb = trace.writeback
+            click.echo(f"\ncommitted with current node {commit_to}: "
+                       f"{len(wb.nodes.uids) if wb else 0} nodes, "
+                       f"{len(wb.edges.kind) if wb else 0} edges strengthened, "
+                       f"{len(wb.depressed.src) if wb else 0} depressed")
+
+
+@cli.command()
+@click.argument("store", type=click.Path(exists=True, file_okay=False))
+@click.argument("query")
+@click.argument("node_id")
+@click.option("--now", default="now", show_default=True,
+              help="ISO 8601, epoch seconds, 'now' or 'last'.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def explain(store: str, query: str, node_id: str, now: str, as_json: bool) -> None:
+    """Every term of NODE_ID's score for QUERY, or why it was not a candidate."""
+    with open_store(store, read_only=True) as mem:
+        mem.node(node_id)  # NotFound early, with a clear message
+        trace = mem.recall(query, now=parse_now(now, mem), log=False)
+        info = trace.explain(node_id)
+        preview = _preview(mem, node_id, 100)
+    if as_json:
+        echo_json(info)
+        return
+    click.echo(f"{node_id}: {preview}")
+    if not info.get("candidate"):
+        click.echo(f"not a candidate: {info.get('reason')}")
+    width = max(len(k) for k in info)
+    for k, v in info.items():
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        click.echo(f"  {k:<{width}}  {v:.6g}" if isinstance(v, float) else f"  {k:<{width}}  {v}")
 
 
 @cli.command()

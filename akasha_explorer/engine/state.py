@@ -281,7 +281,8 @@ class EdgeStore:
 
     Arrays (views of the first ``count`` edges): ``src``, ``dst`` int64; ``w`` (stored
     weight, not decayed) and ``last_ts`` float64; ``co_count`` int64. ``out_edges(i)`` and
-    ``in_edges(i)`` return edge ids in creation order (deterministic). ``fan(n)`` counts
+    ``in_edges(i)`` return edge ids sorted by the other end's row (canonical: independent of
+    creation order). ``fan(n)`` counts
     in + out edges per node. Edges are never removed except by :meth:`drop_node` (forget).
     """
 
@@ -341,12 +342,22 @@ class EdgeStore:
             self._fan = _grow(self._fan, i + 1)
 
     @staticmethod
-    def _push(lists: list[NDArray[np.int64]], counts: list[int], i: int, e: int) -> None:
+    def _push(lists: list[NDArray[np.int64]], counts: list[int], i: int, e: int,
+              other: NDArray[np.int64]) -> None:
+        """Insert edge ``e`` into node ``i``'s list, kept sorted by the other end's row.
+
+        A canonical order (not creation order) makes every sum and tie-break over a node's
+        edges independent of how the mirror was built — replayed live, or loaded from Kuzu
+        in whatever order it returns rows — so traces reproduce exactly after a reopen.
+        """
         arr, c = lists[i], counts[i]
         if c == arr.shape[0]:
             arr = _grow(arr, c + 1)
             lists[i] = arr
-        arr[c] = e
+        pos = int(np.searchsorted(other[arr[:c]], other[e], side="right"))
+        if pos < c:
+            arr[pos + 1 : c + 1] = arr[pos:c]
+        arr[pos] = e
         counts[i] = c + 1
 
     def find(self, s: int, d: int) -> int:
@@ -371,8 +382,8 @@ class EdgeStore:
             self._src[e], self._dst[e], self._alive[e] = s, d, True
             self._key[self._k(s, d)] = e
             self._ensure_node(max(s, d))
-            self._push(self._out, self._out_n, s, e)
-            self._push(self._in, self._in_n, d, e)
+            self._push(self._out, self._out_n, s, e, self._dst)
+            self._push(self._in, self._in_n, d, e, self._src)
             self._fan[s] += 1
             self._fan[d] += 1
             self.count += 1
@@ -386,18 +397,76 @@ class EdgeStore:
         self._w[e] = w
 
     def out_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids leaving node ``i`` (alive ones only)."""
+        """Edge ids leaving node ``i`` (alive ones only), by destination row."""
         if i >= len(self._out):
             return np.zeros(0, np.int64)
         ids = self._out[i][: self._out_n[i]]
         return ids[self._alive[ids]]
 
     def in_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids entering node ``i`` (alive ones only)."""
+        """Edge ids entering node ``i`` (alive ones only), by source row."""
         if i >= len(self._in):
             return np.zeros(0, np.int64)
         ids = self._in[i][: self._in_n[i]]
         return ids[self._alive[ids]]
+
+    def _many(self, lists: list[NDArray[np.int64]], counts: list[int],
+              rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        rs = np.asarray(rows, dtype=np.int64).ravel()
+        parts: list[NDArray[np.int64]] = []
+        lens = np.zeros(rs.shape[0], np.int64)
+        top = len(lists)
+        for k, i in enumerate(rs.tolist()):
+            if i < top:
+                c = counts[i]
+                if c:
+                    parts.append(lists[i][:c])
+                    lens[k] = c
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        ids = np.concatenate(parts)
+        owner = np.repeat(np.arange(rs.shape[0], dtype=np.int64), lens)
+        keep = self._alive[ids]
+        return ids[keep], owner[keep]
+
+    def out_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Alive out-edges of several nodes at once: ``(edge ids, position in rows)``.
+
+        Edge ids come grouped by ``rows`` order, each group by the other end's row.
+
+        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> [a.tolist() for a in es.out_edges_many([2, 0, 5])]
+        [[1, 0], [0, 1]]
+        """
+        return self._many(self._out, self._out_n, rows)
+
+    def in_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Alive in-edges of several nodes at once: ``(edge ids, position in rows)``.
+
+        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> [a.tolist() for a in es.in_edges_many([1])]
+        [[0, 1], [0, 0]]
+        """
+        return self._many(self._in, self._in_n, rows)
+
+    def fan_of(self, rows: ArrayLike) -> NDArray[np.int64]:
+        """Number of COACT edges (in + out) of the given node rows (0 for unknown rows).
+
+        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> es.fan_of([1, 0, 7]).tolist()
+        [1, 1, 0]
+        """
+        rs = np.asarray(rows, dtype=np.int64).ravel()
+        out = np.zeros(rs.shape[0], np.int64)
+        ok = rs < self._fan.shape[0]
+        out[ok] = self._fan[rs[ok]]
+        return out
+
+    def set_weights(self, ids: ArrayLike, w: ArrayLike) -> None:
+        """Overwrite the stored weights of several edges (vectorised :meth:`set_weight`)."""
+        self._w[np.asarray(ids, dtype=np.int64)] = np.asarray(w, dtype=np.float64)
 
     def fan(self, n: int) -> NDArray[np.int64]:
         """Number of COACT edges (in + out) of each of the first ``n`` nodes."""

@@ -53,12 +53,14 @@ _INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"<\|?(im_start|im_end|system|endoftext)\|?>|\[/?INST\]|<<SYS>>|</?system>|"
         r"^\s*#{0,3}\s*(system|assistant)\s*[:：]", re.I | re.M)),
     ("persona", re.compile(
-        r"\byou are now\b|\bfrom now on,? you (are|will)\b|\bdeveloper mode\b|\bjailbreak|"
+        r"(^|[.!?:;]\s*)you are now (a|an|the|my|no longer|free|unrestricted|dan)\b|"
+        r"\bfrom now on,? you (are|will)\b|\bdeveloper mode\b|\bjailbreak|"
         r"\bDAN\b|do anything now|你现在是(一个)?[^。\n]{0,10}(没有|不受|无)[^。\n]{0,6}(限制|约束)|"
         r"开发者模式|越狱", re.I)),
     ("prompt_leak", re.compile(
-        r"\b(print|reveal|show|repeat|output|leak)\b[^.\n]{0,30}\b(system prompt|"
-        r"instructions|initial prompt|hidden prompt)|(输出|打印|显示|泄露|告诉我)[^。\n]{0,10}"
+        r"\b(print|reveal|show|repeat|output|leak|dump)\s+(me\s+)?(your|the)\s+(full\s+|"
+        r"entire\s+|original\s+|hidden\s+|initial\s+|secret\s+)?(system\s+prompt|system\s+"
+        r"message|prompt|instructions)\b|(输出|打印|显示|泄露|告诉我)[^。\n]{0,10}"
         r"(系统提示词?|system prompt|初始指令)", re.I)),
     ("payload", re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")),
     ("separator_flood", re.compile(r"([=\-#*_~<>|])\1{29,}")),
