@@ -10,8 +10,9 @@ from __future__ import annotations
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: dict[int, list[str]] = {
-    # 1: ["ALTER TABLE Turn ADD note STRING DEFAULT ''"],  # example for version 2
+    # 2: Triple.slot — what a value is *of*, so a new value supersedes the old (SPEC §6)
+    1: ["ALTER TABLE Triple ADD slot STRING DEFAULT ''"],
 }
