@@ -92,6 +92,7 @@ class Settings:
     BM25_B: float = _s(0.75, "§4.1", "BM25 b (Lucene variant).", ours=True)
     CAUSAL_IDF: bool = _s(
         True, "§4.1", "IDF over the messages that existed at the recall's now.", ours=True)
+    SEED_ENERGY: float = _s(1.0, "§4.1", "Energy every seed starts with, before the FTS boost.")
     BLACKHOLE_SIGMA: float = _s(0.8, "§4.1", "Salience above which a node may be a BlackHole seed.")
     BLACKHOLE_COS: float = _s(0.60, "§4.1", "cos_node above which a salient node becomes a BlackHole seed.")
     BLACKHOLE_MAX: int = _s(5, "§4.1", "At most this many BlackHole seeds.")
@@ -141,6 +142,9 @@ class Settings:
     SOFT_SCORE: float = _s(0.165, "§4.4", "Soft recall: Bridge items with score >= this ...")
     SOFT_DIRECT: float = _s(0.45, "§4.4", "... and direct >= this also join ripple_items.")
     RIPPLE_LIMIT: int = _s(10, "§4.4", "ripple_items holds up to max(24, 3 * max(10, limit)) items.")
+    RIPPLE_MIN_ITEMS: int = _s(24, "§4.4", "The 24 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
+    RIPPLE_LIMIT_MULT: int = _s(3, "§4.4", "The 3 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
+    RIPPLE_LIMIT_FLOOR: int = _s(10, "§4.4", "The 10 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
 
     # -- §4 stage 5: write-back -----------------------------------------------------------
     STDP_CAUSAL: float = _s(1.0, "§4.5", "Delta of the causal edge A -> T, times s_A * b_A.")
@@ -156,9 +160,56 @@ class Settings:
     # -- §6 episodes / anchors ----------------------------------------------------------
     EPISODE_GAP: float = _s(3 * 3600.0, "§6", "A time gap longer than this (seconds) starts a new episode.")
     TRIPLE_REVIEW_BELOW: float = _s(0.8, "§6", "Triples with lower confidence wait on the review queue.")
+    EXTRACT: bool = _s(
+        True, "§6", "Extract anchors, mentions, triples and episodes at ingest (off: ingest only "
+        "stores and indexes; `Memory.reextract()` can run it later).", ours=True)
+    ALIAS_AUTO_MERGE: float = _s(
+        0.75, "§6", "Alias resolution: two surfaces whose best shared key has at least this "
+        "confidence name one anchor without asking.", ours=True)
+    ALIAS_REVIEW_MIN: float = _s(
+        0.5, "§6", "Alias resolution: links between this and ALIAS_AUTO_MERGE wait on the review "
+        "queue as an alias merge.", ours=True)
+    ALIAS_CONTEXT_COS: float = _s(
+        0.5, "§6", "Alias resolution tier 2: cosine between the mean vectors of two surfaces' "
+        "messages at which their link gains ALIAS_CONTEXT_BOOST.", ours=True)
+    ALIAS_CONTEXT_BOOST: float = _s(
+        0.15, "§6", "Confidence a link gains when the contexts agree (tier 2).", ours=True)
+    ANCHOR_ACTIVE_SCORE: float = _s(
+        0.8, "§6", "An anchor is active when its best mention confidence + 0.1 per further "
+        "message that mentions it reaches this; below, it stays a candidate.", ours=True)
+    ANCHOR_REVIEW_MENTIONS: int = _s(
+        2, "§6", "A candidate anchor mentioned in at least this many messages waits on the "
+        "review queue (rarer ones wait silently for more mentions).", ours=True)
 
     # -- §7 analytics -----------------------------------------------------------------------
     PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).")
+    PPR_DIRECTED: bool = _s(
+        False, "§7", "PageRank follows COACT edges only in their direction (A -> T); off walks "
+        "every edge both ways, as HippoRAG's undirected graph.", ours=True)
+    LEIDEN_RESOLUTION: float = _s(
+        1.0, "§7", "Default resolution of Leiden communities (RB configuration model; larger "
+        "gives more, smaller communities).", ours=True)
+    LEIDEN_SEED: int = _s(0, "§7", "Default random seed of Leiden (same seed, same partition).",
+                          ours=True)
+    BRIDGE_MIN_PARTICIPATION: float = _s(
+        0.5, "§7", "Surprise (a): a node is a cross-community bridge when its participation "
+        "coefficient 1 - sum_c (k_ic / k_i)^2 reaches this.", ours=True)
+    SUGGEST_STRONG_EDGES: int = _s(
+        10, "§7", "Surprise (b): two-hop paths use each node's this many strongest edges.",
+        ours=True)
+    SUGGEST_MIN_VIA: int = _s(
+        2, "§7", "Surprise (b): an indirect pair needs at least this many two-hop paths.",
+        ours=True)
+    SUGGEST_MAX: int = _s(
+        10, "§7", "Surprise (b): at most this many suggested links go on the review queue per "
+        "run.", ours=True)
+    GAP_MIN_MISSES: int = _s(
+        2, "§7", "Surprise (c): a query is a knowledge gap after activating nothing relevant "
+        "this many times.", ours=True)
+    MISMATCH_K: int = _s(
+        5, "§7", "Surprise (d): nearest dense neighbours looked at per node.", ours=True)
+    MISMATCH_MIN_COS: float = _s(
+        0.5, "§7", "Surprise (d): a dense neighbour counts from this cosine on.", ours=True)
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
