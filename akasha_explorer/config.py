@@ -211,6 +211,22 @@ class Settings:
     MISMATCH_MIN_COS: float = _s(
         0.5, "§7", "Surprise (d): a dense neighbour counts from this cosine on.", ours=True)
 
+    # -- agent-facing output: context blocks, expand, recall health (issue 9) ---------------
+    CONTEXT_BUDGET: int = _s(
+        1000, "§5", "Default token budget of a context block (trace.context, akasha context).",
+        ours=True)
+    CONTEXT_FLOOR_ITEMS: int = _s(
+        3, "§5", "The first this many items of a context block keep at least their pointer "
+        "and atoms however short the budget.", ours=True)
+    EXPAND_AROUND: int = _s(
+        2, "§5", "Neighbouring turns of its session, each side, that expand returns by "
+        "default.", ours=True)
+    EXPAND_MAX_AROUND: int = _s(
+        10, "§5", "Most neighbouring turns each side expand returns (recollect_turn's 10).",
+        ours=True)
+    HEALTH_WINDOW: float = _s(
+        86400.0, "§5", "Width in seconds of the time windows of recall health.", ours=True)
+
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
