@@ -1,0 +1,188 @@
+"""The store side of analysis: read what the views need from a :class:`Memory` (mirror
+arrays, texts, Kuzu rows) and write what analysis produces back (community episodes,
+suggested links on the review queue). The algorithms never see a store.
+
+Writes go to Kuzu only (they are not dynamic state): community episodes replace the
+previous ones in one transaction; suggested links are created once per pair — an
+existing item (pending or already decided) is never touched again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .communities import leiden
+from .surprises import Surprise
+from .views import GraphView, anchor_view, bipartite_view, coact_view
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = [
+    "anchor_rows",
+    "build_view",
+    "node_terms",
+    "noise_ids",
+    "query_rows",
+    "queue_suggested_links",
+    "store_communities",
+    "suggested_uid",
+]
+
+
+def _comm(resolution: float, seed: int) -> Any:
+    return lambda v: leiden(v, resolution=resolution, seed=seed)
+
+
+def anchor_rows(mem: Memory) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                      list[dict[str, Any]]]:
+    """``(anchors, mentions, facts)`` rows from Kuzu (empty lists when the tables are)."""
+    g = mem.graph
+    anchors = g.rows("MATCH (a:Anchor) RETURN a.uid AS uid, a.name AS name, a.kind AS kind, "
+                     "a.status AS status, a.created_ts AS created_ts, a.note AS note "
+                     "ORDER BY a.uid")
+    mentions = g.rows("MATCH (t:Turn)-[m:MENTIONS]->(a:Anchor) RETURN t.uid AS turn, "
+                      "a.uid AS anchor ORDER BY turn, anchor")
+    roles = g.rows("MATCH (x:Triple)-[f:FACT]->(a:Anchor) RETURN x.uid AS triple, "
+                   "x.predicate AS predicate, x.status AS status, f.role AS role, "
+                   "a.uid AS anchor ORDER BY triple, role, anchor")
+    facts: dict[str, dict[str, Any]] = {}
+    for r in roles:
+        f = facts.setdefault(r["triple"], {"triple": r["triple"], "predicate": r["predicate"],
+                                           "status": r["status"]})
+        f[str(r["role"] or "").lower()] = r["anchor"]
+    return anchors, mentions, list(facts.values())
+
+
+def build_view(mem: Memory, view: str, *, now: float, resolution: float, seed: int,
+               texts: bool = True) -> GraphView:
+    """The named view of ``mem`` at ``now`` with Leiden communities filled."""
+    m = mem.mirror
+    comm = _comm(resolution, seed)
+    nodes_view = coact_view(m.nodes, m.edges, now=now, settings=mem.settings,
+                            texts=mem._all_texts() if texts else None, msg_role=m.msg_role,
+                            msg_flags=m.msg_flags,
+                            communities=comm if view == "nodes" else None)
+    if view == "nodes":
+        return nodes_view
+    anchors, mentions, facts = anchor_rows(mem)
+    if view == "anchors":
+        ts = dict(zip(nodes_view.nodes["id"], nodes_view.nodes["ts"], strict=True))
+        return anchor_view(anchors, mentions, facts, turn_ts=ts, now=now, communities=comm)
+    return bipartite_view(nodes_view.nodes, anchors, mentions, now=now, communities=comm)
+
+
+def node_terms(mem: Memory, ids: Sequence[str]) -> dict[str, list[str]]:
+    """Lexical terms of each node's user messages (all its messages for an
+    assistant-only node) — for community labels: the assistant's stock phrases
+    ("记下了", "noted") would label every community alike."""
+    m = mem.mirror
+    n = m.nodes
+    out = {}
+    for u in ids:
+        i = n.index[u]
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        rows = [j for j in range(a, a + k) if m.msg_role[j] == "user"] or list(range(a, a + k))
+        out[u] = [t for j in rows for t in m.msg_terms[j]]
+    return out
+
+
+def noise_ids(view: GraphView) -> set[str]:
+    """Nodes with a message flagged ``noise`` (greetings, fillers): not reported as
+    surprises (they bridge everything by being about nothing)."""
+    if "flags" not in view.nodes:
+        return set()
+    f = view.nodes["flags"].fillna("").astype(str)
+    return set(view.nodes["id"][f.str.split(",").apply(lambda x: "noise" in x)])
+
+
+def query_rows(mem: Memory) -> list[dict[str, Any]]:
+    """Every query-log row: checkpointed (Kuzu) and pending (journal)."""
+    rows = mem.graph.rows("MATCH (q:QueryLog) RETURN q.uid AS uid, q.ts AS ts, "
+                          "q.query AS query, q.method AS method, q.n_activated AS n_activated, "
+                          "q.n_seeds AS n_seeds, q.empty AS empty, q.seeds AS seeds")
+    seen = {r["uid"] for r in rows}
+    rows += [dict(r) for r in mem.mirror.pending_queries if r["uid"] not in seen]
+    return sorted(rows, key=lambda r: (float(r.get("ts") or 0.0), str(r["uid"])))
+
+
+# -- writing ---------------------------------------------------------------------------------
+def _wall() -> float:
+    return dt.datetime.now(dt.UTC).timestamp()
+
+
+def store_communities(mem: Memory, view: GraphView, table: pd.DataFrame) -> int:
+    """Replace the stored community episodes (Episode ``kind = 'community'`` + IN_EPISODE
+    from each member turn) with the communities of a nodes ``view``; one transaction.
+    Episode uids hash the member set, so the same community keeps its uid. Returns the
+    number of episodes written."""
+    mem._check_write()
+    if view.name != "nodes":
+        raise ValueError("only communities of turns (the nodes view) are episodes")
+    eps, rels = [], []
+    ts = dict(zip(view.nodes["id"], view.nodes["ts"], strict=True))
+    for r in table.itertuples(index=False):
+        members = sorted(str(r.members).split(","))
+        uid = "ep-community-" + hashlib.sha1("\n".join(members).encode()).hexdigest()[:16]
+        times = [ts[u] for u in members]
+        eps.append({"uid": uid, "kind": "community", "label": str(r.label),
+                    "session": None, "start_ts": float(min(times)), "end_ts": float(max(times))})
+        rels += [(u, uid) for u in members]
+    with mem.graph.transaction():
+        mem.graph.execute("MATCH (e:Episode) WHERE e.kind = 'community' DETACH DELETE e")
+        if eps:
+            mem.graph.copy("Episode", pa.Table.from_pylist(eps, schema=pa.schema([
+                ("uid", pa.string()), ("kind", pa.string()), ("label", pa.string()),
+                ("session", pa.string()), ("start_ts", pa.float64()),
+                ("end_ts", pa.float64())])))
+            mem.graph.copy("IN_EPISODE", pa.table({"from": [a for a, _ in rels],
+                                                   "to": [b for _, b in rels]}))
+    return len(eps)
+
+
+def suggested_uid(a: str, b: str) -> str:
+    """Stable review-item uid of a suggested link (the pair, order-free).
+
+    >>> suggested_uid("y", "x") == suggested_uid("x", "y")
+    True
+    """
+    lo, hi = sorted((a, b))
+    return "rv-suggested_link-" + hashlib.sha1(f"{lo}\n{hi}".encode()).hexdigest()[:16]
+
+
+def queue_suggested_links(mem: Memory, items: Sequence[Surprise], *, now: float) -> list[str]:
+    """Put indirect-strong pairs on the review queue as ``suggested_link`` items (once per
+    pair, whatever became of an earlier one). Returns the uids created."""
+    from ..ingest.pipeline import REVIEW_SCHEMA
+
+    mem._check_write()
+    links = [s for s in items if s.kind == "suggested_link"]
+    if not links:
+        return []
+    top = max(s.score for s in links) or 1.0
+    uids = [suggested_uid(s.subject, s.other) for s in links]
+    have = {r["u"] for r in mem.graph.rows(
+        "MATCH (r:ReviewItem) WHERE r.uid IN $u RETURN r.uid AS u", {"u": uids})}
+    created = _wall()
+    rows = []
+    for uid, s in zip(uids, links, strict=True):
+        if uid in have or uid in {r["uid"] for r in rows}:
+            continue
+        payload = {"a": s.subject, "b": s.other, "now": now, **s.numbers, "why": s.why}
+        rows.append({"uid": uid, "kind": "suggested_link", "status": "pending",
+                     "subject": s.subject, "payload": json.dumps(payload, ensure_ascii=False),
+                     "confidence": float(np.clip(s.score / top, 0.0, 1.0)),
+                     "created_ts": created, "decided_ts": None, "decided_by": None,
+                     "why": None})
+    if rows:
+        with mem.graph.transaction():
+            mem.graph.copy("ReviewItem", pa.Table.from_pylist(rows, schema=REVIEW_SCHEMA))
+    return [r["uid"] for r in rows]

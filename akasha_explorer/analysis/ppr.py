@@ -1,0 +1,255 @@
+"""SPEC §7 personalized PageRank (HippoRAG-style): an explorer tool and a recall method.
+
+:func:`personalized_pagerank` is igraph's ``personalized_pagerank`` (PRPACK) over a view
+or graph with edge weights, from a reset distribution over seed nodes: the stationary
+distribution of a walk that follows an edge with probability ``damping`` (chosen in
+proportion to its weight) and jumps back to the seeds otherwise.
+
+:func:`ppr_recall` is ``Memory.recall(..., method="ppr")``: the *same* seeds as Akasha's
+stage 1 (:func:`~akasha_explorer.engine.seeds.select_seeds`, reset mass = each seed's
+energy after the FTS boost), then PageRank over the co-activation graph of the nodes
+visible at ``now`` with effective weights (SPEC §3) instead of RWR + graph_expand. It
+returns a :class:`PPRTrace` — a :class:`~akasha_explorer.engine.trace.RecallTrace` whose
+groups hold the PageRank order — so both methods compare side by side (``ranking()``,
+``to_frame()``, ``activation``, ``dense``).
+
+Decisions: the score of an item is its PageRank divided by the largest one (brightness
+in [0, 1], the top item 1.0; the raw value is ``ppr`` in :class:`PPRTable` and
+``current`` in the frame); activation = the top ``ACTIVATION_K`` with a positive score
+(none when ``RELEVANCE_FLOOR`` is on and stage 1 found no relevant seed); the ranking
+keeps ``max(24, 3 · max(10, RIPPLE_LIMIT))`` items; ripple_items = that ranking without
+the dense items; ``PPR_DIRECTED`` off walks every COACT edge both ways (HippoRAG's graph
+is undirected), on follows ``A → T`` only.
+
+>>> import igraph as ig
+>>> path = ig.Graph([(0, 1), (1, 2)]); path.es["weight"] = [1.0, 1.0]
+>>> [round(x, 4) for x in personalized_pagerank(path, {0: 1.0}, damping=0.5).tolist()]
+[0.5833, 0.3333, 0.0833]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import igraph as ig
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..config import Settings
+from ..engine.bm25 import LexicalHits
+from ..engine.seeds import select_seeds, top_k
+from ..engine.settle import dense_items
+from ..engine.state import EdgeStore, NodeTable
+from ..engine.trace import FRAME_COLUMNS, ItemList, RecallTrace
+from ..errors import InvalidInput
+from .views import GraphView, coact_arrays
+
+__all__ = ["PPRTable", "PPRTrace", "personalized_pagerank", "ppr_recall"]
+
+
+def personalized_pagerank(graph: GraphView | ig.Graph,
+                          reset: Mapping[Any, float] | ArrayLike, *, damping: float = 0.5,
+                          directed: bool = False, weight: str = "weight") -> NDArray[np.float64]:
+    """PageRank of every vertex (vertex order, sums to 1) personalised on ``reset``.
+
+    Parameters
+    ----------
+    graph
+        A :class:`~.views.GraphView` (vertex i = ``nodes`` row i) or an igraph graph with
+        a ``weight`` edge attribute (missing: all 1).
+    reset
+        Restart mass: a mapping from vertex id (view id / igraph ``name``) or position to
+        a weight, or one non-negative value per vertex. Normalised to sum 1.
+    damping
+        Probability of following an edge (HippoRAG uses 0.5); ``1 − damping`` restarts.
+    directed
+        Follow edge directions (directed graphs only); else every edge goes both ways.
+
+    >>> import igraph as ig
+    >>> star = ig.Graph.Star(4); star.es["weight"] = [1.0, 1.0, 3.0]
+    >>> p = personalized_pagerank(star, [1, 0, 0, 0], damping=0.85)
+    >>> round(float(p.sum()), 6), bool(p[3] > p[1]), bool(np.isclose(p[1], p[2]))
+    (1.0, True, True)
+    """
+    g = graph.to_igraph(attributes=False) if isinstance(graph, GraphView) else graph
+    n = g.vcount()
+    if n == 0:
+        return np.zeros(0, np.float64)
+    if isinstance(reset, Mapping):
+        vec = np.zeros(n, np.float64)
+        names = {v: i for i, v in enumerate(g.vs["name"])} if "name" in g.vs.attributes() else {}
+        for key, val in reset.items():
+            pos = names.get(key, key)
+            if not isinstance(pos, int | np.integer) or not 0 <= int(pos) < n:
+                raise InvalidInput(f"PageRank seed {key!r} is not a vertex of the graph")
+            vec[int(pos)] += float(val)
+    else:
+        vec = np.asarray(reset, np.float64).ravel()
+        if vec.shape[0] != n:
+            raise InvalidInput(f"reset has {vec.shape[0]} values for {n} vertices")
+    if not np.all(np.isfinite(vec)) or (vec < 0).any() or vec.sum() <= 0:
+        raise InvalidInput("reset must be non-negative with a positive sum: name at least "
+                           "one seed")
+    if not 0.0 <= damping < 1.0:
+        raise InvalidInput(f"damping must be in [0, 1), got {damping}")
+    weights = g.es[weight] if weight in g.es.attributes() else None
+    pr = g.personalized_pagerank(directed=directed, damping=damping,
+                                 reset=(vec / vec.sum()).tolist(), weights=weights,
+                                 implementation="prpack")
+    return np.asarray(pr, np.float64)
+
+
+@dataclass
+class PPRTable:
+    """The PageRank part of a :class:`PPRTrace`: the ranked nodes (best first) with their
+    raw PageRank ``ppr``, the reset mass ``reset`` (0 for non-seeds), ``cos_node``,
+    ``cos_msg``, ``fan`` and seed label (``""`` for a node reached by the walk), plus
+    the walk's parameters and the size of the graph it ran on."""
+
+    damping: float = 0.5
+    directed: bool = False
+    graph_nodes: int = 0
+    graph_edges: int = 0
+    reached: int = 0
+    rows: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)
+    ppr: list[float] = field(default_factory=list)
+    score: list[float] = field(default_factory=list)
+    reset: list[float] = field(default_factory=list)
+    cos_node: list[float] = field(default_factory=list)
+    cos_msg: list[float] = field(default_factory=list)
+    sigma: list[float] = field(default_factory=list)
+    fan: list[int] = field(default_factory=list)
+    seed_source: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PPRTrace(RecallTrace):
+    """A :class:`~akasha_explorer.engine.trace.RecallTrace` of ``method="ppr"``: seeds as
+    Akasha's stage 1, the groups from PageRank (see the module docstring), ``ppr`` the
+    ranked table; the micrograph, graph_expand and settlement parts stay empty.
+    ``PPRTrace.from_json(t.to_json()) == t``."""
+
+    method: str = "ppr"
+    ppr: PPRTable = field(default_factory=PPRTable)
+
+    def _rows(self) -> list[dict[str, Any]]:
+        p = self.ppr
+        dense, ripple = set(self.dense.uids), set(self.ripple.uids)
+        active = set(self.activation.uids)
+        reasons = dict(zip(self.suppressed.uids, self.suppressed.reasons, strict=True))
+        rows = []
+        for k, u in enumerate(p.uids):
+            r: dict[str, Any] = dict.fromkeys(FRAME_COLUMNS, math.nan)
+            seed = bool(p.seed_source[k])
+            r.update({
+                "uid": u, "row": p.rows[k], "kind": "seed" if seed else "walk",
+                "source": p.seed_source[k] or "PPR", "path": "seed" if seed else "walk",
+                "seed": None, "bridge": None, "cos_node": p.cos_node[k],
+                "cos_msg": p.cos_msg[k], "sigma": p.sigma[k], "fan": p.fan[k],
+                "direct": max(0.0, p.cos_node[k]), "current": p.ppr[k],
+                "score": p.score[k], "activated": u in active, "in_ripple": u in ripple,
+                "in_dense": u in dense, "suppressed_reason": reasons.get(u, "")})
+            rows.append(r)
+        return rows
+
+
+def _query_vector(nodes: NodeTable, q: ArrayLike) -> NDArray[np.float32]:
+    v = np.asarray(q, dtype=np.float32).ravel()
+    if v.shape[0] != nodes.dim or not np.all(np.isfinite(v)):
+        raise InvalidInput(f"query vector must be {nodes.dim} finite floats; embed the query "
+                           "with the store's model")
+    if abs(float(np.linalg.norm(v.astype(np.float64))) - 1.0) > 1e-3:
+        raise InvalidInput("query vector is not of unit length; L2-normalise it first")
+    return v
+
+
+def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: LexicalHits, *,
+               now: float, settings: Settings, query: str = "", session: str | None = None,
+               visible: ArrayLike | None = None) -> PPRTrace:
+    """Recall by personalized PageRank from Akasha's stage-1 seeds (module docstring).
+
+    >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
+    >>> nodes = toy_nodes([[1, 0], [0.9, 0.1], [0, 1], [0.1, 1]])
+    >>> t = ppr_recall(nodes, toy_edges([(0, 2, 1.0)], last_ts=180.0), [1.0, 0.0],
+    ...                LexicalHits.empty(), now=180.0, settings=Settings())
+    >>> t.seeds.uids, t.ranking()[:3], t.activation.scores[0]
+    (['n0', 'n1'], ['n0', 'n1', 'n2'], 1.0)
+    """
+    st = settings
+    qv = _query_vector(nodes, q)
+    vis = nodes.alive & (nodes.ts <= now)
+    if visible is not None:
+        vis = vis & np.asarray(visible, bool)
+    base = RecallTrace.empty(query=query, q=[float(x) for x in qv.tolist()], now=now,
+                             session=session, settings=st.to_dict(), n_nodes=nodes.n,
+                             n_edges=edges.n_alive())
+    table = PPRTable(damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
+    if not vis.any():
+        return PPRTrace(**_fields(base), ppr=table)
+    cos_node = (nodes.vec @ qv).astype(np.float64)
+    cos_msg = nodes.cos_msg_max(nodes.msg_vec @ qv)
+    seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
+    rows = np.flatnonzero(vis)
+    pos = np.full(nodes.n, -1, np.int64)
+    pos[rows] = np.arange(rows.size)
+    src, dst, w, _ = coact_arrays(nodes, edges, now=now, tau=st.EDGE_TAU, visible=vis)
+    g = ig.Graph(n=rows.size, edges=np.column_stack([pos[src], pos[dst]]).tolist(),
+                 directed=st.PPR_DIRECTED)
+    g.es["weight"] = w.tolist()
+    reset = np.zeros(rows.size, np.float64)
+    np.add.at(reset, pos[np.asarray(seeds.rows, np.int64)], seeds.energy_boosted)
+    pr = personalized_pagerank(g, reset, damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
+    full = np.zeros(nodes.n, np.float64)
+    full[rows] = pr
+    limit = max(st.RIPPLE_MIN_ITEMS, st.RIPPLE_LIMIT_MULT * max(st.RIPPLE_LIMIT_FLOOR,
+                                                                 st.RIPPLE_LIMIT))
+    ranked = top_k(full, limit, vis & (full > 0))
+    top = float(full[ranked[0]]) if ranked.size else 1.0
+    label = dict(zip(seeds.rows, seeds.source, strict=True))
+    fan = edges.fan_of(ranked)
+    table = PPRTable(
+        damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED, graph_nodes=int(rows.size),
+        graph_edges=int(src.size), reached=int((pr > 0).sum()), rows=ranked.tolist(),
+        uids=[nodes.uid[i] for i in ranked.tolist()], ppr=full[ranked].tolist(),
+        score=(full[ranked] / top).tolist(), reset=(reset / reset.sum())[pos[ranked]].tolist(),
+        cos_node=cos_node[ranked].tolist(), cos_msg=cos_msg[ranked].tolist(),
+        sigma=[float(nodes.sigma[i]) if st.USE_SALIENCE else 0.0 for i in ranked.tolist()],
+        fan=fan.tolist(), seed_source=[label.get(i, "") for i in ranked.tolist()])
+    dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st)
+    gate = seeds.relevant or not st.RELEVANCE_FLOOR
+    k_act = st.ACTIVATION_K if gate else 0
+    items = [ItemList(), ItemList()]
+    for k in range(ranked.size):
+        grp = items[0] if k < k_act else items[1]
+        _push(grp, table, k)
+        if grp is items[1]:
+            grp.reasons.append("over_k" if gate else "no_relevant_seed")
+    act, sup = items
+    ripple = ItemList()
+    dense_set = set(dense.uids)
+    for k, u in enumerate(table.uids):
+        if u not in dense_set:
+            _push(ripple, table, k)
+    counts = {"seeds": len(seeds.rows), "pool": table.reached, "graph": 0,
+              "activated": len(act), "dense": len(dense), "ripple": len(ripple),
+              "suppressed": len(sup)}
+    fields_ = _fields(base)
+    fields_.update(n_visible=int(vis.sum()), seeds=seeds, dense=dense, activation=act,
+                   ripple=ripple, suppressed=sup, relevant=seeds.relevant, counts=counts)
+    return PPRTrace(**fields_, ppr=table)
+
+
+def _push(items: ItemList, table: PPRTable, k: int) -> None:
+    items.uids.append(table.uids[k])
+    items.rows.append(table.rows[k])
+    items.scores.append(table.score[k])
+    items.sources.append(table.seed_source[k] or "PPR")
+    items.direct.append(max(0.0, table.cos_node[k]))
+
+
+def _fields(t: RecallTrace) -> dict[str, Any]:
+    return {k: getattr(t, k) for k in RecallTrace.__dataclass_fields__}
