@@ -1,0 +1,235 @@
+"""Forget (SPEC §6, user sovereignty): remove a node, a session or an anchor and everything
+it owns, so that the forgotten text's bytes are on no file of the store afterwards.
+
+Order: checkpoint (the journal is folded into Kuzu and truncated, so no later checkpoint or
+journal replay can bring a deleted edge or query back); delete from Kuzu in one transaction
+(turns with their COACT / NEXT / MENTIONS / IN_EPISODE edges, the triples and review items
+they own, anchors and aliases left without any mention, query-log rows holding the text;
+audit entries that touched them are redacted); mask the rows in the mirror; delete the
+LanceDB rows and compact with cleanup of every older version; finally **rebuild the Kuzu
+file** — Kuzu 0.11 keeps deleted strings in its pages (measured: after ``DELETE`` and
+``CHECKPOINT`` the bytes are still in ``graph.kuzu``), so the live rows are copied into a
+fresh database file that replaces the old one. One audit entry records that a forget
+happened, with ids and counts, never the text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput, NotFound
+from ..graphdb import GraphDB
+from ..vectors import sql_str
+from .ops import log_entry
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["forget", "rebuild_graph"]
+
+log = logging.getLogger(__name__)
+
+
+def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
+           anchor: str | None = None, by: str = "user", why: str | None = None
+           ) -> dict[str, Any]:
+    """See module docstring; returns counts of what was removed."""
+    given = [(k, v) for k, v in (("node", node), ("session", session), ("anchor", anchor))
+             if v is not None]
+    if len(given) != 1:
+        raise InvalidInput("forget takes exactly one of node=, session=, anchor=")
+    mem._check_write()
+    t0 = time.perf_counter()
+    mem.checkpoint()
+    g = mem.graph
+    what, target = given[0]
+    if what == "anchor":
+        counts = _forget_anchor(mem, target)
+    else:
+        if what == "session":
+            uids = [r["u"] for r in g.rows("MATCH (t:Turn) WHERE t.session = $s RETURN t.uid AS u",
+                                           {"s": target})]
+            if not uids and not g.rows("MATCH (s:Session {uid: $s}) RETURN s.uid", {"s": target}):
+                raise NotFound(f"no session {target!r}; Memory.sessions() lists them")
+        else:
+            mem._row(target)
+            uids = [target]
+        counts = _forget_nodes(mem, uids, session=target if what == "session" else None)
+    counts["audit"] = log_entry(g, action="forget", target=f"{what}:{target}", actor=by,
+                                why=why, before="", after=json.dumps(counts, sort_keys=True))
+    rebuild_graph(mem)
+    counts["seconds"] = round(time.perf_counter() - t0, 3)
+    log.info("forgot %s %s: %s", what, target, counts)
+    return counts
+
+
+def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str, Any]:
+    g, nodes = mem.graph, mem.mirror.nodes
+    rows = [nodes.index[u] for u in uids if u in nodes.index]
+    msg_uids = [nodes.msg_uid[j] for i in rows
+                for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i]))]
+    texts = [mem._all_texts().get(m, "") for m in msg_uids]
+    triples = [r["u"] for r in g.rows("MATCH (t:Triple) WHERE t.node IN $n RETURN t.uid AS u",
+                                      {"n": uids})]
+    touched = [r["a"] for r in g.rows(
+        "MATCH (t:Turn)-[:MENTIONS]->(a:Anchor) WHERE t.uid IN $n RETURN DISTINCT a.uid AS a",
+        {"n": uids})]
+    touched += [r["a"] for r in g.rows(
+        "MATCH (t:Triple)-[:FACT]->(a:Anchor) WHERE t.uid IN $t RETURN DISTINCT a.uid AS a",
+        {"t": triples})]
+    links = g.rows("MATCH (a:Turn)-[:NEXT]->(t:Turn)-[:NEXT]->(b:Turn) WHERE t.uid IN $n "
+                   "AND NOT a.uid IN $n AND NOT b.uid IN $n RETURN a.uid AS a, b.uid AS b",
+                   {"n": uids}) if session is None else []
+    queries = [r["u"] for r in g.rows("MATCH (q:QueryLog) RETURN q.uid AS u, q.query AS q")
+               if any(t and (t in (r["q"] or "") or (r["q"] and r["q"] in t)) for t in texts)]
+    counts: dict[str, Any] = {"nodes": len(uids), "messages": len(msg_uids),
+                              "triples": len(triples), "queries": len(queries)}
+    with g.transaction():
+        g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s DETACH DELETE r",
+                  {"s": uids + triples})
+        g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
+        counts["edges"] = int(g.rows(
+            "MATCH (t:Turn)-[e:COACT]-() WHERE t.uid IN $n RETURN count(e) AS c", {"n": uids}
+        )[0]["c"])
+        g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": uids})
+        g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)
+        g.execute("MATCH (q:QueryLog) WHERE q.uid IN $q DELETE q", {"q": queries})
+        g.execute("MATCH (e:Episode) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_EPISODE]->(e) } "
+                  "DELETE e")
+        g.execute("MATCH (s:Session) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_SESSION]->(s) } "
+                  "DETACH DELETE s")
+        counts.update(_prune_anchors(g, sorted(set(touched))))
+        counts["audit_redacted"] = _redact(g, set(uids) | set(msg_uids) | set(triples)
+                                           | set(counts.pop("_gone")))
+    m = mem.mirror
+    for i in rows:
+        nodes.kill(i)
+        m.mark_edges_gone(m.edges.drop_node(i))
+        m.dirty_nodes.pop(i, None)
+        for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i])):
+            m.msg_terms[j] = []
+    for u in msg_uids:
+        for cache in (mem._texts, mem._hashes):
+            if cache is not None:
+                cache.pop(u, None)
+    for i in range(0, len(uids), 200):
+        part = ", ".join(sql_str(u) for u in uids[i:i + 200])
+        mem.vectors.delete("messages", f"node IN ({part})")
+        mem.vectors.delete("turns", f"uid IN ({part})")
+    mem.vectors.optimize(cleanup=True)
+    return counts
+
+
+def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
+    """Delete anchors left without mentions and facts, and aliases no remaining mention
+    uses (their surfaces came from the forgotten text)."""
+    gone = [r["a"] for r in g.rows(
+        "MATCH (a:Anchor) WHERE a.uid IN $a AND NOT EXISTS { MATCH (:Turn)-[:MENTIONS]->(a) } "
+        "AND NOT EXISTS { MATCH (:Triple)-[:FACT]->(a) } RETURN a.uid AS a", {"a": anchors})]
+    aliases = [r["al"] for r in g.rows(
+        "MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) WHERE a.uid IN $a RETURN al.uid AS al, "
+        "al.norm AS n, a.uid AS a", {"a": anchors}) if r["a"] in gone]
+    live = g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) WHERE a.uid IN $a AND NOT a.uid IN $g "
+                  "OPTIONAL MATCH (:Turn)-[m:MENTIONS]->(a) RETURN al.uid AS al, al.norm AS n, "
+                  "collect(m.surface) AS s", {"a": anchors, "g": gone})
+    from ..extract.normalize import norm
+    aliases += [r["al"] for r in live if r["n"] not in {norm(s) for s in r["s"] if s}]
+    g.execute("MATCH (al:Alias) WHERE al.uid IN $x DETACH DELETE al", {"x": aliases})
+    g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $a DETACH DELETE r", {"a": gone})
+    for a in gone:
+        g.execute("MATCH (r:ReviewItem) WHERE r.payload CONTAINS $a DELETE r", {"a": a})
+    g.execute("MATCH (a:Anchor) WHERE a.uid IN $a DETACH DELETE a", {"a": gone})
+    return {"anchors": len(gone), "aliases": len(aliases), "_gone": gone}
+
+
+def _forget_anchor(mem: Memory, uid: str) -> dict[str, Any]:
+    g = mem.graph
+    if not g.rows("MATCH (a:Anchor {uid: $u}) RETURN a.uid", {"u": uid}):
+        raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
+    triples = [r["t"] for r in g.rows("MATCH (t:Triple)-[:FACT]->(:Anchor {uid: $u}) "
+                                      "RETURN DISTINCT t.uid AS t", {"u": uid})]
+    with g.transaction():
+        aliases = int(g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) "
+                             "RETURN count(al) AS c", {"u": uid})[0]["c"])
+        mentions = int(g.rows("MATCH ()-[m:MENTIONS]->(:Anchor {uid: $u}) RETURN count(m) AS c",
+                              {"u": uid})[0]["c"])
+        g.execute("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) DETACH DELETE al", {"u": uid})
+        g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s OR r.payload CONTAINS $u "
+                  "DELETE r", {"s": [uid, *triples], "u": uid})
+        g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
+        g.execute("MATCH (a:Anchor {uid: $u}) DETACH DELETE a", {"u": uid})
+        red = _redact(g, {uid, *triples})
+    return {"anchors": 1, "aliases": aliases, "mentions": mentions, "triples": len(triples),
+            "audit_redacted": red}
+
+
+def _redact(g: GraphDB, ids: set[str]) -> int:
+    """Blank the ops of audit entries that mention any of ``ids`` (they may hold names or
+    surfaces); such entries can no longer be undone."""
+    if not ids:
+        return 0
+    n = 0
+    for r in g.rows("MATCH (x:AuditLog) WHERE x.before <> 'redacted' RETURN x.uid AS u, "
+                    "x.target AS t, x.before AS b, x.after AS a"):
+        blob = f"{r['t']}\x1f{r['b']}\x1f{r['a']}"
+        if any(i in blob for i in ids):
+            g.execute("MATCH (x:AuditLog {uid: $u}) SET x.before = 'redacted', "
+                      "x.after = 'redacted', x.target = 'redacted'", {"u": r["u"]})
+            n += 1
+    return n
+
+
+# -- graph file rebuild -------------------------------------------------------------------------
+def rebuild_graph(mem: Memory) -> None:
+    """Copy every live row of the Kuzu database into a fresh file and swap it in, so
+    deleted strings do not survive in free pages."""
+    old: GraphDB = mem.graph
+    path = Path(old.path)
+    tmp = path.with_name(path.name + ".rebuild")
+    _remove(tmp)
+    new = GraphDB(tmp)
+    try:
+        tables = old.rows("CALL show_tables() RETURN name, type")
+        for t in (r["name"] for r in tables if r["type"] == "NODE"):
+            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
+            data = old.arrow(f"MATCH (x:{t}) RETURN " + ", ".join(f"x.{c} AS {c}" for c in cols))
+            if t == "Meta":
+                data = data.filter(_not_equal(data.column("key"), "schema_version"))
+            new.copy(t, data)
+        for t in (r["name"] for r in tables if r["type"] == "REL"):
+            conn = old.rows(f"CALL show_connection('{t}') RETURN *")[0]
+            src, dst = conn["source table primary key"], conn["destination table primary key"]
+            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
+            data = old.arrow(f"MATCH (a)-[e:{t}]->(b) RETURN a.{src} AS _from, b.{dst} AS _to"
+                             + "".join(f", e.{c} AS {c}" for c in cols))
+            new.copy(t, data)
+    except BaseException:
+        new.close()
+        _remove(tmp)
+        raise
+    new.close()
+    old.close()
+    _remove(path)
+    os.replace(tmp, path)
+    for suffix in (".wal", ".shadow"):
+        _remove(Path(str(tmp) + suffix))
+    mem.graph = GraphDB(path)
+
+
+def _not_equal(col: Any, value: str) -> Any:
+    import pyarrow.compute as pc
+    return pc.not_equal(col, value)
+
+
+def _remove(p: Path) -> None:
+    for q in (p, Path(str(p) + ".wal"), Path(str(p) + ".shadow"), Path(str(p) + ".lock")):
+        if q.is_dir():
+            shutil.rmtree(q)
+        elif q.exists():
+            q.unlink()
