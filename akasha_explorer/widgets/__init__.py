@@ -1,1 +1,16 @@
-"""widgets."""
+"""Notebook panels (SPEC §8): the offline graph view and the panels built on it.
+
+Panels render state the engine produced and hold no memory logic; the only writes are the
+explicit Memory API calls behind a button (e.g. RecallStepper's Commit → ``mem.commit``).
+
+>>> from akasha_explorer import widgets
+>>> sorted(widgets.__all__) == widgets.__all__
+True
+"""
+
+from .explorer import MemoryExplorer
+from .graphview import GraphView
+from .notebook import notebook_store
+from .stepper import RecallStepper
+
+__all__ = ["GraphView", "MemoryExplorer", "RecallStepper", "notebook_store"]

@@ -1,0 +1,240 @@
+"""Read-only projections of a :class:`~akasha_explorer.memory.Memory` that the panels draw:
+node texts and labels, node styles (colour by community, size by strength), COACT edges and
+neighbours at a time ``now``, the query log. Nothing here writes to a store.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import igraph as ig
+import numpy as np
+
+from ..engine.dynamics import edge_eff, strength_eff
+from ._html import community_colour, iso, short, tooltip
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["StoreGraph", "anchors_of", "query_log"]
+
+log = logging.getLogger(__name__)
+
+
+def query_log(mem: Memory, limit: int = 200) -> list[dict[str, Any]]:
+    """Logged queries, newest first: uid, ts, query, session, counts, committed (stored rows
+    and those still waiting for a checkpoint)."""
+    rows = mem.graph.rows(
+        "MATCH (q:QueryLog) RETURN q.uid AS uid, q.ts AS ts, q.query AS query, q.session AS "
+        "session, q.method AS method, q.n_activated AS n_activated, q.empty AS empty, "
+        "q.committed AS committed ORDER BY q.ts DESC LIMIT $n", {"n": int(limit)})
+    pending = [{k: r.get(k) for k in ("uid", "ts", "query", "session", "method",
+                                      "n_activated", "empty", "committed")}
+               for r in mem.mirror.pending_queries]
+    out = sorted(pending + rows, key=lambda r: (-(r["ts"] or 0.0), r["uid"]))
+    return out[:limit]
+
+
+def anchors_of(mem: Memory, uid: str) -> list[dict[str, Any]]:
+    """Anchors turn ``uid`` mentions: uid, name, kind, surface (one row per mention)."""
+    rows = mem.graph.rows(
+        "MATCH (t:Turn {uid: $u})-[m:MENTIONS]->(a:Anchor) RETURN a.uid AS uid, a.name AS "
+        "name, a.kind AS kind, m.surface AS surface, m.span_start AS span_start "
+        "ORDER BY span_start, name", {"u": uid})
+    return rows
+
+
+class StoreGraph:
+    """Node and edge projections of one store at time ``now`` (default: its newest message).
+
+    ``communities`` maps node uid → community id; when not given they are computed once on
+    first use (:meth:`communities`).
+    """
+
+    def __init__(self, mem: Memory, *, now: float | None = None,
+                 communities: dict[str, int] | None = None) -> None:
+        self.mem = mem
+        self.now = float(mem.last_ts() if now is None else now)
+        self._comm = communities
+        self._text: dict[str, str] | None = None
+        self._n_msg: dict[str, int] | None = None
+
+    # -- texts -----------------------------------------------------------------------------
+    def texts(self) -> dict[str, str]:
+        """Node uid → the text that names it: its first user message, else its first message."""
+        if self._text is None:
+            t = self.mem.vectors.read("messages", columns=["node", "seq", "role", "text"])
+            d = t.to_pydict()
+            order = sorted(range(len(d["node"])), key=lambda k: (d["node"][k], d["seq"][k]))
+            out: dict[str, str] = {}
+            user: set[str] = set()
+            for k in order:
+                node, role, text = d["node"][k], d["role"][k], d["text"][k]
+                if node not in out or (role == "user" and node not in user):
+                    out[node] = text
+                    if role == "user":
+                        user.add(node)
+            self._text = out
+        return self._text
+
+    def text(self, uid: str) -> str:
+        return self.texts().get(uid, "")
+
+    def label(self, uid: str, n: int = 16) -> str:
+        """A short canvas label (plain text; vis-network draws it, never parses it)."""
+        return short(self.text(uid), n)
+
+    # -- communities -----------------------------------------------------------------------
+    def communities(self) -> dict[str, int]:
+        """Node uid → community of the co-activation graph at ``now``.
+
+        Uses the store's analytics (``mem.communities``) when that API exists; otherwise a
+        seeded Leiden (modularity, effective weights, undirected) over all alive nodes.
+        Communities are numbered by size, largest first.
+        """
+        if self._comm is None:
+            self._comm = self._store_communities() or self._leiden()
+        return self._comm
+
+    def _store_communities(self) -> dict[str, int] | None:
+        fn = getattr(self.mem, "communities", None)
+        if fn is None:
+            return None
+        try:
+            got = fn(now=self.now)
+        except TypeError:
+            got = fn()
+        if isinstance(got, dict):
+            return {str(k): int(v) for k, v in got.items()}
+        if hasattr(got, "membership"):  # a Communities result object
+            return {str(k): int(v) for k, v in dict(got.membership).items()}
+        if hasattr(got, "columns") and {"uid", "community"} <= set(got.columns):
+            return dict(zip(got["uid"].astype(str), got["community"].astype(int), strict=True))
+        log.warning("mem.communities() returned %s; colouring by local Leiden", type(got))
+        return None
+
+    def _leiden(self, seed: int = 0) -> dict[str, int]:
+        n = self.mem.mirror.nodes
+        e = self.mem.mirror.edges
+        alive = np.flatnonzero(n.alive)
+        pos = {int(r): k for k, r in enumerate(alive.tolist())}
+        ids = np.flatnonzero(e.alive) if e.count else np.zeros(0, np.int64)
+        src, dst = e.src[ids], e.dst[ids]
+        w = np.asarray(edge_eff(e.w[ids], e.last_ts[ids], self.now, self.mem.settings.EDGE_TAU))
+        pairs: dict[tuple[int, int], float] = {}
+        for a, b, x in zip(src.tolist(), dst.tolist(), w.tolist(), strict=True):
+            if a in pos and b in pos and a != b and x > 0:
+                key = (min(pos[a], pos[b]), max(pos[a], pos[b]))
+                pairs[key] = pairs.get(key, 0.0) + x
+        g = ig.Graph(n=len(alive), edges=list(pairs), directed=False)
+        ig.set_random_number_generator(random.Random(seed))
+        try:
+            part = g.community_leiden(objective_function="modularity",
+                                      weights=list(pairs.values()) or None, n_iterations=-1)
+        finally:
+            ig.set_random_number_generator(random)
+        sizes = np.bincount(np.asarray(part.membership, np.int64)) if len(alive) else []
+        rank = {int(c): k for k, c in enumerate(sorted(range(len(sizes)),
+                                                       key=lambda c: (-sizes[c], c)))}
+        return {n.uid[int(r)]: rank[int(c)] for r, c in zip(alive.tolist(), part.membership,
+                                                             strict=True)}
+
+    # -- nodes -----------------------------------------------------------------------------
+    def strength(self, uids: Sequence[str]) -> np.ndarray:
+        """Decayed strength at ``now`` (0..STRENGTH_CAP) of each node."""
+        n = self.mem.mirror.nodes
+        rows = np.array([n.index[u] for u in uids], np.int64)
+        if not rows.size:
+            return np.zeros(0)
+        return np.asarray(strength_eff(n.strength[rows], n.strength_ts[rows], self.now,
+                                       self.mem.settings.STRENGTH_TAU), np.float64)
+
+    def node(self, uid: str, *, size: float | None = None, extra: Iterable[str] = ()) -> dict:
+        """vis-network dict of a node: label, escaped tooltip, community colour, size by
+        decayed strength (or ``size``)."""
+        n = self.mem.mirror.nodes
+        r = n.index[uid]
+        c = self.communities().get(uid)
+        s_eff = float(self.strength([uid])[0])
+        colour = community_colour(c)
+        tip = tooltip(uid, f"{iso(float(n.ts[r]))} · session {n.sessions[int(n.session[r])]}",
+                      f"community {c if c is not None else '–'} · strength {s_eff:.2f} · "
+                      f"σ {float(n.sigma[r]):.2f} · recalled {int(n.recall_count[r])}×",
+                      short(self.text(uid), 240), *extra)
+        return {"id": uid, "label": self.label(uid), "title": tip,
+                "size": round(size if size is not None else 6.0 + 6.0 * s_eff, 2),
+                "color": {"background": colour, "border": "#555555"},
+                "community": -1 if c is None else int(c)}
+
+    def nodes(self, uids: Sequence[str]) -> list[dict]:
+        return [self.node(u) for u in uids]
+
+    # -- edges -----------------------------------------------------------------------------
+    def _w_eff(self, ids: np.ndarray) -> np.ndarray:
+        e = self.mem.mirror.edges
+        return np.asarray(edge_eff(e.w[ids], e.last_ts[ids], self.now,
+                                   self.mem.settings.EDGE_TAU), np.float64)
+
+    def incident(self, uids: Sequence[str]) -> list[tuple[str, str, float]]:
+        """Every alive COACT edge touching ``uids``: (src, dst, w_eff), strongest first."""
+        n, e = self.mem.mirror.nodes, self.mem.mirror.edges
+        rows = [n.index[u] for u in uids if u in n.index]
+        if not rows or not e.count:
+            return []
+        out_ids, _ = e.out_edges_many(rows)
+        in_ids, _ = e.in_edges_many(rows)
+        ids = np.unique(np.concatenate([out_ids, in_ids]))
+        w = self._w_eff(ids)
+        order = np.lexsort((ids, -w))
+        alive = n.alive
+        res = []
+        for k in order.tolist():
+            a, b = int(e.src[ids[k]]), int(e.dst[ids[k]])
+            if alive[a] and alive[b]:
+                res.append((n.uid[a], n.uid[b], float(w[k])))
+        return res
+
+    def edges_among(self, uids: Sequence[str], *, min_w: float = 0.0) -> list[dict]:
+        """vis-network dicts of the COACT edges between shown nodes (width by w_eff)."""
+        keep = set(uids)
+        out = []
+        for a, b, w in self.incident(uids):
+            if a in keep and b in keep and w > min_w:
+                out.append({"from": a, "to": b, "weight": w,
+                            "width": round(0.5 + 1.25 * min(w, 2.0), 2),
+                            "title": tooltip(f"{a} → {b}", f"w_eff {w:.3f} at {iso(self.now)}")})
+        return out
+
+    def neighbours(self, uids: Sequence[str], *, exclude: Iterable[str] = (),
+                   limit: int | None = None) -> list[str]:
+        """COACT neighbours of ``uids`` (either direction), strongest edge first, without
+        ``exclude`` and ``uids`` themselves; at most ``limit``."""
+        skip = set(exclude) | set(uids)
+        out: list[str] = []
+        for a, b, _w in self.incident(uids):
+            for u in (a, b):
+                if u not in skip:
+                    skip.add(u)
+                    out.append(u)
+                    if limit is not None and len(out) >= limit:
+                        return out
+        return out
+
+    def node_table(self, uids: Sequence[str]) -> list[dict[str, Any]]:
+        """One plain row per node: uid, session, time, community, strength, σ, recall count,
+        text (the machine-readable twin of what the view shows)."""
+        n = self.mem.mirror.nodes
+        comm = self.communities()
+        s = self.strength(list(uids))
+        rows = []
+        for k, u in enumerate(uids):
+            r = n.index[u]
+            rows.append({"uid": u, "session": n.sessions[int(n.session[r])],
+                         "ts": float(n.ts[r]), "time": iso(float(n.ts[r])),
+                         "community": comm.get(u, -1), "strength_eff": float(s[k]),
+                         "sigma": float(n.sigma[r]), "recall_count": int(n.recall_count[r]),
+                         "assistant_only": bool(n.assistant_only[r]), "text": self.text(u)})
+        return rows

@@ -1,0 +1,229 @@
+"""HTML pieces the panels show: every text a person wrote is escaped here, once, before it
+reaches a page (SPEC §8). Pure functions of plain values; no widget, no store.
+
+>>> tooltip("2026-09-01:0", "<b>hi</b> & bye")
+'<b>2026-09-01:0</b><br>&lt;b&gt;hi&lt;/b&gt; &amp; bye'
+>>> community_colour(0), community_colour(None)
+('#4e79a7', '#b0b0b0')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "PALETTE",
+    "STYLE",
+    "community_colour",
+    "esc",
+    "frame_html",
+    "iso",
+    "kv_html",
+    "messages_html",
+    "note",
+    "short",
+    "timeline_svg",
+    "tooltip",
+]
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#8cd17d", "#499894", "#d37295", "#86bcb6", "#f1ce63")
+"""Community colours (Tableau 20, the distinguishable half), reused round-robin."""
+
+UNKNOWN_COLOUR = "#b0b0b0"
+
+
+def esc(text: object) -> str:
+    """HTML-escape any value's text (quotes too).
+
+    >>> esc('<script>alert("x")</script>')
+    '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'
+    """
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def short(text: str | None, n: int = 40) -> str:
+    """One line of at most ``n`` characters (whitespace collapsed, ``…`` when cut).
+
+    >>> short("a  b\\n c", 10), short("x" * 12, 5)
+    ('a b c', 'xxxx…')
+    """
+    t = " ".join((text or "").split())
+    return t if len(t) <= n else t[: max(0, n - 1)] + "…"
+
+
+def iso(ts: float | None, *, minutes: bool = True) -> str:
+    """UTC time of epoch seconds, e.g. ``2026-09-01 08:07``.
+
+    >>> iso(0.0), iso(86400.0, minutes=False), iso(None)
+    ('1970-01-01 00:00', '1970-01-02', '')
+    """
+    if ts is None or not math.isfinite(ts):
+        return ""
+    d = dt.datetime.fromtimestamp(float(ts), dt.UTC)
+    return d.strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
+
+
+def community_colour(k: int | None) -> str:
+    """Colour of community ``k`` (grey when unknown or negative).
+
+    >>> community_colour(len(PALETTE)) == community_colour(0)
+    True
+    """
+    if k is None or k < 0:
+        return UNKNOWN_COLOUR
+    return PALETTE[int(k) % len(PALETTE)]
+
+
+def tooltip(title: str, *lines: str) -> str:
+    """A tooltip as safe HTML: the bold title and each line, all escaped.
+
+    >>> tooltip("a<b", "c")
+    '<b>a&lt;b</b><br>c'
+    """
+    return "<br>".join([f"<b>{esc(title)}</b>", *(esc(x) for x in lines if x)])
+
+
+def _cell(v: Any, digits: int) -> str:
+    if isinstance(v, bool):
+        return "✓" if v else ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return f"{v:.{digits}f}"
+    if v is None:
+        return ""
+    if isinstance(v, list | tuple):
+        return esc(", ".join(str(x) for x in v))
+    return esc(v)
+
+
+def frame_html(df: pd.DataFrame, *, digits: int = 3, max_rows: int = 400,
+               highlight: Iterable[str] = (), key: str = "uid") -> str:
+    """A DataFrame as a compact, scrollable HTML table; every cell escaped.
+
+    Rows whose ``key`` is in ``highlight`` get the ``ak-hl`` class.
+
+    >>> import pandas as pd
+    >>> s = frame_html(pd.DataFrame({"uid": ["<x>"], "score": [0.12345]}))
+    >>> "&lt;x&gt;" in s and "0.123" in s and "<x>" not in s
+    True
+    """
+    hl = set(highlight)
+    cols = list(df.columns)
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    body = []
+    for rec in df.head(max_rows).itertuples(index=False, name=None):
+        row = dict(zip(cols, rec, strict=True))
+        cls = ' class="ak-hl"' if key in row and row[key] in hl else ""
+        cells = "".join(f"<td>{_cell(v, digits)}</td>" for v in rec)
+        body.append(f"<tr{cls}>{cells}</tr>")
+    more = (f'<div class="ak-more">{len(df) - max_rows} more rows not shown; use the '
+            "DataFrame (frame()) for all</div>" if len(df) > max_rows else "")
+    return (f'<div class="ak-table"><table><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>{more}</div>')
+
+
+def messages_html(messages: Sequence[Any]) -> str:
+    """Verbatim messages (objects with ``ts``, ``role``, ``speaker``, ``text``, ``flags``) as
+    escaped HTML; line breaks kept with ``white-space: pre-wrap``.
+
+    >>> from types import SimpleNamespace as M
+    >>> s = messages_html([M(ts=0.0, role="user", speaker="me", text="<i>x</i>", flags=())])
+    >>> "&lt;i&gt;x&lt;/i&gt;" in s
+    True
+    """
+    out = []
+    for m in messages:
+        flags = f' <span class="ak-flag">[{esc(", ".join(m.flags))}]</span>' if m.flags else ""
+        who = esc(m.speaker or m.role)
+        out.append(f'<div class="ak-msg ak-{esc(m.role)}"><div class="ak-meta">{esc(iso(m.ts))} '
+                   f"· {who} ({esc(m.role)}){flags}</div>"
+                   f'<div class="ak-text">{esc(m.text)}</div></div>')
+    return "".join(out) or "<i>no messages</i>"
+
+
+def timeline_svg(ts: Sequence[float], *, marks: Sequence[float] = (), width: int = 640,
+                 height: int = 60, bins: int = 60) -> str:
+    """An inline SVG histogram of node times (no JavaScript, nothing fetched), with optional
+    vertical marks (e.g. the open node). Axis labels are dates (escaped).
+
+    >>> s = timeline_svg([0.0, 86400.0, 86400.0], marks=[86400.0])
+    >>> s.startswith("<svg") and s.count("<rect") >= 2 and "ak-mark" in s
+    True
+    >>> timeline_svg([])
+    '<svg width="640" height="60"></svg>'
+    """
+    if not len(ts):
+        return f'<svg width="{width}" height="{height}"></svg>'
+    lo, hi = float(min(ts)), float(max(ts))
+    span = max(hi - lo, 1.0)
+    counts = [0] * bins
+    for t in ts:
+        counts[min(bins - 1, int((float(t) - lo) / span * bins))] += 1
+    top = max(counts)
+    plot_h = height - 14
+    bw = width / bins
+    bars = []
+    for k, c in enumerate(counts):
+        if c:
+            h = max(1.0, plot_h * c / top)
+            bars.append(f'<rect x="{k * bw:.1f}" y="{plot_h - h:.1f}" width="{max(bw - 1, 1):.1f}"'
+                        f' height="{h:.1f}" fill="#4e79a7"><title>{c}</title></rect>')
+    for t in marks:
+        x = (float(t) - lo) / span * width
+        bars.append(f'<line class="ak-mark" x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{plot_h}" '
+                    'stroke="#e15759" stroke-width="2"/>')
+    labels = (f'<text x="0" y="{height - 2}" font-size="10">{esc(iso(lo, minutes=False))}</text>'
+              f'<text x="{width}" y="{height - 2}" font-size="10" text-anchor="end">'
+              f"{esc(iso(hi, minutes=False))}</text>")
+    return f'<svg width="{width}" height="{height}">{"".join(bars)}{labels}</svg>'
+
+
+STYLE = """<style>
+.ak-wide, .ak-wide .widget-html-content { width: 100%; min-width: 0; overflow: hidden; }
+.ak-table { max-height: 340px; max-width: 100%; overflow: auto; border: 1px solid #ddd;
+  font-size: 12px; }
+.ak-table table { border-collapse: collapse; width: max-content; }
+.ak-table th { position: sticky; top: 0; background: #f4f4f4; z-index: 1; }
+.ak-table th, .ak-table td { padding: 2px 6px; border-bottom: 1px solid #eee; text-align: left;
+  max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.ak-table tr.ak-hl td { background: #fff3c4; }
+.ak-more, .ak-note { font-size: 11px; color: #777; padding: 2px 4px; }
+.ak-msg { margin: 4px 0; padding: 4px 6px; border-left: 3px solid #4e79a7; background: #fafafa; }
+.ak-msg.ak-assistant { border-left-color: #59a14f; }
+.ak-meta { font-size: 11px; color: #666; }
+.ak-text { white-space: pre-wrap; font-size: 13px; }
+.ak-flag { color: #e15759; }
+.ak-caption { font-size: 13px; padding: 4px 0; }
+.ak-kv td { padding: 1px 6px; font-size: 12px; }
+.ak-error { color: #b00020; }
+</style>"""
+"""Styles for the panels' HTML (inline, nothing fetched)."""
+
+
+def kv_html(pairs: Sequence[tuple[str, object]]) -> str:
+    """A two-column key/value table, escaped.
+
+    >>> kv_html([("a", "<b>")])
+    '<table class="ak-kv"><tr><td>a</td><td>&lt;b&gt;</td></tr></table>'
+    """
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{_cell(v, 3)}</td></tr>" for k, v in pairs)
+    return f'<table class="ak-kv">{rows}</table>'
+
+
+def note(text: str, *, error: bool = False) -> str:
+    """A one-line escaped note (``error`` in red).
+
+    >>> note("x<y", error=True)
+    '<div class="ak-note ak-error">x&lt;y</div>'
+    """
+    cls = "ak-note ak-error" if error else "ak-note"
+    return f'<div class="{cls}">{esc(text)}</div>'

@@ -1,0 +1,359 @@
+"""MemoryExplorer — search (dense + lexical), browse sessions and the timeline, open a turn
+to read its verbatim messages, anchors and neighbours, expand the graph around it, filter by
+time range and community; the selection comes back as a DataFrame (SPEC §8).
+
+Everything is read: search uses ``mem.recall(..., log=False)`` (its dense items) and
+``mem.lexical`` (BM25 over messages); the graph comes from the mirror's COACT edges at
+``now`` (:class:`~._data.StoreGraph`). Nothing is written to the store.
+
+>>> MemoryExplorer.__mro__[1].__name__
+'VBox'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+
+from ..clikit import parse_now
+from ..errors import AkashaError
+from ._data import StoreGraph, anchors_of
+from ._html import (
+    STYLE,
+    esc,
+    frame_html,
+    iso,
+    kv_html,
+    messages_html,
+    note,
+    short,
+    timeline_svg,
+)
+from .graphview import DEFAULT_CAP, GraphView
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["MemoryExplorer"]
+
+NEIGHBOURS_ON_OPEN = 20
+"""Neighbours added around a node when it is opened."""
+
+EXPAND_STEP = 25
+"""Neighbours added per expand click (per click, not per node; the cap still applies)."""
+
+
+class MemoryExplorer(W.VBox):
+    """Explore one store (see the module docstring).
+
+    Parameters
+    ----------
+    mem
+        An open :class:`~akasha_explorer.memory.Memory` (read-only is enough).
+    now
+        The time edges and strengths are read at: ``"last"`` (the newest message, default),
+        ``"now"``, ISO 8601 or epoch seconds.
+    cap
+        Most nodes the graph shows (default 500).
+
+    Scripting: :meth:`search`, :meth:`open_node`, :meth:`show_session`, :meth:`expand`,
+    :meth:`set_filters`, :meth:`selection_df`; the widgets (:attr:`search_box`,
+    :attr:`search_button`, :attr:`results`, :attr:`sessions`, :attr:`open_button`,
+    :attr:`expand_button`, :attr:`clear_button`, :attr:`time_range`, :attr:`community`,
+    :attr:`view`) are public.
+    """
+
+    def __init__(self, mem: Memory, *, now: str | float = "last", cap: int = DEFAULT_CAP) -> None:
+        self.mem = mem
+        got = parse_now(str(now), mem)
+        self.data = StoreGraph(mem, now=got)
+        self.shown: list[str] = []
+        self.hits = pd.DataFrame()
+        self.opened: str | None = None
+
+        self.search_box = W.Text(placeholder="search the memory (meaning + words)",
+                                 description="search", layout=W.Layout(width="60%"))
+        self.search_button = W.Button(description="Search", icon="search",
+                                      button_style="primary")
+        self.results = W.Select(options=[], rows=8, description="hits",
+                                layout=W.Layout(width="98%"))
+        sessions = mem.sessions()
+        self.sessions = W.Dropdown(
+            options=[(f"— {len(sessions)} sessions —", None)] + [
+                (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+                for s in sessions],
+            description="session", layout=W.Layout(width="60%"))
+        self.open_button = W.Button(description="Open selected", icon="folder-open")
+        self.expand_button = W.Button(description="Expand neighbours", icon="share-alt")
+        self.clear_button = W.Button(description="Clear graph", icon="eraser")
+        self.timeline = W.HTML()
+        days = self._days()
+        self.time_range = W.SelectionRangeSlider(
+            options=[(d.isoformat(), d) for d in days], index=(0, max(0, len(days) - 1)),
+            description="time", layout=W.Layout(width="70%"), continuous_update=False)
+        comm = self.data.communities()
+        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm else []
+        self.community = W.Dropdown(
+            options=[("all communities", None)] + [(f"community {int(c)} ({int(k)} turns)",
+                                                    int(c)) for c, k in sizes.items()],
+            description="community")
+        self.view = GraphView(height="480px", cap=cap, layout=W.Layout(width="62%"))
+        self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
+        self.selection = W.HTML()
+        self.status = W.HTML()
+
+        self.search_button.on_click(lambda _b: self.search(self.search_box.value))
+        self.search_box.on_submit(lambda _w: self.search(self.search_box.value))
+        self.results.observe(self._on_result, names="value")
+        self.sessions.observe(lambda c: c["new"] and self.show_session(c["new"]), names="value")
+        self.open_button.on_click(lambda _b: self._open_selected())
+        self.expand_button.on_click(lambda _b: self.expand())
+        self.clear_button.on_click(lambda _b: self.clear())
+        self.time_range.observe(lambda _c: self._redraw(), names="value")
+        self.community.observe(lambda _c: self._redraw(), names="value")
+        self.view.on_select(self._on_select)
+        self.view.on_expand(lambda ids: self.expand(ids))
+
+        super().__init__([
+            W.HTML(STYLE),
+            W.HBox([self.search_box, self.search_button]),
+            self.results,
+            self.sessions,
+            self.timeline,
+            W.HBox([self.time_range, self.community]),
+            W.HBox([self.open_button, self.expand_button, self.clear_button]),
+            W.HBox([self.view, self.detail]),
+            self.selection,
+            self.status,
+        ])
+        self._draw_timeline()
+        self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
+                                 "search, pick a session, or click a node")
+
+    # -- time and filters ------------------------------------------------------------------
+    def _days(self) -> list[dt.date]:
+        n = self.mem.mirror.nodes
+        ts = n.ts[n.alive[: n.n]]
+        if not ts.size:
+            return [dt.datetime.fromtimestamp(self.data.now, dt.UTC).date()]
+        lo = dt.datetime.fromtimestamp(float(ts.min()), dt.UTC).date()
+        hi = dt.datetime.fromtimestamp(float(ts.max()), dt.UTC).date()
+        return [lo + dt.timedelta(days=k) for k in range((hi - lo).days + 1)]
+
+    def _draw_timeline(self) -> None:
+        n = self.mem.mirror.nodes
+        ts = n.ts[n.alive[: n.n]].tolist()
+        marks = [float(n.ts[n.index[u]]) for u in self.shown[:50]]
+        self.timeline.value = ('<div class="ak-note">turns over time (red: shown in the graph)'
+                               "</div>" + timeline_svg(ts, marks=marks))
+
+    def set_filters(self, *, start: dt.date | str | None = None, end: dt.date | str | None = None,
+                    community: int | None = -1) -> None:
+        """Restrict the graph to turns between ``start`` and ``end`` (dates, inclusive) and to
+        one community (``None`` = all; the default ``-1`` leaves it as it is)."""
+        opts = list(self.time_range.options)
+        days = [d for _, d in opts]
+        a = days.index(_date(start)) if start is not None else self.time_range.index[0]
+        b = days.index(_date(end)) if end is not None else self.time_range.index[1]
+        self.time_range.index = (a, b)
+        if community != -1:
+            self.community.value = community
+
+    def _passes(self, uids: list[str]) -> list[str]:
+        lo, hi = self.time_range.value
+        start = dt.datetime.combine(lo, dt.time(), dt.UTC).timestamp()
+        end = dt.datetime.combine(hi, dt.time(), dt.UTC).timestamp() + 86400.0
+        comm = self.data.communities()
+        want = self.community.value
+        n = self.mem.mirror.nodes
+        out = []
+        for u in uids:
+            t = float(n.ts[n.index[u]])
+            if start <= t < end and (want is None or comm.get(u) == want):
+                out.append(u)
+        return out
+
+    # -- graph -----------------------------------------------------------------------------
+    def _add(self, uids: list[str]) -> int:
+        have = set(self.shown)
+        want = [u for u in dict.fromkeys(uids) if u not in have]
+        new = want[: max(0, self.view.cap - len(self.shown))]
+        self.shown += new
+        if len(new) < len(want):
+            self.status.value = note(f"graph is at its cap of {self.view.cap} nodes; clear it "
+                                     "or raise cap= to see more")
+        return len(new)
+
+    def _redraw(self) -> None:
+        vis = self._passes(self.shown)
+        nodes = self.data.nodes(vis)
+        if self.opened in vis:
+            for d in nodes:
+                if d["id"] == self.opened:
+                    d["borderWidth"] = 5
+                    d["color"] = {**d["color"], "border": "#d62728"}
+        hidden = len(self.shown) - len(vis)
+        self.view.set_graph(nodes, self.data.edges_among(vis))
+        self.view.caption = (f"{len(vis)} turns shown" + (f" ({hidden} hidden by the time / "
+                             "community filter)" if hidden else "") + "; colour = community, "
+                             "size = strength, edge width = co-activation weight")
+        self._draw_timeline()
+
+    def clear(self) -> None:
+        """Empty the graph."""
+        self.shown = []
+        self.opened = None
+        self._redraw()
+
+    def expand(self, uids: list[str] | None = None, *, limit: int = EXPAND_STEP) -> list[str]:
+        """Add up to ``limit`` COACT neighbours of ``uids`` (default: the selection, else the
+        opened node), strongest edges first, within the cap. Returns the added uids."""
+        base = list(uids if uids is not None else (self.view.selected or
+                                                   ([self.opened] if self.opened else [])))
+        if not base:
+            self.status.value = note("select a node (or open one) to expand around it",
+                                     error=True)
+            return []
+        room = max(0, self.view.cap - len(self.shown))
+        new = self.data.neighbours(base, exclude=self.shown, limit=min(limit, room))
+        self._add(new)
+        self._redraw()
+        if room == 0:
+            self.status.value = note(f"graph is at its cap of {self.view.cap} nodes", error=True)
+        else:
+            self.status.value = note(f"added {len(new)} neighbours of {len(base)} node(s)")
+        return new
+
+    # -- search ----------------------------------------------------------------------------
+    def search(self, text: str) -> pd.DataFrame:
+        """Dense (``mem.recall(..., log=False)`` dense items) and lexical (BM25) hits for
+        ``text`` as a DataFrame (uid, dense_rank, cos_msg, bm25_rank, bm25, text); the hits
+        fill the list and the graph."""
+        text = text.strip()
+        if not text:
+            self.status.value = note("type something to search for", error=True)
+            return self.hits
+        try:
+            trace = self.mem.recall(text, now=self.data.now, log=False)
+            lex = self.mem.lexical(text, now=self.data.now)
+        except AkashaError as err:
+            self.status.value = note(str(err), error=True)
+            return self.hits
+        n = self.mem.mirror.nodes
+        rows: dict[str, dict[str, Any]] = {}
+        for k, (u, s) in enumerate(zip(trace.dense.uids, trace.dense.scores, strict=True)):
+            rows[u] = {"uid": u, "dense_rank": k + 1, "cos_msg": s}
+        for k, (mr, s) in enumerate(zip(lex.msg_rows, lex.scores, strict=True)):
+            u = n.uid[int(n.msg_node[mr])]
+            r = rows.setdefault(u, {"uid": u})
+            if "bm25_rank" not in r:
+                r["bm25_rank"], r["bm25"] = k + 1, s
+        df = pd.DataFrame(list(rows.values()),
+                          columns=["uid", "dense_rank", "cos_msg", "bm25_rank", "bm25"])
+        df["found_by"] = ["+".join(x for x, c in (("dense", "dense_rank"), ("lexical", "bm25_rank"))
+                                   if pd.notna(r[c])) for _, r in df.iterrows()]
+        df["time"] = [iso(float(n.ts[n.index[u]])) for u in df["uid"]]
+        df["text"] = [self.data.text(u) for u in df["uid"]]
+        self.hits = df
+        self.results.options = [
+            (f"[{r.found_by}] {r.time} · {short(r.text, 70)}", r.uid) for r in df.itertuples()]
+        self.shown = []
+        self._add(list(df["uid"]))
+        self._redraw()
+        terms = [t.term for t in lex.terms if t.kept]
+        self.status.value = note(f"{len(df)} hits for {text!r}: {len(trace.dense)} by meaning, "
+                                 f"{len(lex.msg_rows)} messages by words "
+                                 f"({', '.join(terms) or 'no usable terms'})")
+        return df
+
+    def _on_result(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            self.view.select([change["new"]])
+            self._show_detail(change["new"])
+
+    def show_session(self, session: str) -> list[str]:
+        """Show the turns of ``session`` (in time order) in the graph."""
+        n = self.mem.mirror.nodes
+        code = n.session_code.get(session)
+        if code is None:
+            self.status.value = note(f"no session {session!r}", error=True)
+            return []
+        rows = np.flatnonzero((n.session[: n.n] == code) & n.alive[: n.n])
+        rows = rows[np.lexsort((rows, n.ts[rows]))]
+        uids = [n.uid[r] for r in rows.tolist()]
+        self.shown = []
+        self._add(uids)
+        self._redraw()
+        self.status.value = note(f"session {session}: {len(uids)} turns")
+        return uids
+
+    # -- open a node -----------------------------------------------------------------------
+    def _open_selected(self) -> None:
+        sel = self.view.selected or ([self.results.value] if self.results.value else [])
+        if not sel:
+            self.status.value = note("select a node or a hit first", error=True)
+            return
+        self.open_node(sel[0])
+
+    def open_node(self, uid: str) -> None:
+        """Open turn ``uid``: its verbatim messages, state, anchors and strongest neighbours
+        in the side panel; it and its neighbours in the graph."""
+        try:
+            self.mem.node(uid)
+        except AkashaError as err:
+            self.status.value = note(str(err), error=True)
+            return
+        self.opened = uid
+        self._add([uid, *self.data.neighbours([uid], exclude=self.shown,
+                                              limit=NEIGHBOURS_ON_OPEN)])
+        self._redraw()
+        self.view.select([uid])
+        self._show_detail(uid)
+
+    def _show_detail(self, uid: str) -> None:
+        try:
+            st = self.mem.node(uid)
+            msgs = self.mem.messages(uid)
+        except AkashaError as err:
+            self.detail.value = note(str(err), error=True)
+            return
+        comm = self.data.communities().get(uid)
+        state = kv_html([("session", st.session), ("time", iso(st.ts)),
+                         ("community", comm), ("strength (stored)", st.strength),
+                         ("strength at now", float(self.data.strength([uid])[0])),
+                         ("resource", st.resource), ("σ salience", st.sigma),
+                         ("recalled", st.recall_count)])
+        anchors = anchors_of(self.mem, uid)
+        anchor_html = (", ".join(f"{esc(a['name'])} <i>({esc(a['kind'])}: “{esc(a['surface'])}”)"
+                                 "</i>" for a in anchors) or "<i>none</i>")
+        nb = self.data.incident([uid])[:12]
+        nb_df = pd.DataFrame([{"uid": b if a == uid else a, "dir": "→" if a == uid else "←",
+                               "w_eff": w, "text": short(self.data.text(b if a == uid else a),
+                                                         50)} for a, b, w in nb],
+                             columns=["uid", "dir", "w_eff", "text"])
+        self.detail.value = (f"<b>{esc(uid)}</b>" + messages_html(msgs) + state
+                             + f"<div><b>anchors</b>: {anchor_html}</div>"
+                             + "<div><b>strongest co-activation edges</b></div>"
+                             + frame_html(nb_df))
+
+    def _on_select(self, ids: list[str]) -> None:
+        if ids:
+            self._show_detail(ids[0])
+        df = self.selection_df()
+        self.selection.value = ("" if df.empty else '<div class="ak-note">selection '
+                                "(selection_df())</div>" + frame_html(df.drop(columns=["ts"])))
+
+    def selection_df(self) -> pd.DataFrame:
+        """The selected turns as a DataFrame: uid, session, ts, time, community,
+        strength_eff, sigma, recall_count, assistant_only, text."""
+        cols = ["uid", "session", "ts", "time", "community", "strength_eff", "sigma",
+                "recall_count", "assistant_only", "text"]
+        return pd.DataFrame(self.data.node_table(list(self.view.selected)), columns=cols)
+
+
+def _date(d: dt.date | str) -> dt.date:
+    return d if isinstance(d, dt.date) else dt.date.fromisoformat(d)

@@ -1,0 +1,459 @@
+"""RecallStepper — type a query (or pick one from the query log), then step through one
+recall: seeds → RWR micrograph → graph_expand → settlement → three groups → write-back
+(SPEC §4, §5, §8).
+
+The recall runs once (``mem.recall(..., log=False)``, a dry run); every stage is a view of
+the trace it returned (:func:`~.stages.stage_views`), so stepping back and forth recomputes
+nothing. The write-back stage shows the plan ``plan_writeback`` computes on the mirror for
+the chosen current node — before → after, nothing applied — and only the **Commit** button
+writes, through ``mem.commit(trace, node)``.
+
+>>> RecallStepper.__mro__[1].__name__
+'VBox'
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+
+from ..clikit import parse_now
+from ..config import Settings
+from ..engine.recall import plan_writeback
+from ..engine.trace import RecallTrace
+from ..errors import AkashaError
+from ._data import StoreGraph, query_log
+from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
+from .graphview import DEFAULT_CAP, GraphView
+from .stages import STAGES, TITLES, StageView, all_uids, stage_views
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["EDGE_COLOURS", "RING_COLOURS", "RecallStepper", "style_stage"]
+
+log = logging.getLogger(__name__)
+
+RING_COLOURS = {
+    "Dense": "#1f77b4", "Dense(FB)": "#9e9e9e", "Dense+FTS": "#7b3fbf", "FTS": "#ff7f0e",
+    "BlackHole": "#000000", "seed": "#1f77b4", "graph_seed": "#17becf", "Graph": "#8c564b",
+    "Bridge": "#e377c2", "candidate": "#1f77b4", "activation": "#2ca02c",
+    "ripple": "#98df8a", "dense": "#1f77b4", "suppressed": "#9e9e9e", "current": "#d62728",
+}
+"""Ring (border) colour per seed source / role / group."""
+
+EDGE_COLOURS = {
+    "transition": "#f2a65a", "graph": "#17becf", "path": "#7f7f7f", "bridge": "#e377c2",
+    "causal": "#d62728", "anti": "#ff9896", "pair": "#2ca02c",
+}
+"""Edge colour per kind."""
+
+FADED = {"color": {"background": "#eeeeee", "border": "#dddddd"},
+         "font": {"color": "#bbbbbb"}, "borderWidth": 1, "shadow": {"enabled": False}}
+
+
+def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
+                labels: int = 25) -> tuple[list[dict], list[dict]]:
+    """vis-network node and edge dicts for one stage: nodes the stage did not touch are
+    faded; touched ones keep their community colour, get a ring (border) by role and an
+    orange halo (shadow) by energy/score; edges are the ones the stage used. Only the
+    ``labels`` brightest touched nodes keep their text label (hover shows every node's).
+
+    >>> v = StageView("x", "x", "", focus=["a"], rings={"a": "FTS"}, halo={"a": 1.0},
+    ...               edges=[{"from": "a", "to": "b", "kind": "graph", "value": 1.0}])
+    >>> nodes, edges = style_stage({"a": {"id": "a"}, "b": {"id": "b"}}, v)
+    >>> nodes[0]["color"]["border"], nodes[0]["shadow"]["size"], nodes[1]["borderWidth"]
+    ('#ff7f0e', 40.0, 1)
+    >>> edges[0]["color"]["color"], edges[0]["width"]
+    ('#17becf', 4.5)
+    """
+    focus = set(view.focus)
+    ranked = sorted(focus | set(view.rings), key=lambda u: (-view.size.get(u, 0.0),
+                                                              -view.halo.get(u, 0.0), u))
+    labelled = set(ranked[:labels])
+    nodes = []
+    for uid, b in base.items():
+        n = dict(b)
+        if uid not in labelled:
+            n["label"] = ""
+        if uid not in focus and uid not in view.rings:
+            n.update(FADED)
+            n["size"] = 5
+            nodes.append(n)
+            continue
+        colour = dict(n.get("color") or {})
+        ring = view.rings.get(uid)
+        if ring is not None:
+            colour["border"] = RING_COLOURS.get(ring, "#333333")
+            n["borderWidth"] = 5 if ring == "current" else 4
+        else:
+            n["borderWidth"] = 1
+        n["color"] = colour
+        n["font"] = {"color": "#222222"}
+        h = view.halo.get(uid, 0.0)
+        n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
+            5.0 + 35.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
+        if uid in view.size:
+            n["size"] = round(8.0 + 22.0 * view.size[uid], 2)
+        nodes.append(n)
+    edges = []
+    for k, e in enumerate(view.edges):
+        if e["from"] not in base or e["to"] not in base:
+            continue
+        title = e.get("title") or []
+        edges.append({"id": f"{view.name}:{k}", "from": e["from"], "to": e["to"],
+                      "color": {"color": EDGE_COLOURS.get(e["kind"], "#999999"),
+                                "opacity": 0.9},
+                      "width": round(0.5 + 4.0 * float(e.get("value", 0.5)), 2),
+                      "dashes": bool(e.get("new", False)),
+                      "title": "<br>".join(esc(x) for x in title)})
+    return nodes, edges
+
+
+def _legend(view: StageView) -> str:
+    keys = sorted(set(view.rings.values()))
+    kinds = sorted({e["kind"] for e in view.edges})
+    parts = [f'<span style="border:3px solid {RING_COLOURS.get(k, "#333")};border-radius:8px;'
+             f'padding:0 5px;margin-right:4px">{esc(k)}</span>' for k in keys]
+    parts += [f'<span style="border-bottom:3px solid {EDGE_COLOURS.get(k, "#999")};'
+              f'margin-right:6px">{esc(k)} edge</span>' for k in kinds]
+    return f'<div class="ak-note">{"".join(parts)}</div>'
+
+
+class RecallStepper(W.VBox):
+    """Step through one recall of ``mem`` (see the module docstring).
+
+    Parameters
+    ----------
+    mem
+        An open :class:`~akasha_explorer.memory.Memory` (read-only is fine; Commit is then
+        disabled).
+    query
+        A query to recall right away.
+    now
+        Time of the recall: ``"last"`` (the store's newest message, default), ``"now"``,
+        ISO 8601 or epoch seconds.
+    settings
+        Recall with other constants (an experiment; the write-back uses the store's).
+
+    Public parts for scripting and tests: :attr:`query`, :attr:`when`, :attr:`run_button`,
+    :attr:`back_button`, :attr:`next_button`, :attr:`stage`, :attr:`view` (the
+    :class:`GraphView`), :attr:`current`, :attr:`reinforce`, :attr:`commit_button`,
+    :attr:`trace`, :attr:`views`, :meth:`frame`, :meth:`stage_frame`.
+    """
+
+    def __init__(self, mem: Memory, *, query: str = "", now: str | float = "last",
+                 settings: Settings | None = None, cap: int = DEFAULT_CAP) -> None:
+        self.mem = mem
+        self.settings = settings
+        self.trace: RecallTrace | None = None
+        self.views: list[StageView] = []
+        self.index = 0
+        self.committed = None
+        self._data: StoreGraph | None = None
+        self._base: dict[str, dict[str, Any]] = {}
+        self._busy = False
+
+        self.query = W.Text(value=query, placeholder="ask the memory, e.g. 最近手指的伤怎么样了",
+                            description="query", layout=W.Layout(width="60%"))
+        self.run_button = W.Button(description="Recall (dry run)", button_style="primary",
+                                   icon="search")
+        self.log_pick = W.Dropdown(description="query log", layout=W.Layout(width="60%"))
+        self.when = W.Text(value=str(now), description="now",
+                           tooltip="'last' = newest message; 'now'; ISO 8601; epoch seconds",
+                           layout=W.Layout(width="30%"))
+        self.back_button = W.Button(description="back", icon="arrow-left", disabled=True)
+        self.next_button = W.Button(description="next", icon="arrow-right", disabled=True)
+        self.stage = W.ToggleButtons(options=[(TITLES[s], s) for s in STAGES], value=STAGES[0],
+                                     style={"button_width": "auto"})
+        self.caption = W.HTML()
+        self.view = GraphView(height="460px", cap=cap)
+        self.detail = W.HTML(layout=W.Layout(width="34%", max_height="520px",
+                                             overflow="auto"))
+        self.table_pick = W.Dropdown(description="table")
+        self.table = W.HTML(layout=W.Layout(width="100%"))
+        self.table.add_class("ak-wide")
+        self.current = W.Dropdown(description="current node", layout=W.Layout(width="55%"))
+        self.reinforce = W.Checkbox(value=False, description="reinforce")
+        self.commit_button = W.Button(description="Commit write-back", button_style="danger",
+                                      icon="save", disabled=True)
+        self.status = W.HTML()
+
+        self.run_button.on_click(lambda _b: self.run())
+        self.back_button.on_click(lambda _b: self.step(-1))
+        self.next_button.on_click(lambda _b: self.step(1))
+        self.commit_button.on_click(lambda _b: self.commit())
+        self.stage.observe(self._on_stage, names="value")
+        self.table_pick.observe(lambda _c: self._show_table(), names="value")
+        self.current.observe(self._on_current, names="value")
+        self.reinforce.observe(self._on_current, names="value")
+        self.log_pick.observe(self._on_log_pick, names="value")
+        self.view.on_select(self._on_select)
+        self.view.layout = W.Layout(width="65%")
+        self.refresh_query_log()
+
+        super().__init__([
+            W.HTML(STYLE),
+            W.HBox([self.query, self.run_button]),
+            W.HBox([self.log_pick, self.when]),
+            W.HBox([self.back_button, self.stage, self.next_button]),
+            self.caption,
+            W.HBox([self.view, self.detail]),
+            self.table_pick, self.table,
+            W.HBox([self.current, self.reinforce, self.commit_button]),
+            self.status,
+        ])
+        if mem.read_only:
+            self.commit_button.tooltip = "the store is open read-only"
+        if query:
+            self.run()
+        else:
+            self.status.value = note("type a query (or pick one from the query log), then "
+                                     "press Recall; nothing is written until you press Commit")
+
+    # -- running ---------------------------------------------------------------------------
+    def refresh_query_log(self) -> None:
+        """Reload the query log into the picker."""
+        try:
+            rows = query_log(self.mem)
+        except AkashaError as err:  # an old store without a query log
+            log.warning("cannot read the query log: %s", err)
+            rows = []
+        opts: list[tuple[str, Any]] = [(f"— {len(rows)} logged queries —", None)]
+        opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}", (r["query"], r["ts"]))
+                 for r in rows]
+        self.log_pick.options = opts
+        self.log_pick.value = None
+
+    def _on_log_pick(self, change: dict[str, Any]) -> None:
+        if change["new"] is None:
+            return
+        text, ts = change["new"]
+        self.query.value = text
+        self.when.value = repr(float(ts))
+        self.run()
+
+    def run(self, query: str | None = None, now: str | float | None = None) -> RecallTrace | None:
+        """Recall ``query`` (default: the query box) at ``now`` (default: the now box) and show
+        stage 1. Returns the trace, or None when the input was refused (see :attr:`status`)."""
+        if query is not None:
+            self.query.value = query
+        if now is not None:
+            self.when.value = str(now)
+        text = self.query.value.strip()
+        if not text:
+            self.status.value = note("type a query first", error=True)
+            return None
+        try:
+            when = self._parse_now(self.when.value)
+            trace = self.mem.recall(text, now=when, settings=self.settings, log=False)
+        except AkashaError as err:
+            self.status.value = note(str(err), error=True)
+            return None
+        self.trace = trace
+        self.committed = None
+        self._data = StoreGraph(self.mem, now=trace.now)
+        self._fill_current()
+        self._plan()
+        self._layout()
+        self.status.value = note(
+            f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible nodes "
+            f"and {trace.n_edges} edges — a dry run: nothing was written")
+        self.commit_button.disabled = self.mem.read_only or trace.writeback is None
+        self.back_button.disabled = False
+        self.next_button.disabled = False
+        self.goto(STAGES[0])
+        return trace
+
+    def _parse_now(self, value: str) -> float:
+        got = parse_now(value.strip() or "last", self.mem)
+        return _wall() if got is None else got
+
+    def _fill_current(self) -> None:
+        """Candidate current nodes: the newest nodes at or before the recall's time."""
+        assert self.trace is not None
+        assert self._data is not None
+        n = self.mem.mirror.nodes
+        vis = np.flatnonzero(n.alive[: n.n] & (n.ts <= self.trace.now))
+        newest = vis[np.lexsort((vis, -n.ts[vis]))][:30]
+        opts = [(f"{n.uid[r]} · {short(self._data.text(n.uid[r]), 40)}", n.uid[r])
+                for r in newest.tolist()]
+        self._busy = True
+        try:
+            self.current.options = opts
+            self.current.value = opts[0][1] if opts else None
+        finally:
+            self._busy = False
+
+    def _plan(self) -> None:
+        """The dry-run write-back plan for the chosen current node (nothing applied)."""
+        t = self.trace
+        if t is None:
+            return
+        if self.committed is not None:
+            t.writeback = self.committed
+        elif self.current.value is None or not t.activation.uids:
+            t.writeback = None
+        else:
+            m = self.mem.mirror
+            plan_writeback(t, m.nodes, m.edges, m.nodes.index[self.current.value], now=t.now,
+                           settings=self.mem.settings, reinforce=self.reinforce.value)
+        text = self._data.text if self._data is not None else None
+        self.views = stage_views(t, text)
+
+    def _on_current(self, _change: dict[str, Any]) -> None:
+        if self._busy or self.trace is None or self.committed is not None:
+            return
+        self._plan()
+        self._layout(keep=True)
+        self._render()
+
+    def _layout(self, *, keep: bool = False) -> None:
+        """Lay out every node any stage touches once, so stepping never moves a node."""
+        assert self.trace is not None
+        assert self._data is not None
+        uids = all_uids(self.trace)[: self.view.cap]
+        old = {n["id"]: (n["x"], n["y"]) for n in self.view.nodes} if keep else {}
+        self._base = {}
+        for u in uids:
+            d = self._data.node(u)
+            if u in old:
+                d["x"], d["y"] = old[u]
+            self._base[u] = d
+        layout_edges = [{"from": e["from"], "to": e["to"], "weight": 0.5 + e.get("value", 0.5)}
+                        for v in self.views for e in v.edges]
+        self.view.set_graph(list(self._base.values()), layout_edges, relayout=not keep,
+                            fit=not keep)
+        for n in self.view.nodes:
+            self._base[n["id"]]["x"], self._base[n["id"]]["y"] = n["x"], n["y"]
+
+    # -- stepping --------------------------------------------------------------------------
+    def goto(self, name: str) -> None:
+        """Show stage ``name`` (one of :data:`~.stages.STAGES`)."""
+        if name not in STAGES:
+            raise ValueError(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
+        if self.stage.value != name:
+            self.stage.value = name  # _on_stage renders
+        else:
+            self.index = STAGES.index(name)
+            self._render()
+
+    def step(self, delta: int) -> None:
+        """Move ``delta`` stages (clamped to the first / last)."""
+        k = min(len(STAGES) - 1, max(0, STAGES.index(self.stage.value) + delta))
+        self.goto(STAGES[k])
+
+    def _on_stage(self, change: dict[str, Any]) -> None:
+        self.index = STAGES.index(change["new"])
+        self._render()
+
+    def _render(self) -> None:
+        if self.trace is None or not self.views:
+            self.caption.value = note("no recall yet")
+            return
+        v = self.views[self.index]
+        nodes, edges = style_stage(self._base, v)
+        self.view.set_graph(nodes, edges, fit=False)
+        self.view.caption = f"{v.title}: {len(v.focus)} nodes touched"
+        self.caption.value = (f'<div class="ak-caption">{esc(v.caption)}</div>' + _legend(v))
+        self.back_button.disabled = self.index == 0
+        self.next_button.disabled = self.index == len(STAGES) - 1
+        names = [t for t, _ in v.tables]
+        self._busy = True
+        try:
+            self.table_pick.options = names
+            self.table_pick.value = names[0] if names else None
+        finally:
+            self._busy = False
+        self._show_table()
+
+    def _show_table(self) -> None:
+        if self._busy or not self.views:
+            return
+        v = self.views[self.index]
+        tables = dict(v.tables)
+        df = tables.get(self.table_pick.value) if self.table_pick.value else None
+        if df is None:
+            self.table.value = note("this stage has no table")
+            return
+        self.table.value = frame_html(df, highlight=self.view.selected)
+
+    def frame(self) -> pd.DataFrame:
+        """The table on screen (the current stage's chosen table) as a DataFrame."""
+        if not self.views:
+            return pd.DataFrame()
+        tables = dict(self.views[self.index].tables)
+        return tables.get(self.table_pick.value, self.views[self.index].frame).copy()
+
+    def stage_frame(self, stage: str, table: str | None = None) -> pd.DataFrame:
+        """A table of any stage (default: its main table) without changing what is shown.
+
+        ``stage`` is one of :data:`~.stages.STAGES`; ``table`` one of that stage's table
+        titles (the "table" picker lists them)."""
+        if not self.views:
+            raise ValueError("no recall yet: call run() or press Recall first")
+        view = self.views[STAGES.index(stage)]
+        if table is None:
+            return view.frame.copy()
+        tables = dict(view.tables)
+        if table not in tables:
+            raise ValueError(f"stage {stage!r} has no table {table!r}; it has "
+                             f"{', '.join(tables) or 'none'}")
+        return tables[table].copy()
+
+    # -- selection -------------------------------------------------------------------------
+    def _on_select(self, ids: list[str]) -> None:
+        self._show_table()
+        if not ids or self.trace is None:
+            self.detail.value = note("click a node to see every term for it")
+            return
+        uid = ids[0]
+        ex = self.trace.explain(uid)
+        pairs = [(k, v) for k, v in ex.items() if v is not None and k != "uid"
+                 and not (isinstance(v, float) and np.isnan(v))]
+        try:
+            msgs = messages_html(self.mem.messages(uid))
+        except AkashaError as err:
+            msgs = note(str(err), error=True)
+        more = f" (+{len(ids) - 1} more selected)" if len(ids) > 1 else ""
+        self.detail.value = (f"<b>{esc(uid)}</b>{esc(more)}" + msgs + kv_html(pairs))
+
+    # -- commit ----------------------------------------------------------------------------
+    def commit(self) -> Any:
+        """Write the recall back with the chosen current node (``mem.commit``); the
+        write-back stage then shows the applied plan. Returns the plan (None if refused)."""
+        t = self.trace
+        if t is None or self.committed is not None:
+            self.status.value = note("nothing to commit: recall first (a trace commits once)",
+                                     error=True)
+            return None
+        node = self.current.value
+        if node is None:
+            self.status.value = note("choose the current node first", error=True)
+            return None
+        try:
+            plan = self.mem.commit(t, node, reinforce=self.reinforce.value)
+        except AkashaError as err:
+            self.status.value = note(str(err), error=True)
+            return None
+        self.committed = plan
+        self.commit_button.disabled = True
+        self._plan()
+        if STAGES[self.index] == "writeback":
+            self._render()
+        else:
+            self.goto("writeback")
+        self.status.value = note(
+            f"committed: {len(plan.nodes.uids)} nodes and {len(plan.edges.kind)} edges "
+            f"written back with current node {node} (journaled; recall again to see the "
+            "new state)")
+        return plan
+
+
+def _wall() -> float:
+    import time
+    return time.time()
