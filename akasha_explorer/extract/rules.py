@@ -421,6 +421,9 @@ def _zh_triples(clause: str, start: int,
 
 def _en_triples(clause: str, start: int) -> Iterator[TripleCandidate]:
     end = start + len(clause)
+    lead = re.match(r"(?:(?:and|but|so|also|then|btw|plus)\s+)+", clause, re.I)
+    if lead:
+        clause, start = clause[lead.end():], start + lead.end()
     m = _EN_ISA.match(clause)
     if m and m.group("s").lower() not in STOPWORDS | STARTERS:
         s = Ref(surface=m.group("s"), start=start, end=start + m.end("s"))
