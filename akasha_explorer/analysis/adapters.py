@@ -3,8 +3,8 @@ arrays, texts, Kuzu rows) and write what analysis produces back (community episo
 suggested links on the review queue). The algorithms never see a store.
 
 Writes go to Kuzu only (they are not dynamic state): community episodes replace the
-previous ones in one transaction; suggested links are created once per pair — an
-existing item (pending or already decided) is never touched again.
+previous ones in one transaction (``Memory.set_episodes``); suggested links are created
+once per pair — an existing item (pending or already decided) is never touched again.
 """
 
 from __future__ import annotations
@@ -121,31 +121,13 @@ def _wall() -> float:
 
 def store_communities(mem: Memory, view: GraphView, table: pd.DataFrame) -> int:
     """Replace the stored community episodes (Episode ``kind = 'community'`` + IN_EPISODE
-    from each member turn) with the communities of a nodes ``view``; one transaction.
-    Episode uids hash the member set, so the same community keeps its uid. Returns the
-    number of episodes written."""
-    mem._check_write()
+    from each member turn) with the communities of a nodes ``view``, labelled by their
+    terms — through the curate area's ``set_episodes`` hook (one transaction). Returns
+    the number of episodes written."""
     if view.name != "nodes":
         raise ValueError("only communities of turns (the nodes view) are episodes")
-    eps, rels = [], []
-    ts = dict(zip(view.nodes["id"], view.nodes["ts"], strict=True))
-    for r in table.itertuples(index=False):
-        members = sorted(str(r.members).split(","))
-        uid = "ep-community-" + hashlib.sha1("\n".join(members).encode()).hexdigest()[:16]
-        times = [ts[u] for u in members]
-        eps.append({"uid": uid, "kind": "community", "label": str(r.label),
-                    "session": None, "start_ts": float(min(times)), "end_ts": float(max(times))})
-        rels += [(u, uid) for u in members]
-    with mem.graph.transaction():
-        mem.graph.execute("MATCH (e:Episode) WHERE e.kind = 'community' DETACH DELETE e")
-        if eps:
-            mem.graph.copy("Episode", pa.Table.from_pylist(eps, schema=pa.schema([
-                ("uid", pa.string()), ("kind", pa.string()), ("label", pa.string()),
-                ("session", pa.string()), ("start_ts", pa.float64()),
-                ("end_ts", pa.float64())])))
-            mem.graph.copy("IN_EPISODE", pa.table({"from": [a for a, _ in rels],
-                                                   "to": [b for _, b in rels]}))
-    return len(eps)
+    groups = [str(m).split(",") for m in table["members"]]
+    return int(mem.set_episodes("community", groups, [str(x) for x in table["label"]]))
 
 
 def suggested_uid(a: str, b: str) -> str:

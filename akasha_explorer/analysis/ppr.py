@@ -5,10 +5,12 @@ or graph with edge weights, from a reset distribution over seed nodes: the stati
 distribution of a walk that follows an edge with probability ``damping`` (chosen in
 proportion to its weight) and jumps back to the seeds otherwise.
 
-:func:`ppr_recall` is ``Memory.recall(..., method="ppr")``: the *same* seeds as Akasha's
-stage 1 (:func:`~akasha_explorer.engine.seeds.select_seeds`, reset mass = each seed's
-energy after the FTS boost), then PageRank over the co-activation graph of the nodes
-visible at ``now`` with effective weights (SPEC §3) instead of RWR + graph_expand. It
+:func:`ppr_recall` is ``Memory.recall(..., method="ppr")``: the *same* seeds and dense
+items as Akasha's stage 1 and 4 (taken from the engine's own
+:func:`~akasha_explorer.engine.recall.recall` on the same inputs, so they cannot drift;
+reset mass = each seed's energy after the FTS boost), then PageRank over the
+co-activation graph of the nodes visible at ``now`` with effective weights (SPEC §3)
+instead of RWR + graph_expand. It
 returns a :class:`PPRTrace` — a :class:`~akasha_explorer.engine.trace.RecallTrace` whose
 groups hold the PageRank order — so both methods compare side by side (``ranking()``,
 ``to_frame()``, ``activation``, ``dense``).
@@ -40,10 +42,17 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..config import Settings
 from ..engine.bm25 import LexicalHits
-from ..engine.seeds import select_seeds, top_k
-from ..engine.settle import dense_items
+from ..engine.recall import recall
+from ..engine.seeds import top_k
 from ..engine.state import EdgeStore, NodeTable
-from ..engine.trace import FRAME_COLUMNS, ItemList, RecallTrace
+from ..engine.trace import (
+    FRAME_COLUMNS,
+    GraphExpand,
+    ItemList,
+    MicroGraph,
+    RecallTrace,
+    Settlement,
+)
 from ..errors import InvalidInput
 from .views import GraphView, coact_arrays
 
@@ -157,16 +166,6 @@ class PPRTrace(RecallTrace):
         return rows
 
 
-def _query_vector(nodes: NodeTable, q: ArrayLike) -> NDArray[np.float32]:
-    v = np.asarray(q, dtype=np.float32).ravel()
-    if v.shape[0] != nodes.dim or not np.all(np.isfinite(v)):
-        raise InvalidInput(f"query vector must be {nodes.dim} finite floats; embed the query "
-                           "with the store's model")
-    if abs(float(np.linalg.norm(v.astype(np.float64))) - 1.0) > 1e-3:
-        raise InvalidInput("query vector is not of unit length; L2-normalise it first")
-    return v
-
-
 def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: LexicalHits, *,
                now: float, settings: Settings, query: str = "", session: str | None = None,
                visible: ArrayLike | None = None) -> PPRTrace:
@@ -180,19 +179,17 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     (['n0', 'n1'], ['n0', 'n1', 'n2'], 1.0)
     """
     st = settings
-    qv = _query_vector(nodes, q)
     vis = nodes.alive & (nodes.ts <= now)
     if visible is not None:
         vis = vis & np.asarray(visible, bool)
-    base = RecallTrace.empty(query=query, q=[float(x) for x in qv.tolist()], now=now,
-                             session=session, settings=st.to_dict(), n_nodes=nodes.n,
-                             n_edges=edges.n_alive())
+    # stages 1 and dense_items exactly as Akasha computes them: run the engine itself
+    base = recall(nodes, edges, q, lexical, now=now, settings=st, visible=vis, query=query,
+                  session=session)
     table = PPRTable(damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
-    if not vis.any():
+    if base.n_visible == 0:
         return PPRTrace(**_fields(base), ppr=table)
-    cos_node = (nodes.vec @ qv).astype(np.float64)
-    cos_msg = nodes.cos_msg_max(nodes.msg_vec @ qv)
-    seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
+    seeds, dense = base.seeds, base.dense
+    qv = np.asarray(base.q, np.float32)
     rows = np.flatnonzero(vis)
     pos = np.full(nodes.n, -1, np.int64)
     pos[rows] = np.arange(rows.size)
@@ -208,6 +205,10 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     limit = max(st.RIPPLE_MIN_ITEMS, st.RIPPLE_LIMIT_MULT * max(st.RIPPLE_LIMIT_FLOOR,
                                                                  st.RIPPLE_LIMIT))
     ranked = top_k(full, limit, vis & (full > 0))
+    cos_node = np.einsum("ij,j->i", nodes.vec[ranked], qv).astype(np.float64)
+    cos_msg = np.array([float(np.einsum("ij,j->i", nodes.msg_vec[a: a + k], qv).max())
+                        for a, k in zip(nodes.first_msg[ranked].tolist(),
+                                        nodes.n_msg[ranked].tolist(), strict=True)])
     top = float(full[ranked[0]]) if ranked.size else 1.0
     label = dict(zip(seeds.rows, seeds.source, strict=True))
     fan = edges.fan_of(ranked)
@@ -216,10 +217,9 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
         graph_edges=int(src.size), reached=int((pr > 0).sum()), rows=ranked.tolist(),
         uids=[nodes.uid[i] for i in ranked.tolist()], ppr=full[ranked].tolist(),
         score=(full[ranked] / top).tolist(), reset=(reset / reset.sum())[pos[ranked]].tolist(),
-        cos_node=cos_node[ranked].tolist(), cos_msg=cos_msg[ranked].tolist(),
+        cos_node=cos_node.tolist(), cos_msg=cos_msg.tolist(),
         sigma=[float(nodes.sigma[i]) if st.USE_SALIENCE else 0.0 for i in ranked.tolist()],
         fan=fan.tolist(), seed_source=[label.get(i, "") for i in ranked.tolist()])
-    dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st)
     gate = seeds.relevant or not st.RELEVANCE_FLOOR
     k_act = st.ACTIVATION_K if gate else 0
     items = [ItemList(), ItemList()]
@@ -238,8 +238,8 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
               "activated": len(act), "dense": len(dense), "ripple": len(ripple),
               "suppressed": len(sup)}
     fields_ = _fields(base)
-    fields_.update(n_visible=int(vis.sum()), seeds=seeds, dense=dense, activation=act,
-                   ripple=ripple, suppressed=sup, relevant=seeds.relevant, counts=counts)
+    fields_.update(micro=MicroGraph(), graph=GraphExpand(), settle=Settlement(),
+                   activation=act, ripple=ripple, suppressed=sup, counts=counts)
     return PPRTrace(**fields_, ppr=table)
 
 
