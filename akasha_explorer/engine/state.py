@@ -270,10 +270,33 @@ class NodeTable:
         self._replayed[i] = value
 
     def cos_msg_max(self, msg_cos: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
-        """Per-node max of a per-message array (messages are contiguous per node)."""
+        """Per-node max of a per-message array (messages are contiguous per node).
+
+        Nodes rarely have more than a few messages, so up to 4 it takes the max with a
+        few vectorised gathers (much faster than ``reduceat``; the result is the same).
+
+        >>> t = NodeTable(dim=1)
+        >>> for k, mv in enumerate([[[1.0]], [[1.0], [1.0]]]):
+        ...     _ = t.add_node(f"u{k}", ts=0.0, session="s", vector=[1.0], sigma=0.0,
+        ...                    strength=1.0, resource=1.0, assistant_only=False,
+        ...                    msg_vectors=mv, msg_ts=[0.0] * len(mv),
+        ...                    msg_uids=[f"u{k}:{j}" for j in range(len(mv))])
+        >>> t.cos_msg_max(np.array([0.1, 0.2, 0.3])).tolist()
+        [0.1, 0.3]
+        """
         if self.n == 0:
             return np.zeros(0, np.float64)
-        return np.maximum.reduceat(np.asarray(msg_cos, np.float64), self.first_msg)
+        mc = np.asarray(msg_cos)
+        n_msg = self.n_msg
+        top = int(n_msg.max())
+        if top > 4:
+            return np.maximum.reduceat(np.asarray(mc, np.float64), self.first_msg)
+        first = self.first_msg
+        out = mc[first]
+        for k in range(1, top):
+            more = np.flatnonzero(n_msg > k)
+            out[more] = np.maximum(out[more], mc[first[more] + k])
+        return out.astype(np.float64)
 
 
 class EdgeStore:

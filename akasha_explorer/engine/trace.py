@@ -1,0 +1,407 @@
+"""SPEC §5 — :class:`RecallTrace`, the plain record of one recall a person steps through.
+
+Every part is a dataclass of plain values (lists of numbers and strings, column-oriented:
+one list per term, one entry per node), so a trace is JSON (:meth:`RecallTrace.to_json`,
+exact round trip) and a DataFrame (:meth:`RecallTrace.to_frame`, one row per candidate).
+Positions named ``*_i`` / ``*_j`` index the micrograph (``MicroGraph.rows[i]`` is the node
+row); nodes are otherwise named by uid, with mirror rows beside them.
+
+The parts, in stage order: :class:`SeedTable` (stage 1), :class:`MicroGraph` (stage 2a),
+:class:`GraphExpand` (stage 2b), :class:`Settlement` (stage 3), :class:`ItemList` for the
+three groups and the suppressed candidates (stage 4), and the
+:class:`~akasha_explorer.engine.writeback.WritebackPlan` once one is computed (stage 5).
+
+>>> t = RecallTrace.empty(query="hi", q=[1.0, 0.0], now=5.0)
+>>> RecallTrace.from_json(t.to_json()) == t
+True
+>>> t.ranking(), t.explain("nobody")["candidate"]
+([], False)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._codec import dumps, from_plain, to_plain
+from .writeback import WritebackPlan
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "GraphExpand",
+    "ItemList",
+    "MicroGraph",
+    "QueryTermRecord",
+    "RecallTrace",
+    "SeedTable",
+    "Settlement",
+]
+
+
+@dataclass
+class QueryTermRecord:
+    """One lexical query term: document frequency, IDF and whether it was used."""
+
+    term: str
+    df: int
+    idf: float
+    kept: bool
+    reason: str = ""
+
+
+@dataclass
+class SeedTable:
+    """Stage 1: seeds in seed order (Dense / Dense(FB), then FTS-only, then BlackHole).
+
+    ``energy`` is the initial energy, ``energy_boosted`` after the FTS boost,
+    ``energy_fan`` after the division by ``sqrt(1 + fan)``; ``bm25_rank`` is the 1-based rank
+    of the node's best message among the BM25 hits (None if none). ``sigma`` is the value used
+    (0 with ``USE_SALIENCE`` off). ``relevant`` is False when the only seeds are the Dense(FB)
+    fallback (no node above DENSE_SEED_MIN, no lexical hit, no BlackHole).
+    """
+
+    rows: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)
+    source: list[str] = field(default_factory=list)
+    cos_node: list[float] = field(default_factory=list)
+    cos_msg: list[float] = field(default_factory=list)
+    bm25_rank: list[int | None] = field(default_factory=list)
+    sigma: list[float] = field(default_factory=list)
+    fan: list[int] = field(default_factory=list)
+    energy: list[float] = field(default_factory=list)
+    energy_boosted: list[float] = field(default_factory=list)
+    energy_fan: list[float] = field(default_factory=list)
+    terms: list[QueryTermRecord] = field(default_factory=list)
+    fallback: bool = False
+    relevant: bool = False
+
+
+@dataclass
+class MicroGraph:
+    """Stage 2a: the micrograph and its random walk with restart.
+
+    Per node (micrograph order): row, uid, seed flag, cos_node, cos_msg, sigma used, long,
+    resource_eff, fan, assistant-only flag, ``state``, ``e0``, ``te0 = T e0``, ``current``
+    after each step (``current[k]`` is step k + 1), and the path (``"direct"``, ``"1hop"``,
+    ``"2hop"``) with its seed/bridge uids and the three contributions c0/c1/c2.
+    ``cross_*`` lists the non-zero entries ``cross[i, j] = w_eff(j → i)``; ``t_*`` the kept
+    transition entries, before (``t_raw``) and after (``t_p``) column normalisation.
+    """
+
+    rows: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)
+    is_seed: list[bool] = field(default_factory=list)
+    cos_node: list[float] = field(default_factory=list)
+    cos_msg: list[float] = field(default_factory=list)
+    sigma: list[float] = field(default_factory=list)
+    long: list[float] = field(default_factory=list)
+    resource_eff: list[float] = field(default_factory=list)
+    fan: list[int] = field(default_factory=list)
+    assistant_only: list[bool] = field(default_factory=list)
+    state: list[float] = field(default_factory=list)
+    cross_i: list[int] = field(default_factory=list)
+    cross_j: list[int] = field(default_factory=list)
+    cross_w: list[float] = field(default_factory=list)
+    t_i: list[int] = field(default_factory=list)
+    t_j: list[int] = field(default_factory=list)
+    t_raw: list[float] = field(default_factory=list)
+    t_p: list[float] = field(default_factory=list)
+    e0: list[float] = field(default_factory=list)
+    te0: list[float] = field(default_factory=list)
+    current: list[list[float]] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
+    path_seed: list[str | None] = field(default_factory=list)
+    path_bridge: list[str | None] = field(default_factory=list)
+    c0: list[float] = field(default_factory=list)
+    c1: list[float] = field(default_factory=list)
+    c2: list[float] = field(default_factory=list)
+
+
+@dataclass
+class GraphExpand:
+    """Stage 2b: graph seeds, kept (seed, neighbour) pairs, and per-neighbour aggregates.
+
+    ``seed_out`` is ``out(s)``; ``seed_considered`` how many out-neighbours passed the
+    filters. ``pair_*`` lists each seed's top GRAPH_PER_SEED neighbours with ``w_eff``,
+    ``out(s)``, ``in(n)``, ``edge_signal`` and ``candidate_signal``. The neighbour table holds
+    every neighbour some seed kept: ``signal``, ``paths``, the factors of ``score_graph``,
+    ``best_seed`` (largest candidate_signal) and ``selected`` (in the top GRAPH_LIMIT).
+    """
+
+    seed_rows: list[int] = field(default_factory=list)
+    seed_uids: list[str] = field(default_factory=list)
+    seed_cos_node: list[float] = field(default_factory=list)
+    seed_cos_msg: list[float] = field(default_factory=list)
+    seed_out: list[float] = field(default_factory=list)
+    seed_considered: list[int] = field(default_factory=list)
+    pair_seed: list[str] = field(default_factory=list)
+    pair_seed_row: list[int] = field(default_factory=list)
+    pair_nbr: list[str] = field(default_factory=list)
+    pair_nbr_row: list[int] = field(default_factory=list)
+    pair_w_eff: list[float] = field(default_factory=list)
+    pair_out: list[float] = field(default_factory=list)
+    pair_in: list[float] = field(default_factory=list)
+    pair_edge_signal: list[float] = field(default_factory=list)
+    pair_candidate_signal: list[float] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)
+    signal: list[float] = field(default_factory=list)
+    paths: list[int] = field(default_factory=list)
+    cos_node: list[float] = field(default_factory=list)
+    cos_msg: list[float] = field(default_factory=list)
+    long: list[float] = field(default_factory=list)
+    resource_eff: list[float] = field(default_factory=list)
+    fan: list[int] = field(default_factory=list)
+    score_graph: list[float] = field(default_factory=list)
+    best_seed: list[str] = field(default_factory=list)
+    selected: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class Settlement:
+    """Stage 3: every term of the settlement, aligned with :class:`MicroGraph`.
+
+    ``score`` is the formula's value, ``score_final`` after bridge promotion; ``source`` is
+    the seed label, ``"Bridge"`` for a promoted bridge, ``""`` for a carrier (not a
+    candidate); ``path`` is ``"bridge"`` for a promoted bridge, else the RWR path, with
+    ``seed``/``bridge`` uids; ``promoted_by`` the 2hop children that promoted it.
+    """
+
+    direct: list[float] = field(default_factory=list)
+    w_d: list[float] = field(default_factory=list)
+    state_norm: list[float] = field(default_factory=list)
+    ripple: list[float] = field(default_factory=list)
+    strong: list[float] = field(default_factory=list)
+    weak: list[float] = field(default_factory=list)
+    content_base: list[float] = field(default_factory=list)
+    gain_sigma: list[float] = field(default_factory=list)
+    gain_long: list[float] = field(default_factory=list)
+    gain_edge: list[float] = field(default_factory=list)
+    edge: list[float] = field(default_factory=list)
+    hop: list[float] = field(default_factory=list)
+    role: list[float] = field(default_factory=list)
+    fan_penalty: list[float] = field(default_factory=list)
+    score: list[float] = field(default_factory=list)
+    score_final: list[float] = field(default_factory=list)
+    source: list[str] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)
+    seed: list[str | None] = field(default_factory=list)
+    bridge: list[str | None] = field(default_factory=list)
+    promoted_by: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class ItemList:
+    """Stage 4: one group, best first — uid, row, score, source, direct (and for the
+    suppressed list, the reason: ``below_threshold``, ``soft_hit``, ``over_k`` or
+    ``no_relevant_seed``)."""
+
+    uids: list[str] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    direct: list[float] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.uids)
+
+
+FRAME_COLUMNS = (
+    "uid", "row", "kind", "source", "path", "seed", "bridge", "cos_node", "cos_msg", "sigma",
+    "long", "fan", "direct", "w_d", "current", "state", "state_norm", "ripple", "strong", "weak",
+    "content_base", "gain_sigma", "gain_long", "gain_edge", "edge", "resource_eff", "hop",
+    "role", "fan_penalty", "score_settle", "graph_signal", "graph_paths", "score_graph",
+    "score", "activated", "in_ripple", "in_dense", "suppressed_reason",
+)
+"""Columns of :meth:`RecallTrace.to_frame`, in order."""
+
+
+@dataclass
+class RecallTrace:
+    """Everything one recall computed (SPEC §5); see the module docstring for the parts.
+
+    ``q`` is the query vector, ``settings`` the settings used (a dict), ``relevant`` whether
+    stage 1 found relevant seeds (RELEVANCE_FLOOR closes the gate otherwise), ``counts`` what
+    V1's inspector shows (seeds, pool, graph, activated, dense, ripple, suppressed).
+    ``writeback`` is set by ``plan_writeback``; its ``applied`` flag by ``apply_plan``.
+    """
+
+    query: str
+    q: list[float]
+    now: float
+    session: str | None
+    settings: dict[str, Any]
+    n_nodes: int
+    n_visible: int
+    n_edges: int
+    seeds: SeedTable
+    micro: MicroGraph
+    graph: GraphExpand
+    settle: Settlement
+    dense: ItemList
+    activation: ItemList
+    ripple: ItemList
+    suppressed: ItemList
+    relevant: bool
+    counts: dict[str, int]
+    writeback: WritebackPlan | None = None
+
+    # -- construction / serialisation ---------------------------------------------------
+    @classmethod
+    def empty(cls, *, query: str = "", q: list[float] | None = None, now: float = 0.0,
+              session: str | None = None, settings: dict[str, Any] | None = None,
+              n_nodes: int = 0, n_edges: int = 0) -> RecallTrace:
+        """The trace of a recall over no visible node.
+
+        >>> RecallTrace.empty().counts["seeds"]
+        0
+        """
+        counts = dict.fromkeys(("seeds", "pool", "graph", "activated", "dense", "ripple",
+                                "suppressed"), 0)
+        return cls(query=query, q=list(q or []), now=float(now), session=session,
+                   settings=dict(settings or {}), n_nodes=n_nodes, n_visible=0,
+                   n_edges=n_edges, seeds=SeedTable(), micro=MicroGraph(),
+                   graph=GraphExpand(), settle=Settlement(), dense=ItemList(),
+                   activation=ItemList(), ripple=ItemList(), suppressed=ItemList(),
+                   relevant=False, counts=counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (JSON-ready; no NaN or inf anywhere)."""
+        out: dict[str, Any] = to_plain(self)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RecallTrace:
+        """Inverse of :meth:`to_dict`."""
+        return from_plain(cls, data)
+
+    def to_json(self) -> str:
+        """Compact JSON; ``RecallTrace.from_json(t.to_json()) == t`` exactly."""
+        return dumps(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> RecallTrace:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    # -- views -----------------------------------------------------------------------------
+    def _final(self) -> dict[str, tuple[float, str, str]]:
+        """uid -> (final score, source, suppressed reason) for every candidate."""
+        out: dict[str, tuple[float, str, str]] = {}
+        a = self.activation
+        for k, u in enumerate(a.uids):
+            out[u] = (a.scores[k], a.sources[k], "")
+        s = self.suppressed
+        for k, u in enumerate(s.uids):
+            out[u] = (s.scores[k], s.sources[k], s.reasons[k])
+        return out
+
+    def _rows(self) -> list[dict[str, Any]]:
+        final = self._final()
+        dense = set(self.dense.uids)
+        ripple = set(self.ripple.uids)
+        active = set(self.activation.uids)
+        g = self.graph
+        gpos = {u: k for k, u in enumerate(g.uids) if g.selected[k]}
+        nan = math.nan
+        rows: list[dict[str, Any]] = []
+        m, st = self.micro, self.settle
+        for i, u in enumerate(m.uids):
+            src = st.source[i]
+            kind = ("seed" if m.is_seed[i] else "bridge") if src else "carrier"
+            r: dict[str, Any] = {
+                "uid": u, "row": m.rows[i], "kind": kind, "path": st.path[i],
+                "seed": st.seed[i], "bridge": st.bridge[i], "cos_node": m.cos_node[i],
+                "cos_msg": m.cos_msg[i], "sigma": m.sigma[i], "long": m.long[i],
+                "fan": m.fan[i], "current": m.current[-1][i] if m.current else nan,
+                "state": m.state[i], "resource_eff": m.resource_eff[i],
+                "score_settle": st.score_final[i],
+            }
+            for name in ("direct", "w_d", "state_norm", "ripple", "strong", "weak",
+                         "content_base", "gain_sigma", "gain_long", "gain_edge", "edge", "hop",
+                         "role", "fan_penalty"):
+                r[name] = getattr(st, name)[i]
+            rows.append(r)
+        by_uid = {r["uid"]: r for r in rows}
+        for u, k in gpos.items():
+            found = by_uid.get(u)
+            if found is not None:
+                r = found
+                if r["kind"] == "carrier":
+                    r["kind"] = "graph"
+            else:
+                r = {"uid": u, "row": g.rows[k], "kind": "graph", "path": "1hop",
+                     "seed": g.best_seed[k], "bridge": None, "cos_node": g.cos_node[k],
+                     "cos_msg": g.cos_msg[k], "long": g.long[k], "fan": g.fan[k],
+                     "direct": max(0.0, g.cos_node[k]), "resource_eff": g.resource_eff[k]}
+                rows.append(r)
+                by_uid[u] = r
+            r["graph_signal"] = g.signal[k]
+            r["graph_paths"] = g.paths[k]
+            r["score_graph"] = g.score_graph[k]
+        for r in rows:
+            u = r["uid"]
+            score, source, reason = final.get(u, (nan, "", "carrier"))
+            r["score"], r["source"], r["suppressed_reason"] = score, source, reason
+            r["activated"] = u in active
+            r["in_ripple"] = u in ripple
+            r["in_dense"] = u in dense
+        return rows
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per candidate (seeds, bridges, Graph candidates) and per carrier (the rest
+        of the micrograph, ``kind == "carrier"``), one column per term (:data:`FRAME_COLUMNS`);
+        terms that do not apply are NaN/None.
+
+        >>> RecallTrace.empty().to_frame().shape
+        (0, 38)
+        """
+        import pandas as pd
+
+        return pd.DataFrame(self._rows(), columns=list(FRAME_COLUMNS))
+
+    def ranking(self) -> list[str]:
+        """Candidate uids by final score, best first (ties: lower row first).
+
+        >>> RecallTrace.empty().ranking()
+        []
+        """
+        items = [(-sc, row, u) for u, row, sc in zip(
+            self.activation.uids + self.suppressed.uids,
+            self.activation.rows + self.suppressed.rows,
+            self.activation.scores + self.suppressed.scores, strict=True)]
+        return [u for _, _, u in sorted(items)]
+
+    def explain(self, uid: str) -> dict[str, Any]:
+        """Every term for one node (``candidate`` True), or why it was not a candidate.
+
+        >>> RecallTrace.empty().explain("x")["reason"]
+        'not in the micrograph nor among the graph_expand neighbours'
+        """
+        for r in self._rows():
+            if r["uid"] == uid:
+                out = {c: r.get(c) for c in FRAME_COLUMNS}
+                out["candidate"] = r["kind"] != "carrier"
+                if not out["candidate"]:
+                    out["reason"] = "micrograph carrier: carried energy, has no source label"
+                return out
+        g = self.graph
+        if uid in g.uids:
+            k = g.uids.index(uid)
+            return {"uid": uid, "row": g.rows[k], "candidate": False,
+                    "score_graph": g.score_graph[k],
+                    "reason": "graph_expand neighbour outside the top GRAPH_LIMIT"}
+        if uid in self.dense.uids:
+            k = self.dense.uids.index(uid)
+            return {"uid": uid, "row": self.dense.rows[k], "candidate": False,
+                    "in_dense": True, "cos_msg": self.dense.scores[k],
+                    "reason": "dense item only: not a seed, not in the micrograph, not a "
+                              "graph_expand neighbour"}
+        return {"uid": uid, "candidate": False,
+                "reason": "not in the micrograph nor among the graph_expand neighbours"}
