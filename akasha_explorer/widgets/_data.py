@@ -6,11 +6,9 @@ neighbours at a time ``now``, the query log. Nothing here writes to a store.
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import igraph as ig
 import numpy as np
 
 from ..engine.dynamics import edge_eff, strength_eff
@@ -89,58 +87,14 @@ class StoreGraph:
 
     # -- communities -----------------------------------------------------------------------
     def communities(self) -> dict[str, int]:
-        """Node uid → community of the co-activation graph at ``now``.
-
-        Uses the store's analytics (``mem.communities``) when that API exists; otherwise a
-        seeded Leiden (modularity, effective weights, undirected) over all alive nodes.
-        Communities are numbered by size, largest first.
-        """
+        """Node uid → Leiden community of the co-activation graph at ``now``, from the
+        store's analytics (``mem.graph_view("nodes")``; communities numbered by size,
+        largest first). Computed once per :class:`StoreGraph`."""
         if self._comm is None:
-            self._comm = self._store_communities() or self._leiden()
+            nodes = self.mem.graph_view("nodes", now=self.now).nodes
+            self._comm = dict(zip(nodes["id"].astype(str), nodes["community"].astype(int),
+                                  strict=True))
         return self._comm
-
-    def _store_communities(self) -> dict[str, int] | None:
-        fn = getattr(self.mem, "communities", None)
-        if fn is None:
-            return None
-        try:
-            got = fn(now=self.now)
-        except TypeError:
-            got = fn()
-        if isinstance(got, dict):
-            return {str(k): int(v) for k, v in got.items()}
-        if hasattr(got, "membership"):  # a Communities result object
-            return {str(k): int(v) for k, v in dict(got.membership).items()}
-        if hasattr(got, "columns") and {"uid", "community"} <= set(got.columns):
-            return dict(zip(got["uid"].astype(str), got["community"].astype(int), strict=True))
-        log.warning("mem.communities() returned %s; colouring by local Leiden", type(got))
-        return None
-
-    def _leiden(self, seed: int = 0) -> dict[str, int]:
-        n = self.mem.mirror.nodes
-        e = self.mem.mirror.edges
-        alive = np.flatnonzero(n.alive)
-        pos = {int(r): k for k, r in enumerate(alive.tolist())}
-        ids = np.flatnonzero(e.alive) if e.count else np.zeros(0, np.int64)
-        src, dst = e.src[ids], e.dst[ids]
-        w = np.asarray(edge_eff(e.w[ids], e.last_ts[ids], self.now, self.mem.settings.EDGE_TAU))
-        pairs: dict[tuple[int, int], float] = {}
-        for a, b, x in zip(src.tolist(), dst.tolist(), w.tolist(), strict=True):
-            if a in pos and b in pos and a != b and x > 0:
-                key = (min(pos[a], pos[b]), max(pos[a], pos[b]))
-                pairs[key] = pairs.get(key, 0.0) + x
-        g = ig.Graph(n=len(alive), edges=list(pairs), directed=False)
-        ig.set_random_number_generator(random.Random(seed))
-        try:
-            part = g.community_leiden(objective_function="modularity",
-                                      weights=list(pairs.values()) or None, n_iterations=-1)
-        finally:
-            ig.set_random_number_generator(random)
-        sizes = np.bincount(np.asarray(part.membership, np.int64)) if len(alive) else []
-        rank = {int(c): k for k, c in enumerate(sorted(range(len(sizes)),
-                                                       key=lambda c: (-sizes[c], c)))}
-        return {n.uid[int(r)]: rank[int(c)] for r, c in zip(alive.tolist(), part.membership,
-                                                             strict=True)}
 
     # -- nodes -----------------------------------------------------------------------------
     def strength(self, uids: Sequence[str]) -> np.ndarray:

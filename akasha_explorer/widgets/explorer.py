@@ -107,7 +107,6 @@ class MemoryExplorer(W.VBox):
         self.status = W.HTML()
 
         self.search_button.on_click(lambda _b: self.search(self.search_box.value))
-        self.search_box.on_submit(lambda _w: self.search(self.search_box.value))
         self.results.observe(self._on_result, names="value")
         self.sessions.observe(lambda c: c["new"] and self.show_session(c["new"]), names="value")
         self.open_button.on_click(lambda _b: self._open_selected())

@@ -1,0 +1,268 @@
+"""The graph view, RecallStepper and MemoryExplorer driven the way a person drives them —
+``button.click()`` and trait changes — against the real demo store (Kuzu + LanceDB, the
+real model, real igraph). The front end is covered by tests/test_browser.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.engine.dynamics import edge_eff
+from akasha_explorer.widgets import GraphView, MemoryExplorer, RecallStepper
+from akasha_explorer.widgets._data import StoreGraph
+from akasha_explorer.widgets.graphview import layout, vis_source
+from akasha_explorer.widgets.stages import STAGES
+
+QUERY = "最近手指的伤怎么样了"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
+    """The demo store opened read-only (shared by the tests that only read)."""
+    m = ak.open(demo_store_template, read_only=True)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
+    m = ak.open(demo_store)
+    yield m
+    m.close()
+
+
+def _hostile_node(mem: ak.Memory) -> str:
+    t = mem.vectors.read("messages", columns=["node", "text"]).to_pydict()
+    return next(n for n, x in zip(t["node"], t["text"], strict=True) if HOSTILE in x)
+
+
+def _front(view: GraphView, content: dict) -> None:
+    """A custom message as the front end sends it (ipywidgets' comm entry point)."""
+    view._handle_custom_msg(content, [])
+
+
+# -- graph view ----------------------------------------------------------------------------
+def test_vis_source_is_pyvis_own_file_not_vendored() -> None:
+    import pyvis
+    src = vis_source()
+    shipped = sorted(Path(pyvis.__file__).parent.rglob("vis-network.min.js"))
+    assert any(p.read_text("utf-8") == src for p in shipped)
+    ours = Path(ak.__file__).parent / "widgets"
+    assert not list(ours.rglob("vis-network*")), "third-party JS must not be vendored"
+    js = (ours / "graphview.js").read_text("utf-8")
+    assert "http://" not in js
+    assert "https://" not in js
+    assert "import(" not in js
+
+
+def test_layout_is_deterministic_and_keeps_fixed_nodes() -> None:
+    rng = np.random.default_rng(1)
+    edges = [tuple(int(x) for x in rng.choice(40, 2, replace=False)) for _ in range(80)]
+    a, b = layout(40, edges), layout(40, edges)
+    assert np.array_equal(a, b)
+    fixed = {k: (float(a[k, 0]), float(a[k, 1])) for k in range(20)}
+    c = layout(40, edges, fixed=fixed)
+    assert all(tuple(c[k]) == fixed[k] for k in range(20))
+    assert np.isfinite(c).all()
+    assert len({tuple(r) for r in c.round(3)}) == 40
+
+
+def test_graph_view_caps_keeps_positions_and_reports_expand() -> None:
+    v = GraphView(cap=5)
+    v.set_graph([{"id": f"n{k}", "label": f"<b>{k}</b>"} for k in range(8)],
+                [{"from": f"n{k}", "to": f"n{k + 1}"} for k in range(7)])
+    assert [n["id"] for n in v.nodes] == [f"n{k}" for k in range(5)]
+    assert {(e["from"], e["to"]) for e in v.edges} == {(f"n{k}", f"n{k + 1}") for k in range(4)}
+    before = {n["id"]: (n["x"], n["y"]) for n in v.nodes}
+    v.set_graph([*v.nodes[:3], {"id": "z"}], [{"from": "n0", "to": "z"}])
+    after = {n["id"]: (n["x"], n["y"]) for n in v.nodes}
+    assert all(after[k] == before[k] for k in ("n0", "n1", "n2"))
+    got: list[list[str]] = []
+    v.on_expand(got.append)
+    _front(v, {"event": "expand", "ids": ["n1"]})
+    assert got == [["n1"]]
+    v.select(["n1", "missing"])
+    assert v.selected == ["n1"]
+
+
+def test_store_graph_tooltips_escape_hostile_text(ro_mem: ak.Memory) -> None:
+    uid = _hostile_node(ro_mem)
+    d = StoreGraph(ro_mem).node(uid)
+    assert "<img" not in d["title"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in d["title"]
+    assert d["color"]["background"].startswith("#")
+    assert d["size"] > 0
+
+
+# -- RecallStepper --------------------------------------------------------------------------
+def test_stepper_steps_every_stage_without_recomputing(ro_mem: ak.Memory) -> None:
+    s = RecallStepper(ro_mem)
+    s.query.value = QUERY
+    s.run_button.click()
+    t = s.trace
+    assert t is not None
+    assert t.query == QUERY
+    assert s.stage.value == "seeds"
+    assert s.commit_button.disabled  # read-only store
+    seen = {}
+    for k, name in enumerate(STAGES):
+        assert s.stage.value == name
+        seen[name] = ({n["id"] for n in s.view.nodes if n.get("borderWidth", 1) > 1},
+                      len(s.view.edges), s.frame().shape)
+        if k < len(STAGES) - 1:
+            s.next_button.click()
+    assert s.next_button.disabled
+    assert s.trace is t  # stepping never re-ran the recall
+    assert seen["seeds"][0] == set(t.seeds.uids) & {n["id"] for n in s.view.nodes}
+    assert seen["seeds"][1] == 0
+    assert seen["rwr"][1] > 0
+    assert seen["graph_expand"][1] == len(t.graph.pair_seed)
+    assert set(t.activation.uids) <= seen["groups"][0]
+    assert seen["settlement"][2] == (len(t.to_frame()), len(t.to_frame().columns) + 1)
+    s.back_button.click()
+    assert s.stage.value == "groups"
+    assert s.trace is t
+    s.goto("rwr")
+    assert s.frame()["uid"].tolist() == t.micro.uids
+
+
+def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
+    m = rw_mem
+    strength0 = m.mirror.nodes.strength.copy()
+    edges0 = m.mirror.edges.count
+    s = RecallStepper(m, query=QUERY)
+    s.goto("writeback")
+    plan = s.trace.writeback
+    assert plan is not None
+    assert not plan.applied
+    assert plan.current_uid == s.current.value
+    assert np.array_equal(m.mirror.nodes.strength, strength0)
+    assert m.mirror.edges.count == edges0
+    df = s.frame()
+    assert df["uid"].tolist() == plan.nodes.uids
+    assert np.allclose(df["strength_after"], plan.nodes.strength_after)
+    # choosing another current node re-plans (still nothing written)
+    other = s.current.options[1][1]
+    s.current.value = other
+    assert s.trace.writeback.current_uid == other
+    assert np.array_equal(m.mirror.nodes.strength, strength0)
+    assert not s.commit_button.disabled
+    s.commit_button.click()
+    done = s.committed
+    assert done is not None
+    assert done.applied
+    assert s.commit_button.disabled
+    for u, after in zip(done.nodes.uids, done.nodes.strength_after, strict=True):
+        assert m.node(u).strength == pytest.approx(after)
+    e, n = m.mirror.edges, m.mirror.nodes
+    for a, b, w in zip(done.edges.src_uid, done.edges.dst_uid, done.edges.w_after, strict=True):
+        assert e.w[e.find(n.index[a], n.index[b])] == pytest.approx(w)
+    assert "applied" in s.caption.value
+    assert s.stage.value == "writeback"
+    s.commit_button.click()  # a trace commits once: refused, nothing more written
+    assert "commits once" in s.status.value
+    assert m.journal.pending == 1
+
+
+def test_stepper_picks_from_query_log_and_reports_bad_input(rw_mem: ak.Memory) -> None:
+    m = rw_mem
+    when = m.last_ts() - 3600.0
+    m.recall("加湿器 湿度 自动化", now=when)
+    s = RecallStepper(m)
+    logged = [v for _, v in s.log_pick.options if v is not None]
+    assert ("加湿器 湿度 自动化", when) in logged
+    s.log_pick.value = ("加湿器 湿度 自动化", when)
+    assert s.trace is not None
+    assert s.trace.now == when
+    assert s.query.value == "加湿器 湿度 自动化"
+    s.when.value = "not a time"
+    s.run_button.click()
+    assert "cannot parse" in s.status.value
+    assert s.trace.now == when
+    s.query.value = "   "
+    s.run_button.click()
+    assert "type a query" in s.status.value
+
+
+def test_stepper_selection_shows_terms_and_escaped_messages(ro_mem: ak.Memory) -> None:
+    s = RecallStepper(ro_mem, query=QUERY)
+    top = s.trace.activation.uids[0]
+    s.view.selected = [top]
+    assert top in s.detail.value
+    assert "score" in s.detail.value
+    uid = _hostile_node(ro_mem)
+    if uid in {n["id"] for n in s.view.nodes}:
+        s.view.selected = [uid]
+        assert "<img src=x" not in s.detail.value
+
+
+# -- MemoryExplorer -------------------------------------------------------------------------
+def test_explorer_search_open_expand_filter_select(ro_mem: ak.Memory) -> None:
+    x = MemoryExplorer(ro_mem, cap=40)
+    x.search_box.value = "换药 引流条"
+    x.search_button.click()
+    hits = x.hits
+    assert len(hits)
+    assert {"dense", "lexical"} <= set("+".join(hits["found_by"]).split("+"))
+    assert set(x.shown) == set(hits["uid"])
+    assert len(x.results.options) == len(hits)
+    lex = hits.dropna(subset=["bm25_rank"]).sort_values("bm25_rank")["uid"].iloc[0]
+    assert any(t in x.data.text(lex) or t in " ".join(m.text for m in ro_mem.messages(lex))
+               for t in ("换药", "引流条"))
+    x.results.value = lex
+    x.open_button.click()
+    assert x.opened == lex
+    assert x.view.selected == [lex]
+    for msg in ro_mem.messages(lex):
+        assert msg.text.split()[0][:10] in x.detail.value or "&" in msg.text
+    nbrs = {a if b == lex else b for a, b, _ in StoreGraph(ro_mem).incident([lex])}
+    assert set(x.shown) - set(hits["uid"]) <= nbrs
+    while len(x.shown) < x.view.cap:
+        n0 = len(x.shown)
+        x.view.selected = list(x.shown)
+        x.expand_button.click()
+        if len(x.shown) == n0:
+            break
+    assert len(x.shown) <= 40
+    assert len(x.view.nodes) <= 40
+    # edges drawn are real COACT edges among shown nodes
+    e, n = ro_mem.mirror.edges, ro_mem.mirror.nodes
+    for d in x.view.edges[:50]:
+        k = e.find(n.index[d["from"]], n.index[d["to"]])
+        assert k >= 0
+        assert edge_eff(e.w[k], e.last_ts[k], x.data.now,
+                                   ro_mem.settings.EDGE_TAU) > 0
+    comm = x.data.communities()
+    x.set_filters(community=comm[lex])
+    assert {comm[d["id"]] for d in x.view.nodes} == {comm[lex]}
+    x.set_filters(community=None, start="2026-09-01", end="2026-09-10")
+    end = 1789084800.0  # 2026-09-11 00:00 UTC
+    assert all(float(n.ts[n.index[d["id"]]]) < end for d in x.view.nodes)
+    x.set_filters(start=x.time_range.options[0][1], end=x.time_range.options[-1][1])
+    x.view.selected = x.shown[:3]
+    df = x.selection_df()
+    assert df["uid"].tolist() == x.shown[:3]
+    assert df["text"].tolist() == [x.data.text(u) for u in x.shown[:3]]
+
+
+def test_explorer_session_and_hostile_text(ro_mem: ak.Memory) -> None:
+    x = MemoryExplorer(ro_mem)
+    uid = _hostile_node(ro_mem)
+    session = ro_mem.node(uid).session
+    x.sessions.value = session
+    assert uid in x.shown
+    assert all(ro_mem.node(u).session == session for u in x.shown)
+    x.view.selected = [uid]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in x.detail.value
+    assert "<img src=x" not in x.detail.value
+    assert "<img" not in x.selection.value
+    x.clear_button.click()
+    assert x.shown == []
+    assert x.view.nodes == []
+    x.expand_button.click()
+    assert "select a node" in x.status.value
