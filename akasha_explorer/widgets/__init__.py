@@ -8,9 +8,20 @@ explicit Memory API calls behind a button (e.g. RecallStepper's Commit → ``mem
 True
 """
 
+from .communities import CommunitiesPanel
+from .curator import AnchorCurator
 from .explorer import MemoryExplorer
 from .graphview import GraphView
 from .notebook import notebook_store
+from .review import ReviewQueue
 from .stepper import RecallStepper
 
-__all__ = ["GraphView", "MemoryExplorer", "RecallStepper", "notebook_store"]
+__all__ = [
+    "AnchorCurator",
+    "CommunitiesPanel",
+    "GraphView",
+    "MemoryExplorer",
+    "RecallStepper",
+    "ReviewQueue",
+    "notebook_store",
+]

@@ -151,16 +151,28 @@ class StoreGraph:
                 res.append((n.uid[a], n.uid[b], float(w[k])))
         return res
 
-    def edges_among(self, uids: Sequence[str], *, min_w: float = 0.0) -> list[dict]:
-        """vis-network dicts of the COACT edges between shown nodes (width by w_eff)."""
+    def edges_among(self, uids: Sequence[str], *, min_w: float = 0.0,
+                    per_node: int | None = None) -> list[dict]:
+        """vis-network dicts of the COACT edges between shown nodes (width by w_eff).
+
+        ``per_node`` keeps only each node's strongest edges (the union over nodes), so a
+        dense neighbourhood stays readable; None keeps all."""
         keep = set(uids)
-        out = []
-        for a, b, w in self.incident(uids):
-            if a in keep and b in keep and w > min_w:
-                out.append({"from": a, "to": b, "weight": w,
-                            "width": round(0.5 + 1.25 * min(w, 2.0), 2),
-                            "title": tooltip(f"{a} → {b}", f"w_eff {w:.3f} at {iso(self.now)}")})
-        return out
+        inside = [(a, b, w) for a, b, w in self.incident(uids)
+                  if a in keep and b in keep and w > min_w]  # strongest first
+        if per_node is not None:
+            count: dict[str, int] = {}
+            chosen = []
+            for a, b, w in inside:
+                if count.get(a, 0) < per_node or count.get(b, 0) < per_node:
+                    chosen.append((a, b, w))
+                    count[a] = count.get(a, 0) + 1
+                    count[b] = count.get(b, 0) + 1
+            inside = chosen
+        return [{"from": a, "to": b, "weight": w,
+                 "width": round(0.5 + 1.25 * min(w, 2.0), 2),
+                 "title": tooltip(f"{a} → {b}", f"w_eff {w:.3f} at {iso(self.now)}")}
+                for a, b, w in inside]
 
     def neighbours(self, uids: Sequence[str], *, exclude: Iterable[str] = (),
                    limit: int | None = None) -> list[str]:

@@ -43,6 +43,9 @@ __all__ = ["MemoryExplorer"]
 NEIGHBOURS_ON_OPEN = 20
 """Neighbours added around a node when it is opened."""
 
+EDGES_PER_NODE = 6
+"""Strongest co-activation edges drawn per shown turn (all of them would hide the graph)."""
+
 EXPAND_STEP = 25
 """Neighbours added per expand click (per click, not per node; the cap still applies)."""
 
@@ -196,10 +199,11 @@ class MemoryExplorer(W.VBox):
                     d["borderWidth"] = 5
                     d["color"] = {**d["color"], "border": "#d62728"}
         hidden = len(self.shown) - len(vis)
-        self.view.set_graph(nodes, self.data.edges_among(vis))
+        self.view.set_graph(nodes, self.data.edges_among(vis, per_node=EDGES_PER_NODE))
         self.view.caption = (f"{len(vis)} turns shown" + (f" ({hidden} hidden by the time / "
                              "community filter)" if hidden else "") + "; colour = community, "
-                             "size = strength, edge width = co-activation weight")
+                             f"size = strength, edges = the {EDGES_PER_NODE} strongest "
+                             "co-activation edges per turn")
         self._draw_timeline()
 
     def clear(self) -> None:
