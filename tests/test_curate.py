@@ -48,7 +48,8 @@ def test_merge_undo_round_trip(demo_store: Path) -> None:
         audit = mem.merge_anchors(a, b, why="same thing")
         merged = mem.anchor(a)
         assert "Home Assistant" in {x["surface"] for x in merged["aliases"]}
-        assert len(merged["mentions"]) > n_a and mem.anchor(b)["status"] == "merged"
+        assert len(merged["mentions"]) > n_a
+        assert mem.anchor(b)["status"] == "merged"
         assert mem.anchor(b)["mentions"] == []
         entry = mem.audit(limit=1)[0]
         assert (entry["uid"], entry["action"], entry["why"]) == (audit, "merge", "same thing")
@@ -154,7 +155,8 @@ def test_review_edit_supersedes_instead_of_editing(demo_store: Path) -> None:
         mem.review.edit(it.uid, predicate="plays", object_literal="Slay the Spire")
         old = next(t for t in mem.triples() if t["uid"] == it.subject)
         new = next(t for t in mem.triples() if t["uid"] == old["superseded_by"])
-        assert old["status"] == "superseded" and old["quote"] == new["quote"]
+        assert old["status"] == "superseded"
+        assert old["quote"] == new["quote"]
         assert (new["literal"], new["status"]) == ("Slay the Spire", "approved")
 
 
@@ -163,15 +165,20 @@ def test_cli_anchors_and_review(demo_store: Path) -> None:
     r = run(cli, ["anchors", str(demo_store), "--search", "lan", "--json"])
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output)
-    assert len(rows) == 1 and "@lan_the_warrior" in rows[0]["aliases"]
+    assert len(rows) == 1
+    assert "@lan_the_warrior" in rows[0]["aliases"]
     r = run(cli, ["anchors", str(demo_store)])
-    assert r.exit_code == 0 and "阿岚" in r.output and "mentions" in r.output
+    assert r.exit_code == 0
+    assert "阿岚" in r.output
+    assert "mentions" in r.output
     r = run(cli, ["review", "list", str(demo_store), "--kind", "triple", "--json"])
     items = json.loads(r.output)
-    assert items and all(i["kind"] == "triple" for i in items)
+    assert items
+    assert all(i["kind"] == "triple" for i in items)
     r = run(cli, ["review", "approve", str(demo_store), items[0]["uid"], "--why", "ok"])
     assert r.exit_code == 0, r.output
     r = run(cli, ["review", "reject", str(demo_store), items[0]["uid"]])
-    assert r.exit_code == 1 and "already approved" in r.output
+    assert r.exit_code == 1
+    assert "already approved" in r.output
     r = run(cli, ["review", "list", str(demo_store), "--status", "approved"])
     assert items[0]["uid"] in r.output

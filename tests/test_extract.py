@@ -30,14 +30,16 @@ def _by_name(mem: ak.Memory, name: str) -> dict[str, Any]:
 def test_demo_friend_is_one_anchor(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem:
         friend = _by_name(mem, "阿岚")
-        assert friend["kind"] == "person" and friend["status"] == "active"
+        assert friend["kind"] == "person"
+        assert friend["status"] == "active"
         assert {"阿岚", "岚姐", "Lan", "@lan_the_warrior", "林岚"} <= set(friend["aliases"])
         surfaces = {m["surface"] for m in mem.anchor(friend["uid"])["mentions"]}
         assert surfaces >= FRIEND  # every alias used in the text, lower-case "lan" too
         for alias in FRIEND - {"lan"}:
             assert [a["uid"] for a in mem.anchors(alias)] == [friend["uid"]]
         zhou = _by_name(mem, "老周")
-        assert "Zhou" in zhou["aliases"] and zhou["uid"] != friend["uid"]
+        assert "Zhou" in zhou["aliases"]
+        assert zhou["uid"] != friend["uid"]
         names = {a["name"] for a in mem.anchors()}
         assert {"上海", "杭州", "瑞金医院", "星图", "SONOFF", "Aqara", "Grace", "小林",
                 "燕麦拿铁"} <= names
@@ -85,7 +87,8 @@ def test_chinese_and_english_extraction(mem: ak.Memory) -> None:
         ("user", "老王说 Wang 明天请客"),
     ]))
     wang = _by_name(mem, "老王")
-    assert wang["kind"] == "person" and "Wang" in wang["aliases"]
+    assert wang["kind"] == "person"
+    assert "Wang" in wang["aliases"]
     facts = {(t["subject"], t["predicate"], t["object"] or t["literal"])
              for t in mem.triples()}
     assert {("老王", "works_with", "Ann"), ("Ann", "dislikes", "香菜"),
@@ -125,14 +128,16 @@ def test_set_episodes_hook_replaces_a_kind(mem: ak.Memory) -> None:
     assert mem.set_episodes("community", [nodes[:2], nodes[2:]]) == 2
     assert mem.set_episodes("community", [nodes]) == 1
     eps = mem.episodes(kind="community")
-    assert len(eps) == 1 and sorted(eps[0]["nodes"]) == sorted(nodes)
+    assert len(eps) == 1
+    assert sorted(eps[0]["nodes"]) == sorted(nodes)
     assert len(mem.episodes(kind="gap")) == 1
 
 
 def test_extraction_can_be_switched_off(tmp_path: Path, embedder: Any) -> None:
     with ak.open(tmp_path / "s", Settings(EXTRACT=False), embedder=embedder) as mem:
         mem.ingest(_msgs([("user", "阿岚是我大学同学")]))
-        assert mem.anchors(status=None) == [] and mem.episodes() == []
+        assert mem.anchors(status=None) == []
+        assert mem.episodes() == []
         mem.extract(list(mem.mirror.nodes.uid))
         assert _by_name(mem, "阿岚")["kind"] == "person"
 

@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +123,9 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
         part = ", ".join(sql_str(u) for u in uids[i:i + 200])
         mem.vectors.delete("messages", f"node IN ({part})")
         mem.vectors.delete("turns", f"uid IN ({part})")
-    mem.vectors.optimize(cleanup=True)
+    with warnings.catch_warnings():  # the writer lock means no other reader holds a version
+        warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+        mem.vectors.optimize(cleanup=True)
     return counts
 
 

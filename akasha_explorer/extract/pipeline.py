@@ -187,7 +187,8 @@ class _Batch:
                 continue  # an alias already: it joins its anchor as is
             kind = _kind(d["kinds"])
             d["kind"] = kind
-            ents.append(Entity("N:" + n, kind, alias_keys(d["surfaces"].most_common(1)[0][0], kind)))
+            top = d["surfaces"].most_common(1)[0][0]
+            ents.append(Entity("N:" + n, kind, alias_keys(top, kind)))
         self._ctx: dict[str, np.ndarray | None] = {}
         roots, proposals = cluster(ents, auto=self.s.ALIAS_AUTO_MERGE,
                                    review_min=self.s.ALIAS_REVIEW_MIN, tier2=self._tier2)
@@ -437,7 +438,8 @@ class _Batch:
         count: Counter[str] = Counter()
         for r in self.mem.graph.rows(
                 "MATCH (e:Episode) WHERE e.kind = 'gap' AND e.session IN $s RETURN e.uid AS uid, "
-                "e.session AS session, e.start_ts AS start_ts, e.end_ts AS end_ts", {"s": sessions}):
+                "e.session AS session, e.start_ts AS start_ts, e.end_ts AS end_ts",
+                {"s": sessions}):
             count[r["session"]] += 1
             if r["session"] not in last or r["end_ts"] > last[r["session"]]["end_ts"]:
                 last[r["session"]] = dict(r, new=False)

@@ -1,0 +1,130 @@
+"""Forget on real stores: after forgetting, the forgotten text's UTF-8 bytes are in no file
+under the store folder (LanceDB's old versions and Kuzu's file included).
+
+LanceDB compresses its string columns, so a raw byte scan finds almost no message text in
+its data files even *before* a forget (9 of the demo's 660 texts, all short). The tests
+therefore check LanceDB structurally as well: every version still on disk lacks the
+forgotten rows, and the data files on disk are exactly those the latest version uses (no
+fragment of an older version is left). Kuzu keeps strings raw, so the byte scan is what
+proves its part (quotes, surfaces, names, query-log text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lancedb
+import pytest
+from click.testing import CliRunner
+
+import akasha_explorer as ak
+from akasha_explorer.cli import cli
+from akasha_explorer.errors import InvalidInput, NotFound
+
+
+def _files_with(folder: Path, needle: str) -> list[str]:
+    b = needle.encode("utf-8")
+    return [str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and b in p.read_bytes()]
+
+
+def _lance_clean(folder: Path, msg_uids: list[str]) -> None:
+    """No version of any table holds the rows; no data file outlives its version."""
+    db = lancedb.connect(str(folder / "vectors"))
+    for name in ("messages", "turns"):
+        t = db.open_table(name)
+        versions = t.list_versions()
+        assert len(versions) == 1, (name, len(versions))
+        uids = set(t.to_arrow().column("uid").to_pylist())
+        assert not uids & set(msg_uids)
+        on_disk = list((folder / "vectors" / f"{name}.lance" / "data").iterdir())
+        assert len(on_disk) == int(versions[-1]["metadata"]["total_data_files"])
+
+
+def test_forget_node_purges_every_file(demo_store: Path) -> None:
+    node = "2026-09-20-evening:0"  # "我换成了 SONOFF 的湿度计" — also the source of a triple
+    with ak.open(demo_store) as mem:
+        msgs = mem.messages(node)
+        texts = [m.text for m in msgs]
+        assert any("SONOFF" in t for t in texts)
+        quotes = [t["quote"] for t in mem.triples() if t["node"] == node]
+        assert quotes
+        assert all(_files_with(demo_store, q) == ["graph.kuzu"] for q in quotes)
+        mem.recall(texts[0], now=mem.last_ts())  # the query log holds the text too
+        n_nodes = mem.stats()["nodes"]
+        counts = mem.forget(node=node, why="user asked")
+        assert counts["nodes"] == 1
+        assert counts["messages"] == len(texts)
+        assert counts["triples"] >= 1
+        assert counts["queries"] >= 1
+        assert mem.stats()["nodes"] == n_nodes - 1
+        with pytest.raises(NotFound):
+            mem.messages(node)
+        entry = mem.audit(limit=1)[0]
+        assert entry["action"] == "forget"
+        assert entry["target"] == f"node:{node}"
+        assert all(t not in str(entry) for t in texts)
+        # what the node owned is gone from the graph
+        assert not mem.graph.rows("MATCH (t:Triple) WHERE t.node = $n RETURN t.uid", {"n": node})
+        assert not mem.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
+        # later commits and checkpoints do not bring edges back
+        tr = mem.recall("湿度计 加湿器", now=mem.last_ts())
+        mem.commit(tr, mem.mirror.nodes.uid[0])
+        mem.checkpoint()
+    for t in texts + quotes:
+        assert _files_with(demo_store, t) == [], t
+    _lance_clean(demo_store, [m.uid for m in msgs])
+    with ak.open(demo_store) as mem:  # reopens, replays nothing forgotten
+        assert node not in mem.mirror.nodes.index
+        assert not mem.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
+        assert mem.recall("SONOFF 湿度计", now=mem.last_ts()).activation is not None
+
+
+def test_forget_session_purges_every_file(demo_store: Path) -> None:
+    session = "2026-10-02-night"
+    with ak.open(demo_store) as mem:
+        nodes = [u for u in mem.mirror.nodes.uid if u.startswith(session)]
+        msgs = [m for n in nodes for m in mem.messages(n)]
+        texts = [m.text for m in msgs]
+        counts = mem.forget(session=session)
+        assert counts["nodes"] == len(nodes)
+        assert session not in {s["session"] for s in mem.sessions()}
+        assert not mem.episodes(session=session)
+    for t in texts:
+        assert _files_with(demo_store, t) == [], t[:30]
+    _lance_clean(demo_store, [m.uid for m in msgs])
+
+
+def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
+    with ak.open(demo_store) as mem:
+        zhou = next(a for a in mem.anchors() if a["name"] == "老周")
+        mem.rename_anchor(zhou["uid"], "周大侠 the roommate")  # a name only the graph holds
+        assert _files_with(demo_store, "周大侠 the roommate")
+        counts = mem.forget(anchor=zhou["uid"])
+        assert counts["mentions"] == zhou["mentions"]
+        assert counts["triples"] >= 1
+        assert mem.anchors("老周") == []
+        assert mem.anchors("Zhou") == []
+        with pytest.raises(InvalidInput):
+            mem.undo(mem.audit(limit=1)[0]["uid"])  # a forget is final
+    assert _files_with(demo_store, "周大侠 the roommate") == []
+    # the raw messages that named him are untouched (forget anchor is not forget text)
+    assert all(p.startswith("vectors") for p in _files_with(demo_store, "老周"))
+    with ak.open(demo_store, read_only=True) as mem:
+        assert sum("老周" in t for t in mem._all_texts().values()) >= 20
+
+
+def test_forget_needs_exactly_one_target(mem: ak.Memory) -> None:
+    with pytest.raises(InvalidInput):
+        mem.forget()
+    with pytest.raises(InvalidInput):
+        mem.forget(node="a", session="b")
+    with pytest.raises(NotFound):
+        mem.forget(node="no-such-node")
+
+
+def test_cli_forget(demo_store: Path) -> None:
+    r = CliRunner().invoke(cli, ["forget", str(demo_store), "--node", "2026-09-02-noon:2",
+                                 "--yes"])
+    assert r.exit_code == 0, r.output
+    assert "nodes=1" in r.output
+    assert _files_with(demo_store, "我不喜欢香菜，别的都还行") == []
