@@ -14,11 +14,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import akasha_explorer as ak  # noqa: E402
-from akasha_explorer.config import Settings  # noqa: E402
-from akasha_explorer.embed import get_embedder  # noqa: E402
+import akasha_explorer as ak
+from akasha_explorer.config import Settings
+from akasha_explorer.embed import get_embedder
 
-DEMO = Path(__file__).resolve().parent.parent / "akasha_explorer" / "data" / "demo_conversations.jsonl"
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "akasha_explorer" / "data" / "demo_conversations.jsonl"
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ def uid_for(prefix: str, *parts: object) -> str:
     """Stable id from its parts (re-extraction gives the same ids).
 
     >>> uid_for("an", "岚")
-    'an-63df4e6f4dbd'
+    'an-f9efee67d04b'
     """
     h = hashlib.sha1("\x1f".join(map(str, parts)).encode("utf-8")).hexdigest()[:12]
     return f"{prefix}-{h}"
@@ -350,6 +350,16 @@ class _Batch:
             self._set_status(a, "active")
         return a
 
+    def _set_kind(self, a: str, kind: str) -> None:
+        """A relation says what an anchor is (Grace works_with me: a person)."""
+        if self.anchor_kind.get(a) != "thing":
+            return
+        self.anchor_kind[a] = kind
+        if a in self.anchor_rows:
+            self.anchor_rows[a]["kind"] = kind
+        else:
+            self.updates["anchor_kind"].append({"u": a, "k": kind})
+
     def _anchor_at(self, msg: str, a0: int, b0: int) -> str | None:
         best, over = None, 0
         for x, y, _s, a in self.kept.get(msg, ()):
@@ -377,6 +387,8 @@ class _Batch:
                     continue
                 subjects.add(s)
                 todo.append((m, t, s, o_anchor, lit))
+                if t.predicate in ("friend_of", "works_with", "family_of"):
+                    self._set_kind(s, "person")
         current = self._current_triples(subjects)
         for m, t, s, o, lit in todo:
             key = (s, t.predicate, o or "", lit.casefold(), t.slot)
@@ -495,6 +507,7 @@ class _Batch:
                 g.copy("ReviewItem", pa.Table.from_pylist(review, schema=REVIEW_SCHEMA))
             u = self.updates
             g.unwind("MATCH (a:Anchor {uid: r.u}) SET a.status = r.s", u["anchor_status"])
+            g.unwind("MATCH (a:Anchor {uid: r.u}) SET a.kind = r.k", u["anchor_kind"])
             g.unwind("MATCH (t:Triple {uid: r.u}) SET t.status = 'superseded', "
                      "t.superseded_by = r.by", u["supersede"])
             g.unwind("MATCH (e:Episode {uid: r.u}) SET e.end_ts = r.t", u["episode_end"])

@@ -171,7 +171,7 @@ class RuleExtractor:
             if len(clause) < 2:
                 continue
             start = c.start() + lead
-            if re.match(r"[A-Za-z]", clause):
+            if re.match(r"[A-Za-z]", clause) and not re.search("[\u4e00-\u9fff]", clause):
                 yield from _en_triples(clause, start)
             else:
                 yield from _zh_triples(clause, start, mentions)
@@ -216,6 +216,8 @@ def _pos_mentions(text: str) -> Iterator[MentionCandidate]:
             continue  # a word jieba's HMM guessed, not shaped like a name
         if w.endswith(PLACE_SUFFIX) and len(w) >= 2:
             kind = "place"
+        if len(w) == 1 and w in SURNAMES:
+            continue  # a bare surname (周, 林) is a word like 这周 far more often than a name
         conf = POS_CONF[kind] if len(w) > 1 else 0.4
         yield MentionCandidate(a, b, w, kind, conf, "pos")
 
