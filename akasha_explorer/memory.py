@@ -507,8 +507,9 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                               np.asarray(trace.q, np.float32), lex, now=trace.now, settings=s,
                               query=trace.query, session=trace.session)
         a, b = trace.to_dict(), again.to_dict()
-        a.pop("writeback", None)
-        b.pop("writeback", None)
+        for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
+            a.pop(part, None)
+            b.pop(part, None)
         if a != b:
             where = _first_difference(a, b)
             raise TraceMismatch(f"replaying the trace of {trace.query!r} differs at {where}; the "

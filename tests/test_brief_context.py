@@ -234,3 +234,25 @@ def test_dates_follow_the_given_time_zone(mem):
     local = dt.datetime.fromtimestamp(first, dt.timezone(dt.timedelta(hours=8)))
     assert local.strftime("%Y-%m-%d %H:%M") in cst
     assert cst != utc
+
+
+def test_trace_context_method_and_json_round_trip(mem):
+    trace = recall(mem, BIRTHDAY)
+    assert trace.messages  # attached by Memory.recall
+    back = type(trace).from_json(trace.to_json())
+    assert back == trace
+    for budget in (30, 300):
+        block = trace.context(budget)
+        assert block.text == build_context(trace, budget).text == back.context(budget).text
+    assert trace.context().budget == mem.settings.CONTEXT_BUDGET
+    assert trace.context(style="json").style == "json"
+    mem.replay_trace(trace)  # the attached text is not part of what a replay recomputes
+
+
+def test_memory_context_saves_its_handles(mem):
+    block = mem.context(HUMIDITY, budget_tokens=200, now=mem.last_ts(), log=False)
+    saved = json.loads(mem.graph.meta_get("brief.last_context"))
+    assert saved["handles"] == block.handles
+    assert saved["query"] == HUMIDITY
+    assert block.budget == 200
+    assert block.tokens <= 200

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.trace import use_context_builder
 from ..errors import InvalidInput
 from ..model import sha256_text
 from .atoms import atoms as find_atoms
@@ -526,3 +527,6 @@ def _downgrade(p: _Packer) -> bool:
         p.level[k] = opts[opts.index(lv) + 1] if lv != opts[-1] else "folded"
         return True
     return False
+
+
+use_context_builder(build_context)  # RecallTrace.context() builds through this module

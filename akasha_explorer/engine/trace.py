@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ __all__ = [
     "RecallTrace",
     "SeedTable",
     "Settlement",
+    "use_context_builder",
 ]
 
 
@@ -222,6 +224,17 @@ FRAME_COLUMNS = (
 """Columns of :meth:`RecallTrace.to_frame`, in order."""
 
 
+_context_builder: Callable[..., Any] | None = None
+
+
+def use_context_builder(build: Callable[..., Any]) -> None:
+    """Install the function behind :meth:`RecallTrace.context`. The engine holds no text and
+    imports no other area; :mod:`akasha_explorer.brief.context` installs its
+    ``build_context`` when it is imported (which importing ``akasha_explorer`` does)."""
+    global _context_builder
+    _context_builder = build
+
+
 @dataclass
 class RecallTrace:
     """Everything one recall computed (SPEC §5); see the module docstring for the parts.
@@ -230,6 +243,9 @@ class RecallTrace:
     stage 1 found relevant seeds (RELEVANCE_FLOOR closes the gate otherwise), ``counts`` what
     V1's inspector shows (seeds, pool, graph, activated, dense, ripple, suppressed).
     ``writeback`` is set by ``plan_writeback``; its ``applied`` flag by ``apply_plan``.
+    ``messages`` (node uid -> its stored messages as dicts: uid, node, role, speaker, ts,
+    text, sha256, flags) is filled by ``Memory.recall`` for the items :meth:`context`
+    shows; the engine itself holds no text and leaves it empty.
     """
 
     query: str
@@ -251,6 +267,7 @@ class RecallTrace:
     relevant: bool
     counts: dict[str, int]
     writeback: WritebackPlan | None = None
+    messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     # -- construction / serialisation ---------------------------------------------------
     @classmethod
@@ -377,6 +394,21 @@ class RecallTrace:
             self.activation.rows + self.suppressed.rows,
             self.activation.scores + self.suppressed.scores, strict=True)]
         return [u for _, _, u in sorted(items)]
+
+    def context(self, budget_tokens: int | None = None, style: str = "brief",
+                **options: Any) -> Any:
+        """The context block an agent's prompt receives (issue 9): handles ``[n]``, verbatim
+        text within ``budget_tokens`` (default: the ``CONTEXT_BUDGET`` the trace recorded).
+        See :func:`akasha_explorer.brief.context.build_context` for ``style`` and options.
+
+        >>> RecallTrace.empty().context().text
+        'memory: no relevant memory for this query.'
+        """
+        if _context_builder is None:
+            raise RuntimeError("no context builder installed; import akasha_explorer.brief")
+        budget = budget_tokens or int(self.settings.get("CONTEXT_BUDGET", 1000))
+        options.setdefault("floor_items", int(self.settings.get("CONTEXT_FLOOR_ITEMS", 3)))
+        return _context_builder(self, budget, style, **options)
 
     def explain(self, uid: str) -> dict[str, Any]:
         """Every term for one node (``candidate`` True), or why it was not a candidate.
