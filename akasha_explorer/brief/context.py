@@ -17,13 +17,15 @@
   ``memory: no relevant memory for this query.`` — no filler. A recall whose only seeds
   were the Dense(FB) fallback says "weak match" in its header.
 - **Budget.** Every line is counted with :func:`~.tokens.count_tokens` (CJK-aware
-  estimate, or a real tokenizer). Items degrade ``full`` → ``atoms`` (pointer + the
-  verbatim atoms of :mod:`.atoms`) → ``pointer``; the first ``floor_items`` items never go
-  below ``atoms``; when even pointers do not fit, the last items are folded into one line
-  naming their handles (``[14]-[34]: 21 more …``) — nothing is dropped silently. The
-  packing is deterministic: the same trace, budget, style and options give byte-identical
-  text. ``ContextBlock.tokens`` is the count of the final text and ``over_budget`` says
-  when the floor alone did not fit.
+  estimate, or a real tokenizer). An item shows as ``full`` text, as ``atoms`` (pointer +
+  the verbatim atoms of :mod:`.atoms`), as a bare ``pointer``, or ``folded`` into one
+  closing line that names its handle (``[14]-[34]: 21 more, over budget``) — nothing is
+  dropped silently. The first ``floor_items`` items never go below ``atoms``; the rest
+  start folded and are raised, each step kept only if the block still fits: full text for
+  the floor items, then atoms for every other item in order, then full texts in order,
+  then pointer lines. The packing is deterministic: the same trace, budget, style and
+  options give byte-identical text. ``ContextBlock.tokens`` is the count of the final text
+  and ``over_budget`` says when the floor alone did not fit.
 
 >>> from akasha_explorer.engine.trace import RecallTrace
 >>> build_context(RecallTrace.empty(query="hi")).text
@@ -263,7 +265,7 @@ class _Style:
         return []
 
     def folded(self, handles: list[str]) -> list[str]:
-        return [f"{_ranges(handles)}: {len(handles)} more, over budget — expand by handle"]
+        return [f"{_ranges(handles)}: {len(handles)} more, over budget"]
 
     def item(self, e: _Entry, level: str) -> list[str]:
         it = e.item
