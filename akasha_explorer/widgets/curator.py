@@ -36,7 +36,7 @@ def quote_html(text: str, start: int, end: int, context: int = QUOTE_CONTEXT) ->
     """The verbatim text around ``text[start:end]`` with the mention marked; all escaped.
 
     >>> quote_html("我和<b>阿岚</b>打牌", 5, 7, context=3)
-    '…和&lt;b&gt;<mark>阿岚</mark>&lt;/b…'
+    '…&lt;b&gt;<mark>阿岚</mark>&lt;/b…'
     """
     a, b = max(0, start - context), min(len(text), end + context)
     pre = ("…" if a > 0 else "") + esc(text[a:start])

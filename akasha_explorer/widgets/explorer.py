@@ -91,13 +91,14 @@ class MemoryExplorer(W.VBox):
                 for s in sessions],
             description="session", layout=W.Layout(width="60%"))
         self.open_button = W.Button(description="Open selected", icon="folder-open")
-        self.expand_button = W.Button(description="Expand neighbours", icon="share-alt")
+        self.expand_button = W.Button(description="Expand neighbours", icon="share-alt",
+                                      layout=W.Layout(width="auto"))
         self.clear_button = W.Button(description="Clear graph", icon="eraser")
         self.timeline = W.HTML()
         days = self._days()
         self.time_range = W.SelectionRangeSlider(
             options=[(d.isoformat(), d) for d in days], index=(0, max(0, len(days) - 1)),
-            description="time", layout=W.Layout(width="70%"), continuous_update=False)
+            description="time", layout=W.Layout(width="75%"), continuous_update=False)
         comm = self.data.communities()
         sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm else []
         self.community = W.Dropdown(
@@ -106,8 +107,10 @@ class MemoryExplorer(W.VBox):
             description="community")
         self.view = GraphView(height="480px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
-        self.selection = W.HTML()
+        self.selection = W.HTML(layout=W.Layout(width="100%"))
+        self.selection.add_class("ak-wide")
         self.status = W.HTML()
+        self.detail.value = note("click a node (or a hit) to read it here")
 
         self.search_button.on_click(lambda _b: self.search(self.search_box.value))
         self.results.observe(self._on_result, names="value")
@@ -126,7 +129,8 @@ class MemoryExplorer(W.VBox):
             self.results,
             self.sessions,
             self.timeline,
-            W.HBox([self.time_range, self.community]),
+            self.time_range,
+            self.community,
             W.HBox([self.open_button, self.expand_button, self.clear_button]),
             W.HBox([self.view, self.detail]),
             self.selection,
@@ -234,9 +238,11 @@ class MemoryExplorer(W.VBox):
     # -- search ----------------------------------------------------------------------------
     def search(self, text: str) -> pd.DataFrame:
         """Dense (``mem.recall(..., log=False)`` dense items) and lexical (BM25) hits for
-        ``text`` as a DataFrame (uid, dense_rank, cos_msg, bm25_rank, bm25, text); the hits
-        fill the list and the graph."""
+        ``text`` as a DataFrame (uid, dense_rank, cos_msg, bm25_rank, bm25, rrf, found_by,
+        time, text), ordered by reciprocal-rank fusion (k = 60; ties: the lexical hit
+        first); the hits fill the list and the graph."""
         text = text.strip()
+        self.search_box.value = text
         if not text:
             self.status.value = note("type something to search for", error=True)
             return self.hits
@@ -257,6 +263,11 @@ class MemoryExplorer(W.VBox):
                 r["bm25_rank"], r["bm25"] = k + 1, s
         df = pd.DataFrame(list(rows.values()),
                           columns=["uid", "dense_rank", "cos_msg", "bm25_rank", "bm25"])
+        # reciprocal-rank fusion (k = 60) orders the hits: found by both first
+        df["rrf"] = (1.0 / (60.0 + df["dense_rank"])).fillna(0.0) + (
+            1.0 / (60.0 + df["bm25_rank"])).fillna(0.0)
+        df = df.sort_values(["rrf", "bm25_rank"], ascending=[False, True],
+                            kind="stable").reset_index(drop=True)
         df["found_by"] = ["+".join(x for x, c in (("dense", "dense_rank"), ("lexical", "bm25_rank"))
                                    if pd.notna(r[c])) for _, r in df.iterrows()]
         df["time"] = [iso(float(n.ts[n.index[u]])) for u in df["uid"]]

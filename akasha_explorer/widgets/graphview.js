@@ -151,8 +151,12 @@ function render({ model, el }) {
     showCounts();
   };
   let fitted = false;
+  const fitNow = () => {
+    const ids = model.get("fit_ids").filter((id) => nodes.get(id) !== null);
+    network.fit(ids.length ? { nodes: ids, animation: false } : { animation: false });
+  };
   const onFit = () => {
-    if (holder.clientWidth > 0) network.fit({ animation: false });
+    if (holder.clientWidth > 0) fitNow();
     else fitted = false;
   };
   const onHeight = () => {
@@ -175,7 +179,7 @@ function render({ model, el }) {
     if (holder.clientWidth > 0 && holder.clientHeight > 0 && !fitted) {
       fitted = true;
       network.redraw();
-      network.fit({ animation: false });
+      fitNow();
     }
   });
   resize.observe(holder);

@@ -149,6 +149,7 @@ class GraphView(anywidget.AnyWidget):
     caption = traitlets.Unicode("").tag(sync=True)
     height = traitlets.Unicode("520px").tag(sync=True)
     fit_token = traitlets.Int(0).tag(sync=True)
+    fit_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
     drawn = traitlets.Int(0).tag(sync=True)
     cap = traitlets.Int(DEFAULT_CAP)
 
@@ -193,7 +194,13 @@ class GraphView(anywidget.AnyWidget):
         if keep != list(self.selected):
             self.selected = keep
         if fit:
-            self.fit_token += 1
+            self.fit()
+
+    def fit(self, ids: Sequence[str] | None = None) -> None:
+        """Zoom the front end to ``ids`` (default: every node)."""
+        shown = {n["id"] for n in self.nodes}
+        self.fit_ids = [str(i) for i in ids or () if str(i) in shown]
+        self.fit_token += 1
 
     def restyle(self, styles: dict[str, dict[str, Any]]) -> None:
         """Update the look of nodes already shown (``id -> vis options``), keeping positions."""

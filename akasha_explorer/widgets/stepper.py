@@ -93,7 +93,7 @@ def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
         else:
             n["borderWidth"] = 1
         n["color"] = colour
-        n["font"] = {"color": "#222222"}
+        n["font"] = {"color": "#222222", "size": 20}
         h = view.halo.get(uid, 0.0)
         n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
             5.0 + 35.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
@@ -177,11 +177,15 @@ class RecallStepper(W.VBox):
         self.table_pick = W.Dropdown(description="table")
         self.table = W.HTML(layout=W.Layout(width="100%"))
         self.table.add_class("ak-wide")
-        self.current = W.Dropdown(description="current node", layout=W.Layout(width="55%"))
+        self.current = W.Dropdown(description="current node", layout=W.Layout(width="55%"),
+                                  style={"description_width": "initial"})
         self.reinforce = W.Checkbox(value=False, description="reinforce")
         self.commit_button = W.Button(description="Commit write-back", button_style="danger",
-                                      icon="save", disabled=True)
+                                      icon="save", disabled=True,
+                                      layout=W.Layout(width="auto"))
         self.status = W.HTML()
+        self.detail.value = note("click a node to read its messages and every term of its "
+                                 "score; ctrl-click selects several")
 
         self.run_button.on_click(lambda _b: self.run())
         self.back_button.on_click(lambda _b: self.step(-1))
@@ -358,6 +362,9 @@ class RecallStepper(W.VBox):
         v = self.views[self.index]
         nodes, edges = style_stage(self._base, v)
         self.view.set_graph(nodes, edges, fit=False)
+        touched = [u for u in v.focus if u in self._base]
+        few = 0 < len(touched) <= max(12, len(self._base) // 3)
+        self.view.fit(touched if few else None)  # zoom in when the stage touched few nodes
         self.view.caption = f"{v.title}: {len(v.focus)} nodes touched"
         self.caption.value = (f'<div class="ak-caption">{esc(v.caption)}</div>' + _legend(v))
         self.back_button.disabled = self.index == 0
