@@ -123,8 +123,16 @@ class StoreGraph:
                 "color": {"background": colour, "border": "#555555"},
                 "community": -1 if c is None else int(c)}
 
-    def nodes(self, uids: Sequence[str]) -> list[dict]:
-        return [self.node(u) for u in uids]
+    def nodes(self, uids: Sequence[str], *, labels: int = 30) -> list[dict]:
+        """:meth:`node` for each uid; only the ``labels`` strongest keep a canvas label (the
+        rest show theirs on hover), so a big graph stays readable."""
+        out = [self.node(u) for u in uids]
+        if len(out) > labels:
+            keep = {d["id"] for d in sorted(out, key=lambda d: (-d["size"], d["id"]))[:labels]}
+            for d in out:
+                if d["id"] not in keep:
+                    d["label"] = ""
+        return out
 
     # -- edges -----------------------------------------------------------------------------
     def _w_eff(self, ids: np.ndarray) -> np.ndarray:

@@ -169,7 +169,7 @@ class RecallStepper(W.VBox):
         self.back_button = W.Button(description="back", icon="arrow-left", disabled=True)
         self.next_button = W.Button(description="next", icon="arrow-right", disabled=True)
         self.stage = W.ToggleButtons(options=[(TITLES[s], s) for s in STAGES], value=STAGES[0],
-                                     style={"button_width": "auto"})
+                                     style={"button_width": "auto"}, disabled=True)
         self.caption = W.HTML()
         self.view = GraphView(height="460px", cap=cap)
         self.detail = W.HTML(layout=W.Layout(width="34%", max_height="520px",
@@ -268,8 +268,7 @@ class RecallStepper(W.VBox):
             f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible nodes "
             f"and {trace.n_edges} edges — a dry run: nothing was written")
         self.commit_button.disabled = self.mem.read_only or trace.writeback is None
-        self.back_button.disabled = False
-        self.next_button.disabled = False
+        self.stage.disabled = False
         self.goto(STAGES[0])
         return trace
 
