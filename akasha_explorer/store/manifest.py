@@ -80,5 +80,5 @@ class Manifest:
         if name != self.model or dim != self.dim:
             raise ModelMismatch(
                 f"store {folder} was built with embedding model {self.model!r} (dim {self.dim}); "
-                f"refusing to add vectors from {name!r} (dim {dim}). Open it with "
-                f"Settings(EMBED_MODEL={self.model!r}) or build a new store")
+                f"refusing to add vectors from {name!r} (dim {dim}). Open it with the "
+                "embedder it was built with, or build a new store")
