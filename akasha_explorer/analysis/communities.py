@@ -3,7 +3,7 @@
 :func:`leiden` is a pure function of a graph (a :class:`~.views.GraphView` or an
 ``igraph.Graph`` with a ``weight`` edge attribute): the Reichardt–Bornholdt configuration
 model (modularity with a resolution γ; γ = 1 is plain modularity, larger γ gives more,
-smaller communities), iterated until stable, from ``seed``. Direction is dropped (``a → b``
+smaller communities), from ``seed``. Direction is dropped (``a → b``
 and ``b → a`` are summed): a community is a set of turns that recall each other, whichever
 way. :func:`community_table` describes each community with the numbers a person checks
 (size, internal vs cut weight, time span, sessions) and a label of its most distinctive
@@ -27,16 +27,20 @@ import igraph as ig
 import leidenalg
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .views import GraphView, renumber
+from .views import GraphView, adjacency, renumber
 
 __all__ = ["community_label", "community_table", "leiden"]
 
 
 def _undirected(graph: GraphView | ig.Graph, weight: str) -> ig.Graph:
     if isinstance(graph, GraphView):
-        g = graph.undirected().to_igraph(attributes=False)
+        a, n = adjacency(graph)
+        up = sp.triu(a, k=1).tocoo()
+        g = ig.Graph(n=n, edges=np.column_stack([up.row, up.col]).tolist())
+        g.es[weight] = up.data.tolist()
     else:
         g = graph
         if g.is_directed():
@@ -49,7 +53,7 @@ def _undirected(graph: GraphView | ig.Graph, weight: str) -> ig.Graph:
 
 
 def leiden(graph: GraphView | ig.Graph, *, resolution: float = 1.0, seed: int = 0,
-           weight: str = "weight", n_iterations: int = -1) -> NDArray[np.int64]:
+           weight: str = "weight", n_iterations: int = 2) -> NDArray[np.int64]:
     """Community id of every node (vertex order), renumbered by size (0 = largest).
 
     Parameters
@@ -61,7 +65,9 @@ def leiden(graph: GraphView | ig.Graph, *, resolution: float = 1.0, seed: int = 
     seed
         Random seed: the same graph, resolution and seed give the same partition.
     n_iterations
-        Leiden iterations; negative runs until the partition stops changing.
+        Leiden iterations (leidenalg's default, 2); negative runs until the partition
+        stops changing — on a 10k-node store that changed modularity in the fourth
+        decimal and took up to 7× longer.
 
     >>> import igraph as ig
     >>> ring = ig.Graph.Ring(12)

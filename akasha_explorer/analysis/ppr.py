@@ -32,6 +32,7 @@ is undirected), on follows ``A → T`` only.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..config import Settings
 from ..engine.bm25 import LexicalHits
+from ..engine.dynamics import edge_eff
 from ..engine.recall import recall
 from ..engine.seeds import top_k
 from ..engine.state import EdgeStore, NodeTable
@@ -54,7 +56,7 @@ from ..engine.trace import (
     Settlement,
 )
 from ..errors import InvalidInput
-from .views import GraphView, coact_arrays
+from .views import GraphView
 
 __all__ = ["PPRTable", "PPRTrace", "personalized_pagerank", "ppr_recall"]
 
@@ -166,6 +168,26 @@ class PPRTrace(RecallTrace):
         return rows
 
 
+_GRAPHS: weakref.WeakKeyDictionary[EdgeStore, tuple[tuple[int, ...], ig.Graph,
+                                                     NDArray[np.int64]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _coact_graph(nodes: NodeTable, edges: EdgeStore) -> tuple[ig.Graph, NDArray[np.int64]]:
+    """The igraph structure of every alive COACT edge (one vertex per mirror row), and the
+    edge ids in igraph edge order — cached per edge store until an edge or node is added
+    or removed (building a 380k-edge igraph takes ~0.5 s; setting weights ~10 ms)."""
+    key = (nodes.n, edges.count, edges.n_alive())
+    hit = _GRAPHS.get(edges)
+    if hit is not None and hit[0] == key:
+        return hit[1], hit[2]
+    ids = np.flatnonzero(edges.alive)
+    g = ig.Graph(n=nodes.n, edges=np.column_stack([edges.src[ids], edges.dst[ids]]).tolist(),
+                 directed=True)
+    _GRAPHS[edges] = (key, g, ids)
+    return g, ids
+
+
 def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: LexicalHits, *,
                now: float, settings: Settings, query: str = "", session: str | None = None,
                visible: ArrayLike | None = None) -> PPRTrace:
@@ -190,18 +212,16 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
         return PPRTrace(**_fields(base), ppr=table)
     seeds, dense = base.seeds, base.dense
     qv = np.asarray(base.q, np.float32)
-    rows = np.flatnonzero(vis)
-    pos = np.full(nodes.n, -1, np.int64)
-    pos[rows] = np.arange(rows.size)
-    src, dst, w, _ = coact_arrays(nodes, edges, now=now, tau=st.EDGE_TAU, visible=vis)
-    g = ig.Graph(n=rows.size, edges=np.column_stack([pos[src], pos[dst]]).tolist(),
-                 directed=st.PPR_DIRECTED)
+    g, ids = _coact_graph(nodes, edges)
+    src, dst = edges.src[ids], edges.dst[ids]
+    w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, st.EDGE_TAU), np.float64)
+    seen = vis[src] & vis[dst]
+    w[~seen] = 0.0          # an invisible node is cut off: no mass reaches it
     g.es["weight"] = w.tolist()
-    reset = np.zeros(rows.size, np.float64)
-    np.add.at(reset, pos[np.asarray(seeds.rows, np.int64)], seeds.energy_boosted)
-    pr = personalized_pagerank(g, reset, damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
-    full = np.zeros(nodes.n, np.float64)
-    full[rows] = pr
+    reset = np.zeros(nodes.n, np.float64)
+    np.add.at(reset, np.asarray(seeds.rows, np.int64), seeds.energy_boosted)
+    full = personalized_pagerank(g, reset, damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
+    full[~vis] = 0.0
     limit = max(st.RIPPLE_MIN_ITEMS, st.RIPPLE_LIMIT_MULT * max(st.RIPPLE_LIMIT_FLOOR,
                                                                  st.RIPPLE_LIMIT))
     ranked = top_k(full, limit, vis & (full > 0))
@@ -213,10 +233,10 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     label = dict(zip(seeds.rows, seeds.source, strict=True))
     fan = edges.fan_of(ranked)
     table = PPRTable(
-        damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED, graph_nodes=int(rows.size),
-        graph_edges=int(src.size), reached=int((pr > 0).sum()), rows=ranked.tolist(),
+        damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED, graph_nodes=int(vis.sum()),
+        graph_edges=int(seen.sum()), reached=int((full > 0).sum()), rows=ranked.tolist(),
         uids=[nodes.uid[i] for i in ranked.tolist()], ppr=full[ranked].tolist(),
-        score=(full[ranked] / top).tolist(), reset=(reset / reset.sum())[pos[ranked]].tolist(),
+        score=(full[ranked] / top).tolist(), reset=(reset / reset.sum())[ranked].tolist(),
         cos_node=cos_node.tolist(), cos_msg=cos_msg.tolist(),
         sigma=[float(nodes.sigma[i]) if st.USE_SALIENCE else 0.0 for i in ranked.tolist()],
         fan=fan.tolist(), seed_source=[label.get(i, "") for i in ranked.tolist()])

@@ -35,7 +35,7 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .views import GraphView, iso_time
+from .views import GraphView, adjacency, backbone, iso_time
 
 __all__ = [
     "KINDS",
@@ -71,18 +71,6 @@ def surprise_frame(items: Sequence[Surprise]) -> pd.DataFrame:
     return pd.DataFrame([{k: asdict(s)[k] for k in cols} for s in items], columns=cols)
 
 
-def _sym(view: GraphView) -> tuple[sp.csr_matrix, int]:
-    """Symmetric CSR of the view's (folded) weights, vertex order = ``view.nodes``."""
-    u = view.undirected()
-    n = len(u.nodes)
-    s, t = u.positions()
-    w = u.edges["weight"].to_numpy(np.float64) if len(u.edges) else np.zeros(0)
-    a = sp.coo_matrix((np.concatenate([w, w]), (np.concatenate([s, t]), np.concatenate([t, s]))),
-                      shape=(n, n)).tocsr()
-    a.sum_duplicates()
-    return a, n
-
-
 # -- (a) bridges -----------------------------------------------------------------------------
 def bridges(view: GraphView, *, min_participation: float = 0.5, top: int = 10,
             exclude: Collection[str] = ()) -> list[Surprise]:
@@ -99,7 +87,7 @@ def bridges(view: GraphView, *, min_participation: float = 0.5, top: int = 10,
     >>> [(s.subject, s.other, round(s.numbers["participation"], 3)) for s in b]
     [('c', '', 0.5), ('e', 'c', 0.444)]
     """
-    a, n = _sym(view)
+    a, n = adjacency(view)
     if n == 0 or a.nnz == 0:
         return []
     ids = view.nodes["id"].to_numpy()
@@ -145,20 +133,6 @@ def bridges(view: GraphView, *, min_participation: float = 0.5, top: int = 10,
 
 
 # -- (b) indirect-strong pairs -----------------------------------------------------------------
-def _strong(a: sp.csr_matrix, per_node: int) -> sp.csr_matrix:
-    """``a`` keeping each node's ``per_node`` strongest edges (an edge stays when it is
-    among the strongest of either end); symmetric."""
-    coo = a.tocoo()
-    order = np.lexsort((-coo.data, coo.row))
-    r = coo.row[order]
-    start = np.searchsorted(r, r, side="left")
-    rank = np.arange(r.size) - start
-    keep = order[rank < per_node]
-    m = sp.coo_matrix((np.ones(keep.size), (coo.row[keep], coo.col[keep])), shape=a.shape).tocsr()
-    mask = ((m + m.T) > 0).astype(np.float64)
-    return a.multiply(mask).tocsr()
-
-
 def indirect_pairs(view: GraphView, *, per_node: int = 10, min_via: int = 2, top: int = 10,
                    exclude: Collection[str] = (),
                    vectors: NDArray[np.float32] | None = None) -> list[Surprise]:
@@ -175,25 +149,27 @@ def indirect_pairs(view: GraphView, *, per_node: int = 10, min_via: int = 2, top
     >>> [(s.subject, s.other, s.numbers["n_via"]) for s in p]
     [('a', 'b', 2), ('x', 'y', 2)]
     """
-    a, n = _sym(view)
+    a, n = adjacency(view)
     if n == 0 or a.nnz == 0:
         return []
     ids = view.nodes["id"].to_numpy()
     deg = np.diff(a.indptr)
     ex = np.isin(ids, list(exclude))
     keep = sp.diags((~ex).astype(np.float64))
-    strong = keep @ _strong(a, per_node) @ keep
+    strong = keep @ backbone(a, per_node) @ keep
     root = strong.sqrt()
     aa = root @ sp.diags(1.0 / np.log1p(np.maximum(deg, 1))) @ root.T
     binary = (strong > 0).astype(np.float64)
-    via = (binary @ binary.T).tocsr()
-    aa = sp.triu(aa, k=1).tocoo()
-    if aa.nnz == 0:
+    via = sp.triu(binary @ binary.T, k=1).tocoo()
+    aa = sp.triu(aa, k=1).tocsr()
+    if via.nnz == 0:
         return []
-    direct = np.asarray(a[aa.row, aa.col]).ravel() > 0
-    nvia = np.asarray(via[aa.row, aa.col]).ravel()
-    ok = ~direct & (nvia >= min_via)
-    rows, cols, score, nvia = aa.row[ok], aa.col[ok], aa.data[ok], nvia[ok]
+    sel = via.data >= min_via
+    rows, cols, nvia = via.row[sel], via.col[sel], via.data[sel]
+    score = np.asarray(aa[rows, cols]).ravel()
+    up = sp.triu(a, k=1).tocoo()
+    direct = np.isin(rows.astype(np.int64) * n + cols, up.row.astype(np.int64) * n + up.col)
+    rows, cols, score, nvia = rows[~direct], cols[~direct], score[~direct], nvia[~direct]
     order = np.lexsort((cols, rows, -score))[:top]
     out = []
     for k in order.tolist():

@@ -39,6 +39,7 @@ import igraph as ig
 import networkx as nx
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..config import Settings
@@ -48,7 +49,9 @@ from ..engine.state import EdgeStore, NodeTable
 __all__ = [
     "VIEWS",
     "GraphView",
+    "adjacency",
     "anchor_view",
+    "backbone",
     "bipartite_view",
     "coact_arrays",
     "coact_view",
@@ -170,6 +173,44 @@ class GraphView:
         g.add_edges_from((a, b, d) for (a, b), d in records(self.edges,
                                                              key=("source", "target"), xml=xml))
         return g
+
+
+def adjacency(view: GraphView) -> tuple[sp.csr_matrix, int]:
+    """``(A, n)``: the symmetric ``n × n`` CSR of the view's weights (``a → b`` and
+    ``b → a`` summed), vertex order = ``view.nodes``.
+
+    >>> v = GraphView("x", pd.DataFrame({"id": ["a", "b"]}), pd.DataFrame(
+    ...     {"source": ["a", "b"], "target": ["b", "a"], "weight": [1.0, 0.5]}), True)
+    >>> adjacency(v)[0].toarray().tolist()
+    [[0.0, 1.5], [1.5, 0.0]]
+    """
+    n = len(view.nodes)
+    s, t = view.positions()
+    w = view.edges["weight"].to_numpy(np.float64) if len(view.edges) else np.zeros(0)
+    a = sp.coo_matrix((np.concatenate([w, w]), (np.concatenate([s, t]), np.concatenate([t, s]))),
+                      shape=(n, n)).tocsr()
+    a.sum_duplicates()
+    return a, n
+
+
+def backbone(a: sp.csr_matrix, per_node: int) -> sp.csr_matrix:
+    """``a`` keeping each node's ``per_node`` strongest edges (an edge stays when it is
+    among the strongest of either end); symmetric.
+
+    >>> import scipy.sparse as sp
+    >>> a = sp.csr_matrix(np.array([[0, 3, 1], [3, 0, 2], [1, 2, 0]], float))
+    >>> backbone(a, 1).toarray().tolist()     # 0-1 is 0's and 1's best, 1-2 is 2's
+    [[0.0, 3.0, 0.0], [3.0, 0.0, 2.0], [0.0, 2.0, 0.0]]
+    """
+    coo = a.tocoo()
+    order = np.lexsort((coo.col, -coo.data, coo.row))
+    r = coo.row[order]
+    start = np.searchsorted(r, r, side="left")
+    rank = np.arange(r.size) - start
+    keep = order[rank < per_node]
+    m = sp.coo_matrix((np.ones(keep.size), (coo.row[keep], coo.col[keep])), shape=a.shape).tocsr()
+    mask = ((m + m.T) > 0).astype(np.float64)
+    return a.multiply(mask).tocsr()
 
 
 def _plain_list(col: pd.Series) -> list[Any]:

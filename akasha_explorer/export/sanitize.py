@@ -7,13 +7,16 @@ hold. :func:`clean_column` gives every column exactly one type — ``bool``, ``i
 Python ones, and a column mixing kinds turned to strings; a missing value (None, NaN,
 ±inf) is *left out* of that node's attributes (every format supports a missing value,
 none supports NaN reliably). :func:`xml_text` replaces what XML 1.0 cannot hold with
-U+FFFD — only in exported copies; stored text is never altered.
+U+FFFD and normalises line ends as an XML reader would — only in exported copies; stored
+text is never altered.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"id": ["a", "b"], "x": [1, None], "tags": [["p", "q"], []],
 ...                    "mix": [1, "two"]})
 >>> list(records(df, key="id"))
 [('a', {'x': 1.0, 'tags': 'p,q', 'mix': '1'}), ('b', {'tags': '', 'mix': 'two'})]
+>>> list(records(pd.DataFrame({"id": ["a", "b"], "s": ["x", None]}), key="id"))
+[('a', {'s': 'x'}), ('b', {})]
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(s: str) -> str:
-    """``s`` with characters XML 1.0 cannot hold replaced by U+FFFD.
+    """``s`` with characters XML 1.0 cannot hold replaced by U+FFFD, and line ends as XML
+    reads them back (``\\r\\n`` and ``\\r`` become ``\\n``, XML 1.0 §2.11).
 
-    >>> xml_text("ok\\x00\\x1b[0m")
-    'ok\\ufffd\\ufffd[0m'
+    >>> xml_text("ok\\x00\\x1b[0m\\r\\n")
+    'ok\\ufffd\\ufffd[0m\\n'
     """
-    return _XML_BAD.sub("\ufffd", s)
+    return _XML_BAD.sub("\ufffd", s.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def clean_value(v: Any) -> bool | int | float | str | None:
@@ -84,12 +88,29 @@ def clean_column(values: Sequence[Any]) -> list[bool | int | float | str | None]
                                     else str(v)) for v in vals]
 
 
+def _fast(series: pd.Series) -> list[Any] | None:
+    """A numeric or boolean numpy column cleaned without looking at every value."""
+    kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else ""
+    if kind and kind in "biu":
+        return series.tolist()
+    if kind == "f":
+        vals = series.to_numpy(np.float64)
+        col: list[Any] = vals.tolist()
+        bad = np.flatnonzero(~np.isfinite(vals))
+        for i in bad.tolist():
+            col[i] = None
+        return col
+    return None
+
+
 def clean_frame(df: pd.DataFrame, *, xml: bool = False) -> dict[str, list[Any]]:
     """Every column of ``df`` cleaned (:func:`clean_column`); with ``xml`` strings also
     go through :func:`xml_text`."""
     out = {}
     for c in df.columns:
-        col = clean_column(df[c].tolist())
+        col = _fast(df[c])
+        if col is None:
+            col = clean_column(df[c].tolist())
         if xml:
             col = [xml_text(v) if isinstance(v, str) else v for v in col]
         out[str(c)] = col

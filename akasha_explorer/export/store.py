@@ -8,8 +8,10 @@ An export is a folder::
                            columns of the LanceDB ``messages`` table except the vector)
     vectors/messages.parquet   uid + vector of every message
     vectors/turns.parquet      the LanceDB ``turns`` table (node vectors)
-    graph/<Table>.parquet  every Kuzu node table (all properties) and rel table (``_from``,
-                           ``_to`` primary keys, then its properties), in Kuzu's scan order
+    graph/<Table>.parquet  every Kuzu node table (all properties, in Kuzu's scan order) and
+                           rel table (``_from``, ``_to`` primary keys, then its properties,
+                           sorted: Kuzu's own order of rels is an artefact of how they were
+                           written, and the mirror reads adjacency in a canonical order)
     journal.jsonl          only when a read-only store had an un-checkpointed journal
 
 A writable store is checkpointed first, so the graph holds every committed change. Import
@@ -86,8 +88,11 @@ def _read_table(graph: GraphDB, t: dict[str, Any]) -> pa.Table:
         return graph.arrow(f"MATCH (n:`{t['name']}`) RETURN {cols}")
     cols = [f"a.`{t['src_pk']}` AS _from", f"b.`{t['dst_pk']}` AS _to"]
     cols += [f"e.`{p}` AS `{p}`" for p in t["props"]]
-    return graph.arrow(f"MATCH (a:`{t['src']}`)-[e:`{t['name']}`]->(b:`{t['dst']}`) "
+    data = graph.arrow(f"MATCH (a:`{t['src']}`)-[e:`{t['name']}`]->(b:`{t['dst']}`) "
                        f"RETURN {', '.join(cols)}")
+    keys = [c for c in data.column_names
+            if not pa.types.is_nested(data.schema.field(c).type)]
+    return data.sort_by([(c, "ascending") for c in keys]) if data.num_rows else data
 
 
 def export_store(mem: Memory, out: str | Path) -> Path:
