@@ -128,6 +128,22 @@ PAINTED = """(root) => {
 }"""
 
 
+NODE_XY = """(root) => {
+  // the most isolated node well inside the canvas, so a click cannot hit a neighbour
+  const net = root.akashaNetwork;
+  const c = root.querySelector('canvas').getBoundingClientRect();
+  const pts = net.body.nodeIndices.map((id) => [id, net.canvasToDOM(net.getPosition(id))]);
+  let best = null, gap = -1;
+  for (const [id, p] of pts) {
+    if (p.x < 30 || p.y < 30 || p.x > c.width - 30 || p.y > c.height - 30) continue;
+    let d = Infinity;
+    for (const [o, q] of pts) if (o !== id) d = Math.min(d, Math.hypot(p.x - q.x, p.y - q.y));
+    if (d > gap) { gap = d; best = [id, p.x, p.y]; }
+  }
+  return best;
+}"""
+
+
 def test_notebook_02_in_chromium(lab: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -189,6 +205,22 @@ def test_notebook_02_in_chromium(lab: str) -> None:
             page.wait_for_timeout(500)
             assert graph.evaluate(PAINTED) > 1000
             _shot(output, "stepper_rwr.png")
+
+            # a click on a node on the canvas reaches Python (the details pane shows it)
+            uid, x, y = graph.evaluate(NODE_XY)
+            box = graph.locator("canvas").bounding_box()
+            assert box is not None
+            page.mouse.move(box["x"] + x, box["y"] + y)
+            page.wait_for_selector(".ak-graph div.vis-tooltip", state="visible",
+                                   timeout=10_000)
+            tip = page.locator(".ak-graph div.vis-tooltip").first.inner_text()
+            assert uid in tip
+            page.mouse.click(box["x"] + x, box["y"] + y)
+            page.wait_for_function(
+                "(uid) => [...document.querySelectorAll('.ak-detail b')]"
+                ".some(b => b.textContent === uid)",
+                arg=uid, timeout=30_000)
+            assert "1 selected" in graph.locator(".ak-graph-status").inner_text()
             assert page.locator("img[src='x']").count() == 0
         finally:
             browser.close()

@@ -107,6 +107,7 @@ class MemoryExplorer(W.VBox):
             description="community")
         self.view = GraphView(height="480px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
+        self.detail.add_class("ak-detail")
         self.selection = W.HTML(layout=W.Layout(width="100%"))
         self.selection.add_class("ak-wide")
         self.status = W.HTML()

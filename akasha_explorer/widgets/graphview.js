@@ -103,6 +103,7 @@ function render({ model, el }) {
   const edges = new vis.DataSet(prepEdges(model.get("edges")));
   holder.style.height = model.get("height");
   const network = new vis.Network(holder, { nodes, edges }, OPTIONS);
+  root.akashaNetwork = network; // for tests and the curious: positions, selection
 
   const showCounts = () => {
     root.dataset.nodes = String(nodes.length);

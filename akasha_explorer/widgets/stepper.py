@@ -174,6 +174,7 @@ class RecallStepper(W.VBox):
         self.view = GraphView(height="460px", cap=cap)
         self.detail = W.HTML(layout=W.Layout(width="34%", max_height="520px",
                                              overflow="auto"))
+        self.detail.add_class("ak-detail")
         self.table_pick = W.Dropdown(description="table")
         self.table = W.HTML(layout=W.Layout(width="100%"))
         self.table.add_class("ak-wide")
