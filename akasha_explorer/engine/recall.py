@@ -66,6 +66,10 @@ of the function concerned):
     "divided by 2.0" is not applied).
 19. ``USE_SALIENCE`` off makes σ = 0 in BlackHole selection, state and the salience gain;
     the trace records the σ used.
+20. **Reproducible sums.** Every sum over a node's edges (``out(s)``, ``in(n)``) runs in
+    the EdgeStore's canonical adjacency order (by the other end's row), and the micrograph
+    similarities are computed blockwise in float32 (the vectors' precision) without BLAS
+    threads, so a mirror rebuilt from the store gives a bit-identical trace.
 
 >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
 >>> nodes = toy_nodes([[1, 0], [0.8, 0.6], [0, 1]])
@@ -176,7 +180,7 @@ def recall(
     if n_vis == 0:
         return RecallTrace.empty(query=query, q=qlist, now=now, session=session,
                                  settings=dict(_settings_dict(st)), n_nodes=nodes.n,
-                                 n_edges=edges.n_alive())
+                                 n_edges=int(np.count_nonzero(edges.alive)))
     cos_node = np.einsum("ij,j->i", nodes.vec, qv).astype(np.float64)
     cos_msg = nodes.cos_msg_max(np.einsum("ij,j->i", nodes.msg_vec, qv))
     seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
@@ -193,7 +197,7 @@ def recall(
               "ripple": len(rip), "suppressed": len(sup)}
     return RecallTrace(query=query, q=qlist, now=float(now), session=session,
                        settings=dict(_settings_dict(st)), n_nodes=nodes.n, n_visible=n_vis,
-                       n_edges=edges.n_alive(),
+                       n_edges=int(np.count_nonzero(edges.alive)),
                        seeds=seeds, micro=micro, graph=graph, settle=sett, dense=dense,
                        activation=act, ripple=rip, suppressed=sup, relevant=seeds.relevant,
                        counts=counts)

@@ -130,8 +130,8 @@ product into a 15 ms thread fight (measured)."""
 
 
 def gram(vec: ArrayLike) -> F64:
-    """``V Vᵀ`` of a few unit vectors, blockwise and single-threaded (see ``_GRAM_BLOCK``);
-    returned as float64, exactly symmetric.
+    """``V Vᵀ`` of the micrograph's unit vectors (the similarity base of SPEC §4 stage 2a),
+    blockwise and single-threaded (see ``_GRAM_BLOCK``); float64, exactly symmetric.
 
     >>> gram(np.array([[1, 0], [0.6, 0.8]], np.float32)).round(6).tolist()
     [[1.0, 0.6], [0.6, 1.0]]
@@ -167,18 +167,20 @@ def transition(vec: ArrayLike, state: F64, cross: F64, *, cross_boost: float,
     """
     sim = np.maximum(gram(vec), 0.0)
     np.fill_diagonal(sim, 0.0)
-    t = sim * state[:, None] * (1.0 + cross_boost * cross)
-    m = t.shape[0]
+    # work on tt = Tᵀ (row j = column j of T): the per-column operations run along
+    # contiguous memory
+    tt = sim.T * state[None, :] * (1.0 + cross_boost * cross.T)
+    m = tt.shape[0]
     if m > top_edges:
-        kth = np.partition(t, m - top_edges, axis=0)[m - top_edges]   # k-th largest per column
-        keep = t > kth
-        tied = t == kth
-        need = top_edges - keep.sum(axis=0)
-        keep |= tied & (np.cumsum(tied, axis=0) <= need)             # ties: lower rows first
-        t = np.where(keep, t, 0.0)
-    sums = t.sum(axis=0)
-    p = np.divide(t, sums[None, :], out=np.zeros_like(t), where=sums[None, :] > 0)
-    return t, p
+        kth = np.partition(tt, m - top_edges, axis=1)[:, m - top_edges]  # k-th largest
+        keep = tt > kth[:, None]
+        tied = tt == kth[:, None]
+        need = top_edges - keep.sum(axis=1)
+        keep |= tied & (np.cumsum(tied, axis=1) <= need[:, None])       # ties: lower rows
+        tt = np.where(keep, tt, 0.0)
+    sums = tt.sum(axis=1)
+    pt = np.divide(tt, sums[:, None], out=np.zeros_like(tt), where=sums[:, None] > 0)
+    return np.ascontiguousarray(tt.T), np.ascontiguousarray(pt.T)
 
 
 def initial_energy(energy: ArrayLike, fan: ArrayLike, m: int) -> F64:
@@ -301,6 +303,17 @@ def micrograph(nodes: NodeTable, edges: EdgeStore, seeds: SeedTable, cos_node: F
         c0=c0.tolist(), c1=c1.tolist(), c2=c2.tolist())
 
 
+def _unique(a: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Sorted unique values and the inverse index (sort based: numpy's hash-based
+    ``np.unique`` is several times slower on these few hundred ints)."""
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    start = np.r_[True, s[1:] != s[:-1]] if s.size else np.zeros(0, bool)
+    inv = np.empty(a.size, np.int64)
+    inv[order] = np.cumsum(start) - 1
+    return s[start], inv
+
+
 def _per_group_top(group: NDArray[np.int64], score: F64, tie: NDArray[np.int64],
                    k: int) -> NDArray[np.int64]:
     """Positions of the top ``k`` by ``score`` within each ``group`` (ties: lower ``tie``)."""
@@ -350,8 +363,10 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
                       seed_cos_node=cos_node[seeds].tolist(), seed_cos_msg=cos_msg[seeds].tolist())
     ids, owner = edges.out_edges_many(seeds)
     dst = edges.dst[ids]
-    ok = visible[dst]
-    ids, owner, dst = ids[ok], owner[ok], dst[ok]
+    n_visible = int(np.count_nonzero(visible))
+    if n_visible < nodes.n:
+        ok = visible[dst]
+        ids, owner, dst = ids[ok], owner[ok], dst[ok]
     w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, st.EDGE_TAU))
     out_sum = np.bincount(owner, weights=w, minlength=seeds.size).astype(np.float64)
     is_gseed = np.zeros(nodes.n, bool)
@@ -362,13 +377,13 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     ids, owner, dst, w = ids[cand], owner[cand], dst[cand], w[cand]
     if ids.size == 0:
         return out
-    nbrs = np.unique(dst)
+    nbrs, npos = _unique(dst)
     in_ids, in_owner = edges.in_edges_many(nbrs)
-    vis_src = visible[edges.src[in_ids]]
-    in_ids, in_owner = in_ids[vis_src], in_owner[vis_src]
+    if n_visible < nodes.n:
+        vis_src = visible[edges.src[in_ids]]
+        in_ids, in_owner = in_ids[vis_src], in_owner[vis_src]
     w_in = np.asarray(edge_eff(edges.w[in_ids], edges.last_ts[in_ids], now, st.EDGE_TAU))
     in_sum = np.bincount(in_owner, weights=w_in, minlength=nbrs.size).astype(np.float64)
-    npos = np.searchsorted(nbrs, dst)
     o, i_ = out_sum[owner], in_sum[npos]
     esig = w / np.sqrt(o * i_)
     csig = esig * np.maximum(st.GRAPH_SEED_COS_FLOOR, cos_node[seeds][owner])
@@ -390,7 +405,7 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
 def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArray[np.int64],
                s_rows: NDArray[np.int64], csig: F64, cos_node: F64, cos_msg: F64, now: float,
                st: Settings) -> None:
-    kept, inv = np.unique(dst, return_inverse=True)
+    kept, inv = _unique(dst)
     signal = np.bincount(inv, weights=csig, minlength=kept.size).astype(np.float64)
     paths = np.bincount(inv, minlength=kept.size)
     best = np.lexsort((s_rows, -csig, inv))

@@ -31,7 +31,8 @@ __all__ = ["effective_sigma", "select_seeds", "top_k"]
 
 def top_k(values: ArrayLike, k: int, mask: ArrayLike | None = None) -> NDArray[np.int64]:
     """Indices of the ``k`` largest ``values`` (only where ``mask``), best first; ties go to
-    the lower index. Exact and deterministic.
+    the lower index. Exact and deterministic — every top-k of SPEC §4 (pools, fallback,
+    BlackHole, graph seeds, dense items, GRAPH_LIMIT) goes through it.
 
     For speed on long arrays, a threshold ``t`` = the k-th largest of ``4k`` block maxima
     is taken first (at least ``k`` values are ``>= t``, so every top-k value is), and only

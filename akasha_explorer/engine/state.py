@@ -488,7 +488,12 @@ class EdgeStore:
         return out
 
     def set_weights(self, ids: ArrayLike, w: ArrayLike) -> None:
-        """Overwrite the stored weights of several edges (vectorised :meth:`set_weight`)."""
+        """Overwrite the stored weights of several edges (vectorised :meth:`set_weight`).
+
+        >>> es = EdgeStore(); e = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
+        >>> es.set_weights([e], [0.95]); es.w.tolist()
+        [0.95]
+        """
         self._w[np.asarray(ids, dtype=np.int64)] = np.asarray(w, dtype=np.float64)
 
     def fan(self, n: int) -> NDArray[np.int64]:

@@ -1,4 +1,5 @@
-"""Small hand-built mirrors for doctests, notebooks and tests: explicit vectors, no store.
+"""Small hand-built mirrors (SPEC §1's in-memory mirror) for doctests, notebooks and tests:
+explicit vectors, no store.
 
 >>> nodes = toy_nodes([[1.0, 0.0], [0.6, 0.8]], ts=[0.0, 60.0])
 >>> nodes.n, nodes.uid

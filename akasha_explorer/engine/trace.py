@@ -299,7 +299,12 @@ class RecallTrace:
         return from_plain(cls, data)
 
     def to_json(self) -> str:
-        """Compact JSON; ``RecallTrace.from_json(t.to_json()) == t`` exactly."""
+        """Compact JSON (SPEC §5); ``RecallTrace.from_json(t.to_json()) == t`` exactly.
+
+        >>> t = RecallTrace.empty(query="引流条", q=[0.6, 0.8], now=1.5)
+        >>> RecallTrace.from_json(t.to_json()).query
+        '引流条'
+        """
         return dumps(self)
 
     @classmethod

@@ -156,7 +156,12 @@ class WritebackPlan:
         return from_plain(cls, data)
 
     def to_json(self) -> str:
-        """Compact JSON (floats via ``repr``; round-trips exactly)."""
+        """Compact JSON (floats via ``repr``; round-trips exactly).
+
+        >>> p = WritebackPlan(0.1, "t", 0, True, 3.0, NodeUpdates(), EdgeUpdates(), Depressions())
+        >>> WritebackPlan.from_json(p.to_json()) == p
+        True
+        """
         return dumps(self)
 
     @classmethod
