@@ -92,6 +92,8 @@ def tooltip(title: str, *lines: str) -> str:
 
 
 def _cell(v: Any, digits: int) -> str:
+    if v is None or (not isinstance(v, list | tuple | str) and _missing(v)):
+        return ""
     if isinstance(v, bool):
         return "✓" if v else ""
     if isinstance(v, float):
@@ -103,6 +105,14 @@ def _cell(v: Any, digits: int) -> str:
     if isinstance(v, list | tuple):
         return esc(", ".join(str(x) for x in v))
     return esc(v)
+
+
+def _missing(v: Any) -> bool:
+    try:
+        import pandas as pd
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def frame_html(df: pd.DataFrame, *, digits: int = 3, max_rows: int = 400,

@@ -60,7 +60,7 @@ class CommunitiesPanel(W.VBox):
         self.communities_html.add_class("ak-wide")
         self.community_list = W.Select(options=[], rows=7, description="community",
                                        layout=W.Layout(width="98%"))
-        self.kind = W.Dropdown(options=[("all surprises", None)] + [(k, k)
+        self.kind = W.Dropdown(options=[("all surprises", "all")] + [(k, k)
                                                                     for k in SURPRISE_KINDS],
                                description="surprises")
         self.surprise_list = W.Select(options=[], rows=8, description="found",
@@ -131,7 +131,7 @@ class CommunitiesPanel(W.VBox):
 
     def _fill_surprises(self) -> None:
         s = self.surprises
-        if self.kind.value is not None and len(s):
+        if self.kind.value != "all" and len(s):
             s = s[s["kind"] == self.kind.value]
         self.surprise_list.options = [
             (f"[{r.kind}] {short(str(r.subject_text or r.subject), 40)}"

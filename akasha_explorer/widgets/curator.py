@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AnchorCurator", "quote_html"]
 
+ALL = "all"
+"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
+
 KINDS = ("person", "place", "project", "game", "device", "account", "thing")
 QUOTE_CONTEXT = 30
 """Characters shown on each side of a mention."""
@@ -42,6 +45,15 @@ def quote_html(text: str, start: int, end: int, context: int = QUOTE_CONTEXT) ->
     pre = ("…" if a > 0 else "") + esc(text[a:start])
     post = esc(text[end:b]) + ("…" if b < len(text) else "")
     return f"{pre}<mark>{esc(text[start:end])}</mark>{post}"
+
+
+def _opt(value: str) -> str | None:
+    """A filter dropdown's value as the API wants it (ALL → None).
+
+    >>> _opt(ALL), _opt("person")
+    (None, 'person')
+    """
+    return None if value == ALL else value
 
 
 class AnchorCurator(W.VBox):
@@ -62,10 +74,10 @@ class AnchorCurator(W.VBox):
         self._texts: dict[str, str] = {}
 
         self.search_box = W.Text(placeholder="name or alias", description="search")
-        self.kind = W.Dropdown(options=[("all kinds", None)] + [(k, k) for k in KINDS],
+        self.kind = W.Dropdown(options=[("all kinds", ALL)] + [(k, k) for k in KINDS],
                                description="kind")
         self.status_pick = W.Dropdown(options=[("active", "active"), ("candidate", "candidate"),
-                                               ("rejected", "rejected"), ("all", None)],
+                                               ("rejected", "rejected"), ("all", ALL)],
                                       description="status")
         self.search_button = W.Button(description="List", icon="search", button_style="primary")
         self.anchor_list = W.Select(options=[], rows=10, description="anchors",
@@ -130,7 +142,8 @@ class AnchorCurator(W.VBox):
         """Reload the anchor list (search, kind, status) and the audit log."""
         try:
             rows = self.mem.anchors(self.search_box.value.strip() or None,
-                                    kind=self.kind.value, status=self.status_pick.value)
+                                    kind=_opt(self.kind.value),
+                                    status=_opt(self.status_pick.value))
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return []
@@ -156,16 +169,16 @@ class AnchorCurator(W.VBox):
 
     def _refresh_merge(self) -> None:
         cur = self.anchor["uid"] if self.anchor else None
-        self.merge_pick.options = [("—", None)] + [o for o in getattr(self, "_all", [])
-                                                    if o[1] != cur]
-        self.merge_pick.value = None
+        self.merge_pick.options = [("—", "")] + [o for o in getattr(self, "_all", [])
+                                                  if o[1] != cur]
+        self.merge_pick.value = ""
 
     def _refresh_audit(self) -> None:
         rows = self.mem.audit(limit=30)
-        self.audit_pick.options = [("—", None)] + [
+        self.audit_pick.options = [("—", "")] + [
             (f"{iso(r['ts'])} · {r['action']} {r['target']}"
              + (" (undone)" if r.get("undone") else ""), r["uid"]) for r in rows]
-        self.audit_pick.value = None
+        self.audit_pick.value = ""
         df = pd.DataFrame(rows, columns=["ts", "actor", "action", "target", "why", "undone",
                                          "uid"])
         df["ts"] = [iso(t) for t in df["ts"]]
@@ -280,7 +293,7 @@ class AnchorCurator(W.VBox):
     def _merge(self) -> str | None:
         uid = self._need_anchor()
         absorb = self.merge_pick.value
-        if uid is None or absorb is None:
+        if uid is None or not absorb:
             self.status.value = note("pick the anchor to absorb", error=True) if uid else ""
             return None
         audit = self.mem.merge_anchors(uid, absorb, why=self._why())
@@ -300,7 +313,7 @@ class AnchorCurator(W.VBox):
 
     def _undo(self) -> str | None:
         target = self.audit_pick.value
-        if target is None:
+        if not target:
             self.status.value = note("pick the audit entry to undo", error=True)
             return None
         audit = self.mem.undo(target, why=self._why())

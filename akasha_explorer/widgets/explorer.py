@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MemoryExplorer"]
 
+ALL = "all"
+"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
+
 NEIGHBOURS_ON_OPEN = 20
 """Neighbours added around a node when it is opened."""
 
@@ -86,7 +89,7 @@ class MemoryExplorer(W.VBox):
                                 layout=W.Layout(width="98%"))
         sessions = mem.sessions()
         self.sessions = W.Dropdown(
-            options=[(f"— {len(sessions)} sessions —", None)] + [
+            options=[(f"— {len(sessions)} sessions —", "")] + [
                 (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
                 for s in sessions],
             description="session", layout=W.Layout(width="60%"))
@@ -98,11 +101,13 @@ class MemoryExplorer(W.VBox):
         days = self._days()
         self.time_range = W.SelectionRangeSlider(
             options=[(d.isoformat(), d) for d in days], index=(0, max(0, len(days) - 1)),
-            description="time", layout=W.Layout(width="75%"), continuous_update=False)
+            description="time", layout=W.Layout(width="75%"), continuous_update=False,
+            readout=False)
+        self.time_label = W.HTML()
         comm = self.data.communities()
         sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm else []
         self.community = W.Dropdown(
-            options=[("all communities", None)] + [(f"community {int(c)} ({int(k)} turns)",
+            options=[("all communities", ALL)] + [(f"community {int(c)} ({int(k)} turns)",
                                                     int(c)) for c, k in sizes.items()],
             description="community")
         self.view = GraphView(height="480px", cap=cap, layout=W.Layout(width="62%"))
@@ -130,7 +135,7 @@ class MemoryExplorer(W.VBox):
             self.results,
             self.sessions,
             self.timeline,
-            self.time_range,
+            W.HBox([self.time_range, self.time_label]),
             self.community,
             W.HBox([self.open_button, self.expand_button, self.clear_button]),
             W.HBox([self.view, self.detail]),
@@ -138,6 +143,7 @@ class MemoryExplorer(W.VBox):
             self.status,
         ])
         self._draw_timeline()
+        self._show_range()
         self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
                                  "search, pick a session, or click a node")
 
@@ -168,14 +174,19 @@ class MemoryExplorer(W.VBox):
         b = days.index(_date(end)) if end is not None else self.time_range.index[1]
         self.time_range.index = (a, b)
         if community != -1:
-            self.community.value = community
+            self.community.value = ALL if community is None else community
+
+    def _show_range(self) -> None:
+        lo, hi = self.time_range.value
+        self.time_label.value = note(f"{lo.isoformat()} – {hi.isoformat()}")
 
     def _passes(self, uids: list[str]) -> list[str]:
         lo, hi = self.time_range.value
+        self._show_range()
         start = dt.datetime.combine(lo, dt.time(), dt.UTC).timestamp()
         end = dt.datetime.combine(hi, dt.time(), dt.UTC).timestamp() + 86400.0
         comm = self.data.communities()
-        want = self.community.value
+        want = None if self.community.value == ALL else self.community.value
         n = self.mem.mirror.nodes
         out = []
         for u in uids:

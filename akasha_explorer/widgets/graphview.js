@@ -66,8 +66,10 @@ const OPTIONS = {
     shape: "dot",
     size: 10,
     borderWidth: 1,
-    font: { size: 11, face: "sans-serif", color: "#333", multi: false },
+    font: { size: 18, face: "sans-serif", color: "#333", multi: false },
     color: { background: "#4e79a7", border: "#2b4a6b" },
+    // labels grow with zoom up to 14 px on screen, and vanish below 6 px
+    scaling: { label: { enabled: false, maxVisible: 14, drawThreshold: 6 } },
   },
   edges: {
     smooth: false,

@@ -21,7 +21,7 @@ import pandas as pd
 from ..errors import AkashaError
 from ..extract.base import PREDICATES
 from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
-from .curator import KINDS, quote_html
+from .curator import ALL, KINDS, _opt, quote_html
 
 if TYPE_CHECKING:
     from ..curate.review import ReviewItem
@@ -53,12 +53,12 @@ class ReviewQueue(W.VBox):
         self.item: ReviewItem | None = None
         self._items: list[ReviewItem] = []
 
-        self.kind = W.Dropdown(options=[("all kinds", None), ("anchor", "anchor"),
+        self.kind = W.Dropdown(options=[("all kinds", ALL), ("anchor", "anchor"),
                                         ("alias_merge", "alias_merge"), ("triple", "triple"),
                                         ("injection", "injection"),
                                         ("suggested_link", "suggested_link")],
                                description="kind")
-        self.status_pick = W.Dropdown(options=[*[(s, s) for s in STATUSES], ("all", None)],
+        self.status_pick = W.Dropdown(options=[*[(s, s) for s in STATUSES], ("all", ALL)],
                                       description="status")
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
         self.summary = W.HTML()
@@ -116,7 +116,8 @@ class ReviewQueue(W.VBox):
         """Reload the items (kind / status filters), the counts and the audit log; opens the
         first item when none is open."""
         try:
-            items = self.mem.review.list(status=self.status_pick.value, kind=self.kind.value)
+            items = self.mem.review.list(status=_opt(self.status_pick.value),
+                                         kind=_opt(self.kind.value))
             pending = self.mem.review.list(status="pending")
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
@@ -163,10 +164,10 @@ class ReviewQueue(W.VBox):
 
     def _refresh_audit(self) -> None:
         df = self.audit_df(30)
-        self.audit_pick.options = [("—", None)] + [
+        self.audit_pick.options = [("—", "")] + [
             (f"{r.time} · {r.action} {r.target}" + (" (undone)" if r.undone else ""), r.uid)
             for r in df.itertuples()]
-        self.audit_pick.value = None
+        self.audit_pick.value = ""
         self.audit.value = ('<div class="ak-note">audit log (newest first)</div>'
                             + frame_html(df))
 
@@ -279,7 +280,7 @@ class ReviewQueue(W.VBox):
 
     def _undo(self) -> str | None:
         target = self.audit_pick.value
-        if target is None:
+        if not target:
             self.status.value = note("pick the audit entry to undo", error=True)
             return None
         try:

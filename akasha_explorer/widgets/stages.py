@@ -123,7 +123,8 @@ def _seeds(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
     if s.fallback:
         cap += " No node passed DENSE_SEED_MIN: these are the Dense(FB) fallback."
     seeds = pd.DataFrame({"uid": s.uids, "source": s.source, "cos_node": s.cos_node,
-                          "cos_msg": s.cos_msg, "bm25_rank": s.bm25_rank, "sigma": s.sigma,
+                          "cos_msg": s.cos_msg,
+                          "bm25_rank": pd.array(s.bm25_rank, dtype="Int64"), "sigma": s.sigma,
                           "fan": s.fan, "energy": s.energy, "energy_boosted": s.energy_boosted,
                           "energy_fan": s.energy_fan})
     term_df = pd.DataFrame([{"term": x.term, "df": x.df, "idf": x.idf, "kept": x.kept,

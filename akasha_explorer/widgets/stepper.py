@@ -39,7 +39,8 @@ __all__ = ["EDGE_COLOURS", "RING_COLOURS", "RecallStepper", "style_stage"]
 log = logging.getLogger(__name__)
 
 RING_COLOURS = {
-    "Dense": "#1f77b4", "Dense(FB)": "#9e9e9e", "Dense+FTS": "#7b3fbf", "FTS": "#ff7f0e",
+    "Dense": "#1f77b4", "Dense(FB)": "#9e9e9e", "Dense+FTS": "#7b3fbf",
+    "Dense(FB)+FTS": "#c9a227", "FTS": "#ff7f0e",
     "BlackHole": "#000000", "seed": "#1f77b4", "graph_seed": "#17becf", "Graph": "#8c564b",
     "Bridge": "#e377c2", "candidate": "#1f77b4", "activation": "#2ca02c",
     "ripple": "#98df8a", "dense": "#1f77b4", "suppressed": "#9e9e9e", "current": "#d62728",
@@ -93,7 +94,7 @@ def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
         else:
             n["borderWidth"] = 1
         n["color"] = colour
-        n["font"] = {"color": "#222222", "size": 20}
+        n["font"] = {"color": "#222222", "size": 22}
         h = view.halo.get(uid, 0.0)
         n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
             5.0 + 35.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
@@ -228,14 +229,14 @@ class RecallStepper(W.VBox):
         except AkashaError as err:  # an old store without a query log
             log.warning("cannot read the query log: %s", err)
             rows = []
-        opts: list[tuple[str, Any]] = [(f"— {len(rows)} logged queries —", None)]
+        opts: list[tuple[str, Any]] = [(f"— {len(rows)} logged queries —", "")]
         opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}", (r["query"], r["ts"]))
                  for r in rows]
         self.log_pick.options = opts
-        self.log_pick.value = None
+        self.log_pick.value = ""
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
-        if change["new"] is None:
+        if not change["new"]:
             return
         text, ts = change["new"]
         self.query.value = text
