@@ -51,8 +51,9 @@ from akasha_explorer.config import DAY, Settings
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.recall import recall
 from akasha_explorer.engine.state import EdgeStore, NodeTable
-from akasha_explorer.export.formats import write_csv, write_graphml, write_json, write_parquet
+from akasha_explorer.export.formats import write_csv, write_json, write_parquet
 from akasha_explorer.export.gexf import write_gexf
+from akasha_explorer.export.graphml import write_graphml
 from akasha_explorer.export.html import write_html
 from akasha_explorer.export.viz import layout
 
@@ -178,7 +179,7 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
                               communities=comm), rep)
     timed(size, "view bipartite", lambda: bipartite_view(view.nodes, anchors, mentions, now=now,
                                                            communities=comm), 1)
-    timed(size, "layout (DrL, seeded)", lambda: layout(view, seed=0), 1)
+    timed(size, "layout (FR on the backbone, seeded)", lambda: layout(view, seed=0), 1)
     timed(size, "export graphml", lambda: write_graphml(view, out / "s.graphml"), 1)
     timed(size, "export gexf 1.3", lambda: write_gexf(view, out / "s.gexf"), 1)
     timed(size, "export node-link json", lambda: write_json(view, out / "s.json"), 1)

@@ -26,11 +26,11 @@ from akasha_explorer.cli import cli
 from akasha_explorer.export.formats import (
     with_viz,
     write_csv,
-    write_graphml,
     write_json,
     write_parquet,
 )
 from akasha_explorer.export.gexf import NS, NS_VIZ, write_gexf
+from akasha_explorer.export.graphml import write_graphml
 from akasha_explorer.export.sanitize import clean_column, records
 from akasha_explorer.export.store import import_store
 from akasha_explorer.export.viz import colour, rgb

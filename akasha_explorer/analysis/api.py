@@ -186,7 +186,7 @@ class AnalysisMixin:
         (``format="store"``: raw messages + graph state, see
         :mod:`akasha_explorer.export.store`; :func:`~akasha_explorer.export.store.import_store`
         reads it back). Returns the file or folder written."""
-        from ..export import formats, gexf, html, store
+        from ..export import formats, gexf, graphml, html, store
 
         if format not in EXPORT_FORMATS:
             raise InvalidInput(f"unknown export format {format!r}; use one of "
@@ -196,7 +196,7 @@ class AnalysisMixin:
         v = self.graph_view(view, now=now, resolution=resolution, seed=seed)
         lay_seed = self._analysis_args(now, resolution, seed)[2]
         if format == "graphml":
-            return formats.write_graphml(v, path, seed=lay_seed)
+            return graphml.write_graphml(v, path, seed=lay_seed)
         if format == "gexf":
             return gexf.write_gexf(v, path, seed=lay_seed)
         if format == "json":

@@ -1,9 +1,6 @@
-"""GraphML, node-link JSON, Parquet and CSV exports of a view (SPEC §9).
+"""Node-link JSON, Parquet and CSV exports of a view (SPEC §9), and the visual columns the
+GraphML export adds (:func:`with_viz`).
 
-- **GraphML** (Gephi, Cytoscape, yEd): ``networkx.write_graphml`` of the sanitised graph
-  (:mod:`.sanitize`: one type per attribute, missing values left out, XML-safe text),
-  plus ``x``, ``y``, ``size``, ``r``, ``g``, ``b`` node attributes, which Gephi's GraphML
-  importer reads as position, size and colour.
 - **node-link JSON**: ``networkx.node_link_data`` (``nodes`` / ``edges``), UTF-8, no NaN.
 - **Parquet / CSV**: ``nodes`` and ``edges`` tables in a folder, every column as is.
 """
@@ -19,7 +16,7 @@ import numpy as np
 from ..analysis.views import GraphView
 from .viz import colour, layout, rgb, sizes
 
-__all__ = ["with_viz", "write_csv", "write_graphml", "write_json", "write_parquet"]
+__all__ = ["with_viz", "write_csv", "write_json", "write_parquet"]
 
 
 def with_viz(view: GraphView, *, seed: int = 0) -> GraphView:
@@ -34,21 +31,6 @@ def with_viz(view: GraphView, *, seed: int = 0) -> GraphView:
     cols = np.array([rgb(colour(int(c))) for c in comm], np.int64).reshape(-1, 3)
     f["r"], f["g"], f["b"] = cols[:, 0], cols[:, 1], cols[:, 2]
     return replace(view, nodes=f)
-
-
-def write_graphml(view: GraphView, path: str | Path, *, seed: int = 0) -> Path:
-    """Write ``view`` as GraphML (see the module docstring).
-
-    >>> import tempfile, pandas as pd
-    >>> v = GraphView("x", pd.DataFrame({"id": ["a", "b"], "flags": [["noise"], None]}),
-    ...               pd.DataFrame({"source": ["a"], "target": ["b"], "weight": [0.5]}), False)
-    >>> g = nx.read_graphml(write_graphml(v, tempfile.mkdtemp() + "/g.graphml"))
-    >>> g.nodes["a"]["flags"], "flags" in g.nodes["b"], g.edges["a", "b"]["weight"]
-    ('noise', False, 0.5)
-    """
-    out = Path(path)
-    nx.write_graphml(with_viz(view, seed=seed).to_networkx(xml=True), out, encoding="utf-8")
-    return out
 
 
 def write_json(view: GraphView, path: str | Path) -> Path:

@@ -1,8 +1,9 @@
 """GEXF 1.3 for Gephi (SPEC §9): attributes, colour by community, size, positions and
 time intervals so Gephi's timeline works.
 
-Written with the standard library (networkx writes only the 1.1/1.2 drafts properly) and
-read back by ``networkx.read_gexf(path, version="1.3")``:
+Streamed out element by element (networkx writes only the 1.1/1.2 drafts properly, and
+an ElementTree of a 380k-edge graph is slow) and read back by
+``networkx.read_gexf(path, version="1.3")``:
 
 - ``<graph mode="dynamic" timeformat="double">``: times are epoch seconds (networkx
   cannot read ``dateTime``); each node has ``start`` = its turn's time (open-ended: a
@@ -20,17 +21,17 @@ read back by ``networkx.read_gexf(path, version="1.3")``:
 from __future__ import annotations
 
 import datetime as dt
-import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..analysis.views import GraphView
-from .sanitize import clean_frame, xml_text
+from .sanitize import clean_frame, xml_attr, xml_cdata
 from .viz import colour, layout, rgb, sizes
 
-__all__ = ["NS", "NS_VIZ", "write_gexf"]
+__all__ = ["NS", "NS_VIZ", "value_text", "write_gexf"]
 
 NS = "http://gexf.net/1.3"
 NS_VIZ = "http://gexf.net/1.3/viz"
@@ -38,41 +39,37 @@ NS_XSI = "http://www.w3.org/2001/XMLSchema-instance"
 _TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 
 
-def _num(v: float) -> str:
-    return repr(float(v))
+def value_text(v: Any) -> str:
+    """A cleaned value as XML text: booleans ``true``/``false``, floats by ``repr`` (exact
+    round trip).
 
-
-def _value(v: Any) -> str:
+    >>> value_text(True), value_text(0.1), value_text(3)
+    ('true', '0.1', '3')
+    """
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return _num(v)
+        return repr(v)
     return str(v)
 
 
-def _declare(parent: ET.Element, cls: str, cols: dict[str, list[Any]],
-             skip: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``<attributes>`` for the columns of one class; returns ``(id, column)`` pairs."""
-    block = ET.SubElement(parent, f"{{{NS}}}attributes", {"class": cls, "mode": "static"})
+def declare(cols: dict[str, list[Any]], skip: tuple[str, ...], prefix: str
+            ) -> list[tuple[str, str, str]]:
+    """``(id, column, type)`` of every column with values of one kind (cleaned columns
+    have at most one), skipping ``skip``."""
     out = []
     for name, vals in cols.items():
         kinds = {type(v) for v in vals if v is not None}
         if name in skip or len(kinds) != 1:
             continue
-        aid = f"{cls[0]}{len(out)}"
-        ET.SubElement(block, f"{{{NS}}}attribute",
-                      {"id": aid, "title": xml_text(name), "type": _TYPES[kinds.pop()]})
-        out.append((aid, name))
+        out.append((f"{prefix}{len(out)}", name, _TYPES[kinds.pop()]))
     return out
 
 
-def _attvalues(el: ET.Element, decl: list[tuple[str, str]], cols: dict[str, list[Any]],
-               i: int) -> None:
-    vals = [(aid, cols[name][i]) for aid, name in decl if cols[name][i] is not None]
-    if vals:
-        box = ET.SubElement(el, f"{{{NS}}}attvalues")
-        for aid, v in vals:
-            ET.SubElement(box, f"{{{NS}}}attvalue", {"for": aid, "value": _value(v)})
+def _attvalues(decl: list[tuple[str, str, str]], cols: dict[str, list[Any]], i: int) -> str:
+    parts = [f'<attvalue for="{aid}" value="{xml_attr(value_text(cols[name][i]))}"/>'
+             for aid, name, _ in decl if cols[name][i] is not None]
+    return f"<attvalues>{''.join(parts)}</attvalues>" if parts else ""
 
 
 def write_gexf(view: GraphView, path: str | Path, *, seed: int = 0,
@@ -88,51 +85,52 @@ def write_gexf(view: GraphView, path: str | Path, *, seed: int = 0,
     >>> g.nodes["b"]["n"], g.nodes["b"]["start"], g.edges["a", "b"]["weight"]
     (2, 2.0, 0.5)
     """
-    ET.register_namespace("", NS)
-    ET.register_namespace("viz", NS_VIZ)
-    ET.register_namespace("xsi", NS_XSI)
-    root = ET.Element(f"{{{NS}}}gexf", {
-        "version": "1.3", f"{{{NS_XSI}}}schemaLocation": f"{NS} {NS}/gexf.xsd"})
-    at = dt.datetime.fromtimestamp(float(view.now or 0.0), dt.UTC)
-    meta = ET.SubElement(root, f"{{{NS}}}meta", {"lastmodifieddate": at.date().isoformat()})
-    ET.SubElement(meta, f"{{{NS}}}creator").text = "akasha-explorer"
-    ET.SubElement(meta, f"{{{NS}}}description").text = (
-        f"akasha {view.name} view at {at.isoformat(timespec='seconds')}")
-    graph = ET.SubElement(root, f"{{{NS}}}graph", {
-        "defaultedgetype": "directed" if view.directed else "undirected",
-        "mode": "dynamic", "timeformat": "double"})
     ncols = clean_frame(view.nodes, xml=True)
     ecols = clean_frame(view.edges, xml=True)
-    ndecl = _declare(graph, "node", ncols, ("id", "label"))
-    edecl = _declare(graph, "edge", ecols, ("source", "target", "weight", "start"))
+    ndecl = declare(ncols, ("id", "label"), "n")
+    edecl = declare(ecols, ("source", "target", "weight", "start"), "e")
     xy = layout(view, seed=seed) if positions is None else positions
     size = sizes(view)
-    comm = ncols.get("community", [-1] * len(view.nodes))
-    nodes_el = ET.SubElement(graph, f"{{{NS}}}nodes")
-    for i, nid in enumerate(ncols["id"] if len(view.nodes) else []):
-        attrs = {"id": str(nid), "label": str(ncols.get("label", ncols["id"])[i] or nid)}
-        if "ts" in ncols and isinstance(ncols["ts"][i], float):
-            attrs["start"] = _num(ncols["ts"][i])
-        el = ET.SubElement(nodes_el, f"{{{NS}}}node", attrs)
-        _attvalues(el, ndecl, ncols, i)
-        r, g, b = rgb(colour(int(comm[i]) if comm[i] is not None else -1))
-        ET.SubElement(el, f"{{{NS_VIZ}}}color", {"r": str(r), "g": str(g), "b": str(b),
-                                                 "a": "1.0"})
-        ET.SubElement(el, f"{{{NS_VIZ}}}position", {"x": _num(xy[i, 0]), "y": _num(xy[i, 1]),
-                                                    "z": "0.0"})
-        ET.SubElement(el, f"{{{NS_VIZ}}}size", {"value": _num(size[i])})
-    edges_el = ET.SubElement(graph, f"{{{NS}}}edges")
-    for k in range(len(view.edges)):
-        attrs = {"id": f"e{k}", "source": str(ecols["source"][k]),
-                 "target": str(ecols["target"][k])}
-        if "weight" in ecols and ecols["weight"][k] is not None:
-            attrs["weight"] = _num(ecols["weight"][k])
-        if "start" in ecols and isinstance(ecols["start"][k], float):
-            attrs["start"] = _num(ecols["start"][k])
-        el = ET.SubElement(edges_el, f"{{{NS}}}edge", attrs)
-        _attvalues(el, edecl, ecols, k)
-    tree = ET.ElementTree(root)
-    ET.indent(tree, space=" ")
+    n, m = len(view.nodes), len(view.edges)
+    at = dt.datetime.fromtimestamp(float(view.now or 0.0), dt.UTC)
     out = Path(path)
-    tree.write(out, encoding="utf-8", xml_declaration=True)
+    with open(out, "w", encoding="utf-8", newline="\n") as fh:
+        w: Callable[[str], Any] = fh.write
+        w("<?xml version='1.0' encoding='utf-8'?>\n")
+        w(f'<gexf xmlns="{NS}" xmlns:viz="{NS_VIZ}" xmlns:xsi="{NS_XSI}" '
+          f'xsi:schemaLocation="{NS} {NS}/gexf.xsd" version="1.3">\n')
+        w(f' <meta lastmodifieddate="{at.date().isoformat()}"><creator>akasha-explorer'
+          f"</creator><description>{xml_cdata(f'akasha {view.name} view at ')}"
+          f"{at.isoformat(timespec='seconds')}</description></meta>\n")
+        kind = "directed" if view.directed else "undirected"
+        w(f' <graph defaultedgetype="{kind}" mode="dynamic" timeformat="double">\n')
+        for cls, decl in (("node", ndecl), ("edge", edecl)):
+            w(f'  <attributes class="{cls}" mode="static">\n')
+            for aid, name, typ in decl:
+                w(f'   <attribute id="{aid}" title="{xml_attr(name)}" type="{typ}"/>\n')
+            w("  </attributes>\n")
+        w("  <nodes>\n")
+        comm = ncols.get("community", [-1] * n)
+        labels = ncols.get("label", [None] * n)
+        ts = ncols.get("ts", [None] * n)
+        for i in range(n):
+            nid = str(ncols["id"][i])
+            start = f' start="{ts[i]!r}"' if isinstance(ts[i], float) else ""
+            r, g, b = rgb(colour(int(comm[i]) if comm[i] is not None else -1))
+            w(f'   <node id="{xml_attr(nid)}" label="{xml_attr(str(labels[i] or nid))}"{start}>'
+              f"{_attvalues(ndecl, ncols, i)}"
+              f'<viz:color r="{r}" g="{g}" b="{b}" a="1.0"/>'
+              f'<viz:position x="{float(xy[i, 0])!r}" y="{float(xy[i, 1])!r}" z="0.0"/>'
+              f'<viz:size value="{float(size[i])!r}"/></node>\n')
+        w("  </nodes>\n  <edges>\n")
+        weight = ecols.get("weight", [None] * m)
+        estart = ecols.get("start", [None] * m)
+        for k in range(m):
+            extra = f' weight="{weight[k]!r}"' if weight[k] is not None else ""
+            if isinstance(estart[k], float):
+                extra += f' start="{estart[k]!r}"'
+            w(f'   <edge id="e{k}" source="{xml_attr(str(ecols["source"][k]))}" '
+              f'target="{xml_attr(str(ecols["target"][k]))}"{extra}>'
+              f"{_attvalues(edecl, ecols, k)}</edge>\n")
+        w("  </edges>\n </graph>\n</gexf>\n")
     return out

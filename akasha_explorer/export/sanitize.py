@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["clean_column", "clean_frame", "clean_value", "records", "xml_text"]
+__all__ = ["clean_column", "clean_frame", "clean_value", "records", "xml_attr", "xml_cdata",
+           "xml_text"]
 
 _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -43,6 +44,30 @@ def xml_text(s: str) -> str:
     'ok\\ufffd\\ufffd[0m\\n'
     """
     return _XML_BAD.sub("\ufffd", s.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+_ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;",
+                       "\r": "&#13;", "\t": "&#9;"})
+_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def xml_attr(s: str) -> str:
+    """``s`` escaped for a double-quoted XML attribute (line ends and tabs as character
+    references, so a reader's attribute normalisation keeps them).
+
+    >>> xml_attr('a "b" <c> & d\\n')
+    'a &quot;b&quot; &lt;c&gt; &amp; d&#10;'
+    """
+    return s.translate(_ATTR)
+
+
+def xml_cdata(s: str) -> str:
+    """``s`` escaped for XML element text.
+
+    >>> xml_cdata("<b> & </b>")
+    '&lt;b&gt; &amp; &lt;/b&gt;'
+    """
+    return s.translate(_TEXT)
 
 
 def clean_value(v: Any) -> bool | int | float | str | None:
