@@ -514,8 +514,48 @@ class EdgeStore:
             self._fan[d] -= 1
         return gone
 
-    def load(self, src: Iterable[int], dst: Iterable[int], w: Iterable[float],
-             last_ts: Iterable[float], co_count: Iterable[int]) -> None:
-        """Bulk-insert edges (on open); duplicates of an existing pair overwrite it."""
-        for s, d, ww, lt, cc in zip(src, dst, w, last_ts, co_count, strict=True):
-            self.upsert(int(s), int(d), w=float(ww), last_ts=float(lt), co_count=int(cc))
+    def load(self, src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
+             co_count: ArrayLike) -> None:
+        """Bulk-load edges into an empty store (on open) — vectorised, no per-edge Python.
+
+        Gives the same store as upserting the edges one by one (adjacency sorted by the
+        other end's row). A repeated (src, dst) pair keeps its last values.
+
+        >>> es = EdgeStore()
+        >>> es.load([2, 0, 0], [1, 1, 2], [0.5, 1.0, 0.2], [0.0, 0.0, 0.0], [1, 1, 1])
+        >>> es.in_edges(1).tolist(), es.out_edges(0).tolist(), es.fan(3).tolist()
+        ([1, 0], [1, 2], [2, 2, 2])
+        """
+        if self.count:
+            raise ValueError("load() needs an empty EdgeStore; use upsert() to add edges")
+        s = np.asarray(src, np.int64).ravel()
+        d = np.asarray(dst, np.int64).ravel()
+        ww = np.asarray(w, np.float64).ravel()
+        lt = np.asarray(last_ts, np.float64).ravel()
+        cc = np.asarray(co_count, np.int64).ravel()
+        if not (s.shape == d.shape == ww.shape == lt.shape == cc.shape):
+            raise ValueError("src, dst, w, last_ts and co_count must have the same length")
+        if s.size and bool((s == d).any()):
+            raise ValueError("COACT self-loops are not allowed")
+        key = (s << 32) | d
+        _, last = np.unique(key[::-1], return_index=True)  # last occurrence of each pair
+        keep = np.sort(s.size - 1 - last)
+        s, d, ww, lt, cc, key = s[keep], d[keep], ww[keep], lt[keep], cc[keep], key[keep]
+        m = s.size
+        self._src, self._dst, self._w, self._last, self._co = s.copy(), d.copy(), ww, lt, cc
+        self._alive = np.ones(m, bool)
+        self.count = m
+        self._key = dict(zip(key.tolist(), range(m), strict=True))
+        n = int(max(s.max(), d.max())) + 1 if m else 0
+        if n:
+            self._ensure_node(n - 1)
+        self._fan = _grow(np.zeros(0, np.int64), max(n, 1))
+        self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
+        for lists, counts, own, other in ((self._out, self._out_n, s, d),
+                                          (self._in, self._in_n, d, s)):
+            order = np.lexsort((other, own))
+            bounds = np.searchsorted(own[order], np.arange(n + 1))
+            for i in np.flatnonzero(np.diff(bounds)).tolist():
+                a, b = int(bounds[i]), int(bounds[i + 1])
+                lists[i] = order[a:b].copy()
+                counts[i] = b - a

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..engine.bm25 import Postings
 from ..engine.state import EdgeStore, NodeTable
@@ -90,11 +91,16 @@ class Mirror:
         if turns["ord"]:
             self.next_ord = max(self.next_ord, int(max(turns["ord"])) + 1)
         e = graph.arrow("MATCH (a:Turn)-[e:COACT]->(b:Turn) RETURN a.uid AS s, b.uid AS d, "
-                        "e.weight AS w, e.last_ts AS t, e.co_count AS c").to_pydict()
-        idx = self.nodes.index
-        for s, d, w, lt, c in zip(e["s"], e["d"], e["w"], e["t"], e["c"], strict=True):
-            if s in idx and d in idx:
-                self.edges.upsert(idx[s], idx[d], w=w, last_ts=lt, co_count=c)
+                        "e.weight AS w, e.last_ts AS t, e.co_count AS c")
+        uids = pa.array(self.nodes.uid, pa.string())
+        si = pc.index_in(e.column("s"), value_set=uids)
+        di = pc.index_in(e.column("d"), value_set=uids)
+        ok = pc.and_(pc.is_valid(si), pc.is_valid(di)).to_numpy(zero_copy_only=False)
+        si = pc.fill_null(si, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        di = pc.fill_null(di, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        self.edges.load(si[ok], di[ok],
+                        e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
+                        e.column("c").to_numpy()[ok])
         self._edge_in_kuzu = np.ones(self.edges.count, bool)
         applied = 0
         done = int(graph.meta_get("journal_seq", "0") or 0)
