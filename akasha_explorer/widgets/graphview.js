@@ -66,10 +66,8 @@ const OPTIONS = {
     shape: "dot",
     size: 10,
     borderWidth: 1,
-    font: { size: 18, face: "sans-serif", color: "#333", multi: false },
+    font: { size: 14, face: "sans-serif", color: "#333", multi: false },
     color: { background: "#4e79a7", border: "#2b4a6b" },
-    // labels grow with zoom up to 14 px on screen, and vanish below 6 px
-    scaling: { label: { enabled: false, maxVisible: 14, drawThreshold: 6 } },
   },
   edges: {
     smooth: false,
@@ -106,6 +104,19 @@ function render({ model, el }) {
   holder.style.height = model.get("height");
   const network = new vis.Network(holder, { nodes, edges }, OPTIONS);
   root.akashaNetwork = network; // for tests and the curious: positions, selection
+
+  // Labels keep about LABEL_PX on screen whatever the zoom (vis-network 9 scales them).
+  const LABEL_PX = 12;
+  let labelFrame = 0;
+  const keepLabelSize = () => {
+    if (labelFrame) return;
+    labelFrame = requestAnimationFrame(() => {
+      labelFrame = 0;
+      const size = Math.max(4, Math.min(40, LABEL_PX / network.getScale()));
+      network.setOptions({ nodes: { font: { size } } });
+    });
+  };
+  network.on("zoom", keepLabelSize);
 
   const showCounts = () => {
     root.dataset.nodes = String(nodes.length);
@@ -156,7 +167,10 @@ function render({ model, el }) {
   let fitted = false;
   const fitNow = () => {
     const ids = model.get("fit_ids").filter((id) => nodes.get(id) !== null);
-    network.fit(ids.length ? { nodes: ids, animation: false } : { animation: false });
+    // vis-network never zooms in past maxZoomLevel (default 1) when fitting
+    const opts = { animation: false, maxZoomLevel: 2.5 };
+    network.fit(ids.length ? { ...opts, nodes: ids } : opts);
+    keepLabelSize();
   };
   const onFit = () => {
     if (holder.clientWidth > 0) fitNow();
@@ -195,6 +209,7 @@ function render({ model, el }) {
     model.off("change:fit_token", onFit);
     model.off("change:height", onHeight);
     resize.disconnect();
+    if (labelFrame) cancelAnimationFrame(labelFrame);
     network.destroy();
   };
 }

@@ -94,7 +94,7 @@ def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
         else:
             n["borderWidth"] = 1
         n["color"] = colour
-        n["font"] = {"color": "#222222", "size": 22}
+        n["font"] = {"color": "#222222"}
         h = view.halo.get(uid, 0.0)
         n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
             5.0 + 35.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
