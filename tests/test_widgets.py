@@ -4,6 +4,8 @@ real model, real igraph). The front end is covered by tests/test_browser.py."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.engine.dynamics import edge_eff
-from akasha_explorer.widgets import GraphView, MemoryExplorer, RecallStepper
+from akasha_explorer.widgets import GraphView, MemoryExplorer, RecallStepper, notebook_store
 from akasha_explorer.widgets._data import StoreGraph
 from akasha_explorer.widgets.graphview import layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
@@ -266,3 +268,38 @@ def test_explorer_session_and_hostile_text(ro_mem: ak.Memory) -> None:
     assert x.view.nodes == []
     x.expand_button.click()
     assert "select a node" in x.status.value
+
+
+# -- notebook_store ------------------------------------------------------------------------
+def _holder(path: Path, *, read_only: bool) -> subprocess.Popen[str]:
+    """Another process holding the store open (as another notebook's kernel would)."""
+    code = ("import sys, akasha_explorer as ak\n"
+            f"m = ak.open({str(path)!r}, read_only={read_only})\n"
+            "print('ready', flush=True)\nsys.stdin.read()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def test_notebook_store_env_and_lock_fallbacks(demo_store: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AKASHA_STORE", str(demo_store))
+    with notebook_store(write=True) as m:
+        assert m.path == demo_store.resolve()
+        assert not m.read_only
+    reader = _holder(demo_store, read_only=True)
+    try:
+        with notebook_store(write=True) as m:  # another reader: fall back to read-only
+            assert m.read_only
+        assert "opened read-only" in capsys.readouterr().out
+    finally:
+        reader.communicate("")
+    writer = _holder(demo_store, read_only=False)
+    try:
+        with pytest.raises(ak.StoreLocked, match=r"mem.close\(\)"):
+            notebook_store()
+    finally:
+        writer.communicate("")

@@ -53,10 +53,12 @@ def _build_demo(dst: Path) -> None:
 def notebook_store(*, write: bool = False) -> Memory:
     """Open the notebooks' store: ``$AKASHA_STORE``, else the demo store (built on first use).
 
-    ``write=False`` opens it read-only (explore, export); ``write=True`` lets buttons that
-    write (commit a recall, curate) work — one process at a time can hold a store for
-    writing, so close it (``mem.close()``) or shut the kernel down before another notebook
-    opens it.
+    ``write=False`` opens it read-only (explore, export); ``write=True`` lets the buttons
+    that write (commit a recall, curate) work. Kuzu lets several processes read a store, or
+    one write it — not both: when another notebook already has the store open, a
+    ``write=True`` open falls back to read-only (and says so; the writing buttons are then
+    disabled), and when another notebook writes it, this raises :class:`StoreLocked` with
+    what to do.
     """
     import akasha_explorer as ak
 
@@ -67,6 +69,17 @@ def notebook_store(*, write: bool = False) -> Memory:
     try:
         return ak.open(path, read_only=not write)
     except StoreLocked as err:
-        raise StoreLocked(
-            f"{err}. Another notebook or process has this store open for writing: run "
-            "`mem.close()` there (or shut its kernel down), then run this cell again") from None
+        first = err
+    if write:
+        try:
+            mem = ak.open(path, read_only=True)
+        except StoreLocked:
+            pass
+        else:
+            print(f"{path} is open in another notebook or process, so it was opened read-only "
+                  "here: the buttons that write are disabled. To write, run `mem.close()` "
+                  "there (or shut that kernel down) and run this cell again.")
+            return mem
+    raise StoreLocked(
+        f"{first}. Another notebook or process has this store open for writing: run "
+        "`mem.close()` there (or shut its kernel down), then run this cell again") from None
