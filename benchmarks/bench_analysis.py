@@ -8,9 +8,10 @@ Two sizes:
   import;
 - **10k** — a synthetic mirror built directly with the engine arrays: 10,000 nodes in
   sessions over 60 days, 384-dim unit vectors around 40 topics, a heavy-tailed COACT
-  degree (~380k directed edges, the size SPEC §1 measures Kuzu at) and synthetic anchors
-  (2,000 anchors, 30,000 mentions, 3,000 triples) and a 10,000-row query log; timed
-  through the pure functions the Memory methods call.
+  degree (380k edges drawn, ~287k distinct pairs after duplicates; SPEC §1 measures Kuzu
+  at 380k) and synthetic anchors (2,000 anchors, 30,000 mentions, 3,000 triples) and a
+  10,000-row query log; timed through the pure functions the Memory methods call (no
+  text previews, no query embedding).
 
 Each line is the median wall time of ``--repeat`` runs (1 for the slow ones). Run:
 ``python benchmarks/bench_analysis.py [--store PATH] [--quick] [--json]``.
@@ -144,8 +145,10 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
     def comm(v: Any) -> Any:
         return leiden(v, resolution=1.0, seed=0)
 
-    view = timed(size, "view nodes (coact_view)",
+    view = timed(size, "view nodes (no communities)",
                  lambda: coact_view(nodes, edges, now=now, settings=st), rep)
+    timed(size, "view nodes (with Leiden)",
+          lambda: coact_view(nodes, edges, now=now, settings=st, communities=comm), 1)
     timed(size, "view -> undirected", view.undirected, rep)
     timed(size, "view -> igraph (all attributes)", view.to_igraph, rep)
     timed(size, "view -> networkx", view.to_networkx, 1)
@@ -155,13 +158,13 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
     timed(size, "community_table", lambda: community_table(view), rep)
     g = view.to_igraph(attributes=False)
     seeds = {view.nodes["id"].iloc[k]: 1.0 for k in range(0, n, n // 10)}
-    timed(size, "personalized_pagerank (explorer)",
+    timed(size, "ppr explorer (igraph built)",
           lambda: personalized_pagerank(g, seeds, damping=0.5), rep)
     rng = np.random.default_rng(3)
     q = _unit(nodes.vec[123] + 0.3 * rng.standard_normal(DIM) / np.sqrt(DIM)).astype(np.float32)
-    timed(size, "engine recall (akasha, for scale)",
+    timed(size, "recall akasha (no embedding)",
           lambda: recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=st), rep)
-    timed(size, "ppr_recall (method='ppr')",
+    timed(size, "recall ppr (no embedding)",
           lambda: ppr_recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=st), rep)
     vecs = nodes.vec[view.nodes["row"].to_numpy()]
     timed(size, "surprise (a) bridges", lambda: bridges(view, top=10), rep)
@@ -174,18 +177,18 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
           lambda: semantic_mismatches(view, vecs, k=5, min_cos=0.5), 1)
     anchors, mentions, facts = synthetic_anchors(nodes, rng)
     ts = dict(zip(view.nodes["id"], view.nodes["ts"], strict=True))
-    timed(size, "view anchors (2k anchors, 30k mentions)",
+    timed(size, "view anchors (with Leiden)",
           lambda: anchor_view(anchors, mentions, facts, turn_ts=ts, now=now,
                               communities=comm), rep)
-    timed(size, "view bipartite", lambda: bipartite_view(view.nodes, anchors, mentions, now=now,
-                                                           communities=comm), 1)
+    timed(size, "view bipartite (with Leiden)",
+          lambda: bipartite_view(view.nodes, anchors, mentions, now=now, communities=comm), 1)
     timed(size, "layout (FR on the backbone, seeded)", lambda: layout(view, seed=0), 1)
     timed(size, "export graphml", lambda: write_graphml(view, out / "s.graphml"), 1)
-    timed(size, "export gexf 1.3", lambda: write_gexf(view, out / "s.gexf"), 1)
-    timed(size, "export node-link json", lambda: write_json(view, out / "s.json"), 1)
+    timed(size, "export gexf", lambda: write_gexf(view, out / "s.gexf"), 1)
+    timed(size, "export json", lambda: write_json(view, out / "s.json"), 1)
     timed(size, "export parquet", lambda: write_parquet(view, out / "pq"), 1)
     timed(size, "export csv", lambda: write_csv(view, out / "csv"), 1)
-    timed(size, "export html (5k strongest edges)", lambda: write_html(view, out / "s.html"), 1)
+    timed(size, "export html", lambda: write_html(view, out / "s.html"), 1)
 
 
 # -- the demo store ------------------------------------------------------------------------------
@@ -212,10 +215,10 @@ def bench_demo(store: Path | None, quick: bool, out: Path) -> None:
         timed("demo", "view -> networkx", v.to_networkx, rep)
         timed("demo", "leiden (resolution 1)", lambda: leiden(v, seed=0), rep)
         timed("demo", "communities (table + labels)", mem.communities, rep)
-        timed("demo", "ppr explorer (one node)", lambda: mem.ppr(v.nodes["id"].iloc[0]), rep)
-        timed("demo", "recall akasha (incl. embedding)",
+        timed("demo", "ppr explorer (view built)", lambda: mem.ppr(v.nodes["id"].iloc[0]), rep)
+        timed("demo", "recall akasha (with embedding)",
               lambda: mem.recall("手指换药", now=now, log=False), rep)
-        timed("demo", "recall ppr (incl. embedding)",
+        timed("demo", "recall ppr (with embedding)",
               lambda: mem.recall("手指换药", now=now, method="ppr", log=False), rep)
         timed("demo", "surprises (all four, no queue)", lambda: mem.surprises(queue=False), rep)
         for fmt, target in (("graphml", "d.graphml"), ("gexf", "d.gexf"), ("json", "d.json"),

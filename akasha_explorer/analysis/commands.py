@@ -58,7 +58,8 @@ def communities_cmd(store: str, view: str, resolution: float | None, seed: int |
     click.echo(f"{len(table)} communities ({view} view)")
     for r in table.itertuples(index=False):
         span = f"{r.first_time[:10]} … {r.last_time[:10]}" if r.first_time else ""
-        click.echo(f"\n#{r.community}  {r.size} nodes  {span}  {r.sessions} sessions  "
+        sessions = f"{r.sessions} sessions  " if r.sessions else ""
+        click.echo(f"\n#{r.community}  {r.size} nodes  {span}  {sessions}"
                    f"inside {r.w_internal:.3f} / cut {r.w_cut:.3f}")
         click.echo(f"   label: {r.label}")
         click.echo(f"   e.g.:  {r.examples}")

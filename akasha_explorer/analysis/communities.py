@@ -30,7 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .views import GraphView, adjacency, renumber
+from .views import GraphView, adjacency, iso_time, renumber
 
 __all__ = ["community_label", "community_table", "leiden"]
 
@@ -160,6 +160,9 @@ def community_table(view: GraphView, *, terms: Mapping[str, Sequence[str]] | Non
                "examples": " | ".join(ex), "members": ",".join(map(str, grp["id"]))}
         if "time" in grp:
             row["first_time"], row["last_time"] = str(grp["time"].min()), str(grp["time"].max())
+        elif "first_ts" in grp and (grp["first_ts"] > 0).any():
+            row["first_time"] = iso_time(float(grp.loc[grp["first_ts"] > 0, "first_ts"].min()))
+            row["last_time"] = iso_time(float(grp["last_ts"].max()))
         if "session" in grp:
             vc = grp["session"].value_counts()
             row["sessions"] = len(vc)
