@@ -40,4 +40,33 @@ def locomo(data: str, conversations: int | None, methods: str, no_ablations: boo
     click.echo(Path(out).with_suffix(".md").read_text("utf-8"))
 
 
+@bench.command()
+@click.option("--sizes", default="1000,10000,100000", show_default=True,
+              help="Comma-separated node counts (each in its own process).")
+@click.option("--commits", default=10_000, show_default=True,
+              help="Journaled commits before the timed checkpoint (at most the node count).")
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="Also write the numbers as JSON here.")
+def scale(sizes: str, commits: int, out: str | None) -> None:
+    """Recall p50/p95 and RSS of real stores at several sizes, beside LanceDB top-10."""
+    import json
+
+    from .scale import run_scale
+
+    result = run_scale([int(x) for x in sizes.split(",") if x.strip()], commits=commits)
+    text = json.dumps(result, indent=2)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text + "\n", "utf-8")
+    click.echo(text)
+    cols = ("nodes", "edges", "open_s", "rss_after_recalls_mb", "recall_p50_ms",
+            "recall_p95_ms", "lancedb_top10_p50_ms", "commit_p50_ms", "checkpoint_s",
+            "replay_nodes_per_s")
+    click.echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    for r in result.values():
+        click.echo("| " + " | ".join(
+            f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "–"))
+            for c in cols) + " |")
+
+
 COMMANDS: list[click.Command] = [bench]

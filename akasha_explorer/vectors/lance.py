@@ -139,7 +139,7 @@ class VectorDB:
     def search(self, table: str, q: NDArray[np.float32], k: int) -> pa.Table:
         """Plain top-``k`` vector search (cosine) — the baseline the engine is compared to."""
         return (getattr(self, table).search(np.asarray(q, np.float32))
-                .distance_type("cosine").limit(k).select(["uid"]).to_arrow())
+                .distance_type("cosine").limit(k).select(["uid", "_distance"]).to_arrow())
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

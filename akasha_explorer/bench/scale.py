@@ -1,0 +1,238 @@
+"""Scale: recall latency, memory and write-path costs of real stores at 1k–100k nodes.
+
+Each size runs in its own process (so RSS is that store's alone). A synthetic store is
+written in the real layout — LanceDB messages/turns, Kuzu turns/sessions/COACT — with
+clustered 384-dim vectors, sessions over 60 days, random lexical terms, and an Akasha-like
+degree (``edges_per_node`` ≈ 38, the design's real store: 127,696 edges on 3,378 nodes).
+Then the store is opened from disk (mirror load) and timed, in one run:
+
+- ``recall`` (engine stages 1–4 + lexical; query embedding excluded) p50/p95,
+- a plain LanceDB top-10 vector search on the same vectors (after ``optimize``) p50/p95,
+- a numpy brute-force top-10 on the mirror's vectors, for reference,
+- ``commit`` (plan + apply + fsync'ed journal append) p50,
+- a checkpoint of the journaled commits into Kuzu,
+- RSS after opening and after the recalls,
+- replay throughput (nodes/s, embedding excluded) on a copy without edges (``--replay``).
+
+Run: ``akasha bench scale [--sizes 1000,10000,100000]``; every number is printed as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..config import DAY, Settings
+from ..embed import get_embedder
+from ..engine.recall import plan_writeback
+from ..engine.recall import recall as engine_recall
+from ..engine.writeback import apply_plan
+from ..memory import Memory
+from ..vectors import messages_schema, turns_schema
+
+__all__ = ["build_synthetic_store", "measure", "run_scale"]
+
+DIM = 384
+VOCAB = [f"w{i:05d}" for i in range(20_000)]
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _unit(a: np.ndarray) -> np.ndarray:
+    return a / np.linalg.norm(a, axis=-1, keepdims=True)
+
+
+def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
+                          seed: int = 0, with_edges: bool = True) -> dict[str, Any]:
+    """Write a store of ``n`` one-message nodes (see module docstring); returns its facts."""
+    rng = np.random.default_rng(seed)
+    k = max(8, n // 50)
+    centers = _unit(rng.standard_normal((k, DIM)))
+    cluster = rng.integers(0, k, n)
+    vec = _unit(centers[cluster] + 0.9 * rng.standard_normal((n, DIM)) / np.sqrt(DIM) * 6)
+    vec = vec.astype(np.float32)
+    t0 = 1_780_000_000.0
+    ts = np.sort(t0 + rng.uniform(0, 60 * DAY, n))
+    session = (np.arange(n) // 25).astype(np.int64)
+    uid = [f"s{session[i]}:{i}" for i in range(n)]
+    terms = [[VOCAB[j] for j in rng.integers(0, len(VOCAB), 8)] for _ in range(n)]
+    settings = Settings(EMBED_CJK_DIMS=0)
+    mem = Memory(path, settings, embedder=get_embedder(settings.EMBED_MODEL))
+    fixed = pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1), pa.float32()), DIM)
+    mem.vectors.add("messages", pa.table({
+        "uid": uid, "node": uid, "session": [f"s{x}" for x in session],
+        "seq": np.arange(n), "ord": np.arange(n), "ts": ts, "role": ["user"] * n,
+        "speaker": [None] * n, "text": [" ".join(t) for t in terms],
+        "sha256": ["0" * 64] * n, "source": ["synthetic"] * n, "ext_id": [None] * n,
+        "meta": ["{}"] * n, "flags": [[] for _ in range(n)], "sigma": rng.uniform(0, 1, n),
+        "terms": terms, "vector": fixed}, schema=messages_schema(DIM)))
+    mem.vectors.add("turns", pa.table({
+        "uid": uid, "session": [f"s{x}" for x in session], "ord": np.arange(n), "ts": ts,
+        "message_uids": [[u] for u in uid], "vector": fixed}, schema=turns_schema(DIM)))
+    sigma = rng.uniform(0, 1, n)
+    with mem.graph.transaction():
+        sess = np.unique(session)
+        mem.graph.copy("Session", pa.table({
+            "uid": [f"s{x}" for x in sess], "source": ["synthetic"] * len(sess),
+            "first_ts": [float(ts[session == x].min()) for x in sess],
+            "last_ts": [float(ts[session == x].max()) for x in sess]}))
+        mem.graph.copy("Turn", pa.table({
+            "uid": uid, "ord": np.arange(n), "session": [f"s{x}" for x in session], "ts": ts,
+            "message_uids": [[u] for u in uid], "roles": [["user"]] * n,
+            "assistant_only": np.zeros(n, bool), "sigma": sigma,
+            "strength": 3.0 * (0.7 + 0.3 * sigma), "strength_ts": ts,
+            "resource": np.ones(n), "resource_ts": ts, "recall_count": np.zeros(n, np.int64),
+            "replayed": np.full(n, with_edges), "flags": [[] for _ in range(n)]}))
+    m = 0
+    if with_edges:
+        per = max(1, round(edges_per_node))
+        src = np.repeat(np.arange(n), per)
+        # mostly within the cluster, some anywhere (hubs emerge from popular targets)
+        same = rng.random(src.size) < 0.8
+        members = [np.flatnonzero(cluster == c) for c in range(k)]
+        dst = rng.integers(0, n, src.size)
+        for c in range(k):
+            sel = np.flatnonzero(same & (cluster[src] == c))
+            if sel.size and members[c].size > 1:
+                dst[sel] = members[c][rng.integers(0, members[c].size, sel.size)]
+        ok = src != dst
+        src, dst = src[ok], dst[ok]
+        key = np.unique((src << 32) | dst)
+        src, dst = key >> 32, key & 0xFFFFFFFF
+        m = src.size
+        mem.graph.copy("COACT", pa.table({
+            "from": [uid[i] for i in src], "to": [uid[i] for i in dst],
+            "weight": rng.uniform(0.05, 1.5, m), "last_ts": np.maximum(ts[src], ts[dst]),
+            "co_count": rng.integers(1, 20, m)}))
+    mem.mirror = type(mem.mirror)(mem.dim)  # nothing cached: the measured open loads it all
+    mem._closed = True
+    mem.graph.close()
+    mem.vectors.close()
+    mem._release()
+    return {"nodes": n, "edges": m, "centers": centers, "seed": seed}
+
+
+def measure(path: Path, *, queries: int = 200, commits: int = 1000,
+            seed: int = 1) -> dict[str, Any]:
+    """Open the store at ``path`` and time recall, LanceDB search, commit, checkpoint."""
+    rng = np.random.default_rng(seed)
+    get_embedder()  # model libraries loaded before the RSS baseline
+    base = _rss_mb()
+    t0 = time.perf_counter()
+    mem = Memory(path)
+    out: dict[str, Any] = {"open_s": time.perf_counter() - t0,
+                           "rss_open_mb": _rss_mb() - base}
+    nodes, edges = mem.mirror.nodes, mem.mirror.edges
+    out["nodes"], out["edges"] = nodes.n, edges.count
+    now = float(nodes.ts.max()) + 3600.0
+    mem.vectors.optimize()
+    qs = _unit(nodes.vec[rng.integers(0, nodes.n, queries)].astype(np.float64)
+               + 0.3 * rng.standard_normal((queries, DIM)) / np.sqrt(DIM) * 6).astype(np.float32)
+    texts = [" ".join(VOCAB[j] for j in rng.integers(0, len(VOCAB), 5)) for _ in range(queries)]
+    rec, lance, brute, traces = [], [], [], []
+    for q, text in zip(qs, texts, strict=True):
+        t = time.perf_counter()
+        lex = mem.lexical(text, now=now)
+        trace = engine_recall(nodes, edges, q, lex, now=now, settings=mem.settings)
+        rec.append(time.perf_counter() - t)
+        traces.append(trace)
+        t = time.perf_counter()
+        mem.vectors.search("turns", q, 10)
+        lance.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        np.argpartition(-(nodes.vec @ q), 10)[:10]
+        brute.append(time.perf_counter() - t)
+    out["rss_after_recalls_mb"] = _rss_mb() - base
+    for name, xs in (("recall", rec), ("lancedb_top10", lance), ("numpy_top10", brute)):
+        out[f"{name}_p50_ms"] = 1000 * statistics.median(xs)
+        out[f"{name}_p95_ms"] = 1000 * float(np.percentile(xs, 95))
+    out["recall_over_lancedb"] = out["recall_p50_ms"] / out["lancedb_top10_p50_ms"]
+    com = []
+    for k in range(commits):
+        trace = traces[k % len(traces)]
+        t = time.perf_counter()
+        plan = plan_writeback(trace, nodes, edges, int(rng.integers(0, nodes.n)),
+                              now=now + k, settings=mem.settings)
+        apply_plan(plan, nodes, edges)
+        mem.mirror.journal_plan(mem.journal, plan)
+        com.append(time.perf_counter() - t)
+    out["commit_p50_ms"] = 1000 * statistics.median(com) if com else None
+    out["commits"] = commits
+    t = time.perf_counter()
+    stats = mem.checkpoint()
+    out["checkpoint_s"] = time.perf_counter() - t
+    out["checkpoint_edges"] = stats["edges"]
+    out["checkpoint_rewrite"] = bool(stats["rewrite"])
+    t = time.perf_counter()
+    mem.close()
+    out["close_s"] = time.perf_counter() - t
+    return out
+
+
+def measure_replay(path: Path, limit: int | None = None) -> dict[str, Any]:
+    """Replay every node of an edgeless store (embedding excluded: vectors exist)."""
+    mem = Memory(path)
+    rows = list(range(mem.mirror.nodes.n))[:limit]
+    t = time.perf_counter()
+    mem._replay_rows(rows, progress=False)
+    sec = time.perf_counter() - t
+    out = {"replayed": len(rows), "replay_s": sec, "replay_nodes_per_s": len(rows) / sec,
+           "edges_after": mem.mirror.edges.n_alive()}
+    mem.close()
+    return out
+
+
+def _child(n: int, replay: bool, commits: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="akasha-scale-") as tmp:
+        t = time.perf_counter()
+        facts = build_synthetic_store(Path(tmp) / "s", n)
+        res = {"build_s": time.perf_counter() - t, **measure(Path(tmp) / "s", commits=commits)}
+        del facts
+        if replay:
+            build_synthetic_store(Path(tmp) / "r", n, with_edges=False)
+            res.update(measure_replay(Path(tmp) / "r"))
+    return res
+
+
+def run_scale(sizes: list[int], *, replay_upto: int = 10_000,
+              commits: int = 10_000) -> dict[int, dict[str, Any]]:
+    """Each size in a fresh process; returns {size: numbers}."""
+    out: dict[int, dict[str, Any]] = {}
+    for n in sizes:
+        cmd = [sys.executable, "-m", "akasha_explorer.bench.scale", "--child", str(n),
+               "--commits", str(min(commits, max(1000, n)))]
+        if n <= replay_upto:
+            cmd.append("--replay")
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        if proc.returncode != 0:
+            out[n] = {"error": proc.stderr[-2000:]}
+            continue
+        out[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", type=int, required=True)
+    ap.add_argument("--replay", action="store_true")
+    ap.add_argument("--commits", type=int, default=1000)
+    a = ap.parse_args()
+    print(json.dumps(_child(a.child, a.replay, a.commits)))
