@@ -263,6 +263,11 @@ def test_explorer_session_and_hostile_text(ro_mem: ak.Memory) -> None:
     assert "&lt;img src=x onerror=alert(1)&gt;" in x.detail.value
     assert "<img src=x" not in x.detail.value
     assert "<img" not in x.selection.value
+    before = len(x.shown)
+    _front(x.view, {"event": "expand", "ids": [uid]})  # a double-click on the canvas
+    assert len(x.shown) > before
+    assert set(x.shown[before:]) <= {a if b == uid else b
+                                     for a, b, _ in StoreGraph(ro_mem).incident([uid])}
     x.clear_button.click()
     assert x.shown == []
     assert x.view.nodes == []
