@@ -30,7 +30,6 @@ Three views:
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,6 +56,8 @@ __all__ = [
     "coact_view",
     "iso_time",
     "preview",
+    "renumber",
+    "with_communities",
 ]
 
 VIEWS = ("nodes", "anchors", "bipartite")
@@ -549,8 +550,3 @@ def bipartite_view(
     view = _fill_degree(GraphView("bipartite", frame.reset_index(drop=True), edges,
                                   directed=False, now=now))
     return with_communities(view, communities)
-
-
-def dumps_compact(obj: Any) -> str:
-    """JSON without spaces, UTF-8 kept (for attribute values that hold a small record)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
