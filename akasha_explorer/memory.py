@@ -294,6 +294,9 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.graph.copy("IN_SESSION", graph_batch["IN_SESSION"])
             if graph_batch["ReviewItem"] is not None:
                 self.graph.copy("ReviewItem", graph_batch["ReviewItem"])
+            if self.settings.EXTRACT:  # cleared with the extraction's own commit
+                self.graph.meta_set("extract_pending", pipeline.json_list(
+                    graph_batch["Turn"].column("uid").to_pylist()))
         if self._hashes is not None:
             self._hashes.update(zip(messages.column("uid").to_pylist(),
                                     messages.column("sha256").to_pylist(), strict=True))

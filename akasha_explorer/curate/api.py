@@ -34,7 +34,10 @@ class CurateMixin:
         """Hook run by the ingest pipeline after new nodes reached both stores
         (extraction of anchors, mentions, triples, episode membership)."""
         if node_uids and self.settings.EXTRACT:  # type: ignore[attr-defined]
-            self.extract(node_uids)
+            g = self.graph  # type: ignore[attr-defined]
+            with g.transaction():  # one commit: a crash leaves the pending mark, not half
+                self.extract(node_uids)
+                g.meta_set("extract_pending", "")
 
     def extract(self, node_uids: Sequence[str]) -> ExtractReport:
         """Run extraction for stored nodes (done at ingest when ``Settings.EXTRACT``)."""

@@ -21,7 +21,9 @@ Order of work for one batch (all-or-nothing up to the store writes):
 
 A crash between the LanceDB append and the Kuzu commit leaves LanceDB rows without nodes;
 re-running the same input deletes those rows and completes the ingest. A crash during
-replay is resumed the same way: nodes of the input that were not replayed are replayed.
+replay is resumed the same way: nodes of the input that were not replayed are replayed. A
+crash between the Kuzu commit and the extraction's commit leaves the batch's node uids in
+Meta ``extract_pending``; the next ingest (or ``akasha doctor --repair``) extracts them.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ from .importers import Imported
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["REVIEW_SCHEMA", "form_nodes", "index_text", "ingest", "orphan_filter", "salience"]
+__all__ = ["REVIEW_SCHEMA", "form_nodes", "index_text", "ingest", "json_list", "orphan_filter",
+           "pending_extraction", "salience"]
 
 REVIEW_SCHEMA = pa.schema([
     ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
@@ -170,6 +173,9 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     t0 = time.perf_counter()
     new, dup_nodes = _check_against_store(mem, imported.messages, report)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
+    pending = pending_extraction(mem)
+    if pending:  # a crash came between an earlier batch's commit and its extraction
+        mem._after_ingest(pending)
     if groups:
         _write_batch(mem, groups, report, progress)
     report.seconds["total_write"] = time.perf_counter() - t0
@@ -349,6 +355,29 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
         "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
         "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
     }
+
+
+def json_list(values: Sequence[str]) -> str:
+    """Compact JSON of a list of strings (Meta values).
+
+    >>> json_list(["a:0", "岚:1"])
+    '["a:0","岚:1"]'
+    """
+    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+
+
+def pending_extraction(mem: Memory) -> list[str]:
+    """Nodes of an earlier batch whose extraction a crash interrupted (Meta
+    ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's)."""
+    raw = mem.graph.meta_get("extract_pending", "") or ""
+    if not raw:
+        return []
+    try:
+        uids = json.loads(raw)
+    except ValueError:
+        return []
+    index, alive = mem.mirror.nodes.index, mem.mirror.nodes.alive
+    return [u for u in uids if u in index and alive[index[u]]]
 
 
 def orphan_filter(uids: Sequence[str]) -> str:
