@@ -28,7 +28,7 @@ every change through the journal; nothing here touches a file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np

@@ -97,7 +97,8 @@ def _jsonl_record(rec: Any, where: str, next_seq: dict[str, int], *, source: str
     unknown = sorted(set(rec) - JSONL_KEYS)
     if unknown:
         raise InvalidInput(f"unknown field(s) {', '.join(unknown)}; allowed: "
-                           f"{', '.join(sorted(JSONL_KEYS))} (put extras under 'meta')", where=where)
+                           f"{', '.join(sorted(JSONL_KEYS))} (put extras under 'meta')",
+                           where=where)
     for key in ("session_id", "ts", "role", "text"):
         if key not in rec:
             raise InvalidInput(f"missing field {key!r}", where=where)
@@ -140,7 +141,7 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
         sid = str(sample.get("sample_id", f"sample-{i}"))
         conv = sample["conversation"]
         keys = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION_KEY.match(k)))
-        for num, key in keys:
+        for _, key in keys:
             lines = conv[key]
             swhere = f"{where} ({sid}) {key}"
             if not isinstance(lines, list):
@@ -165,7 +166,8 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
                 out.append(RawMessage(
                     session=session, seq=j, ts=t0 + LOCOMO_LINE_SECONDS * j, role="user",
                     text=check_text(line.get("text"), lw),
-                    speaker=check_text(speaker, lw, field="speaker") if speaker is not None else None,
+                    speaker=(check_text(speaker, lw, field="speaker")
+                             if speaker is not None else None),
                     ext_id=str(line["dia_id"]) if "dia_id" in line else None,
                     source=source, meta=meta))
     if not out:
@@ -200,8 +202,8 @@ def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
         where = f"{source}: conversation {i}"
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
             raise InvalidInput("expected a conversation with a 'mapping' object", where=where)
-        session = check_session(str(conv.get("conversation_id") or conv.get("id") or f"chatgpt-{i}"),
-                                where)
+        sid = conv.get("conversation_id") or conv.get("id") or f"chatgpt-{i}"
+        session = check_session(str(sid), where)
         conv_ts = conv.get("create_time")
         seq = 0
         last_ts = None
@@ -299,4 +301,5 @@ def load(path: Path | str, *, format: str = "auto", session: str | None = None) 
     if fmt == "messages":
         return read_messages(data if isinstance(data, list) else [data],
                              session=session or path.stem, source=path.name)
-    raise InvalidInput("this is JSONL content; use a .jsonl file or --format jsonl", where=str(path))
+    raise InvalidInput("this is JSONL content; use a .jsonl file or --format jsonl",
+                       where=str(path))

@@ -7,10 +7,10 @@ Each check raises :class:`~akasha_explorer.errors.InvalidInput` naming where the
 1788441245.0
 >>> parse_ts(1788441245, "x")
 1788441245.0
->>> check_text("ok\\x00", "f:1")
+>>> check_text("ok\\x00", "f:1")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-akasha_explorer.errors.InvalidInput: f:1: text contains a NUL character at offset 2; raw text is stored byte-for-byte, so fix the source
+akasha_explorer.errors.InvalidInput: f:1: text contains a NUL character at offset 2; ...
 """
 
 from __future__ import annotations
@@ -22,8 +22,16 @@ from typing import Any
 from ..errors import InvalidInput
 from ..model import ROLES
 
-__all__ = ["MAX_TEXT_CHARS", "TS_MAX", "TS_MIN", "check_role", "check_session", "check_seq",
-           "check_text", "parse_ts"]
+__all__ = [
+    "MAX_TEXT_CHARS",
+    "TS_MAX",
+    "TS_MIN",
+    "check_role",
+    "check_seq",
+    "check_session",
+    "check_text",
+    "parse_ts",
+]
 
 MAX_TEXT_CHARS = 2_000_000
 """Longest message accepted (characters). Longer ones are refused: split them at the source."""
@@ -48,7 +56,8 @@ def check_text(value: Any, where: str, *, field: str = "text") -> str:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
         raise InvalidInput(f"{field} contains a lone surrogate (\\u{ord(value[e.start]):04x}) "
-                           f"at offset {e.start}; it is not valid Unicode text", where=where) from None
+                           f"at offset {e.start}; it is not valid Unicode text",
+                           where=where) from None
     return value
 
 

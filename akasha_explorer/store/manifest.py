@@ -31,7 +31,8 @@ class Manifest:
     model: str
     dim: int
     tokenizer: str
-    created: str = field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+    created: str = field(
+        default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     format_version: int = FORMAT_VERSION
 
     @staticmethod
@@ -59,7 +60,8 @@ class Manifest:
         try:
             data = json.loads(p.read_text("utf-8"))
         except (OSError, ValueError) as e:
-            raise StoreError(f"{p} is missing or unreadable ({e}); is {folder} a memory store?") from e
+            raise StoreError(
+                f"{p} is missing or unreadable ({e}); is {folder} a memory store?") from e
         if data.get("format") != FORMAT:
             raise StoreError(f"{folder} is not an akasha memory store (no '{FORMAT}' manifest)")
         version = int(data.get("format_version", 0))
@@ -70,7 +72,8 @@ class Manifest:
         try:
             settings = Settings.from_dict(data.get("settings", {}))
         except InvalidSettings as e:
-            raise StoreError(f"store {folder} records settings this version does not know: {e}") from e
+            raise StoreError(
+                f"store {folder} records settings this version does not know: {e}") from e
         return cls(settings=settings, model=data["model"]["name"], dim=int(data["model"]["dim"]),
                    tokenizer=data.get("tokenizer", ""), created=data.get("created", ""),
                    format_version=version)

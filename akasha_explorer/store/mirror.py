@@ -251,7 +251,8 @@ class Mirror:
                   "c": int(nd.recall_count[i]), "p": bool(nd.replayed[i])}
                  for i in self.dirty_nodes if nd.alive[i]])
             if queries:
-                graph.copy("QueryLog", pa.table({c: [q[c] for q in queries] for c in QUERYLOG_COLS}))
+                graph.copy("QueryLog",
+                           pa.table({c: [q[c] for q in queries] for c in QUERYLOG_COLS}))
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
             self._edge_in_kuzu[dirty] = True

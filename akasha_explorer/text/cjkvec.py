@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import numpy as np
@@ -33,7 +34,7 @@ _CJK_CLASS = ("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a
 _CJK_CHAR = re.compile(_CJK_CLASS)
 _CJK_RUN = re.compile(_CJK_CLASS + "+")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
-_STOP = frozenset("的 了 是 我 你 他 她 它 们 在 吗 啊 吧 呢 呀 哦 嗯 和 就 也 都 这 那 有 不 一 个 很 "
+_STOP = frozenset("的 了 是 我 你 他 她 它 们 在 吗 啊 吧 呢 呀 哦 嗯 和 就 也 都 这 那 有 不 一 个 很 "  # noqa: E501
                   "好 要 会 说 还 又 着 过 给 让 把 被 对 到 去 来 上 下 里 么 什么 怎么 我们 你们 "
                   "他们 一下 一个 这个 那个 就是 还是 可以 没有 现在 今天 感觉".split())
 
@@ -62,7 +63,7 @@ def cjk_vector(text: str, dims: int) -> NDArray[np.float32]:
             i, s = _slot("w:" + tok, dims)
             v[i] += s
     for run in _CJK_RUN.findall(normalize(text)):
-        for a, b in zip(run, run[1:], strict=False):
+        for a, b in itertools.pairwise(run):
             if a in _STOP and b in _STOP:
                 continue
             i, s = _slot("b:" + a + b, dims)

@@ -29,7 +29,8 @@ from .tokenize import normalize
 __all__ = ["FILLERS", "gate_flags", "injection_reasons", "is_noise"]
 
 FILLERS = frozenset("""
-嗯 嗯嗯 嗯呢 哦 哦哦 噢 啊 呀 好 好的 好滴 好哒 好吧 行 行吧 可以 对 对的 是的 是 没事 没 收到 知道了
+嗯 嗯嗯 嗯呢 哦 哦哦 噢 啊 呀 好 好的 好滴 好哒 好吧 行 行吧 可以 对 对的 是的 是 没事 没 收到
+知道了
 了解 明白 谢谢 谢啦 多谢 感谢 哈 哈哈 哈哈哈 哈哈哈哈 嘿嘿 呵呵 嘻嘻 早 早啊 早安 早上好 午安 晚安
 晚上好 你好 您好 在吗 在不在 在 拜拜 再见 睡了 睡觉了 去睡了 ok okay k kk yes yep yeah no nope sure
 thanks thank you thx ty cool nice great lol haha hahaha hi hello hey yo bye goodbye gn good
@@ -55,7 +56,8 @@ _INJECTION_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("persona", re.compile(
         r"(^|[.!?:;]\s*)you are now (a|an|the|my|no longer|free|unrestricted|dan)\b|"
         r"\bfrom now on,? you (are|will)\b|\bdeveloper mode\b|\bjailbreak|"
-        r"\bDAN\b|do anything now|你现在是(一个)?[^。\n]{0,10}(没有|不受|无)[^。\n]{0,6}(限制|约束)|"
+        r"\bDAN\b|do anything now|"
+        r"你现在是(一个)?[^。\n]{0,10}(没有|不受|无)[^。\n]{0,6}(限制|约束)|"
         r"开发者模式|越狱", re.I)),
     ("prompt_leak", re.compile(
         r"\b(print|reveal|show|repeat|output|leak|dump)\s+(me\s+)?(your|the)\s+(full\s+|"
