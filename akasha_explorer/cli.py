@@ -52,7 +52,8 @@ def cli(verbose: int) -> None:
 @click.argument("store", type=click.Path(file_okay=False))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "jsonl", "locomo", "chatgpt", "messages"]))
+              type=click.Choice(["auto", "jsonl", "locomo", "chatgpt", "messages"]),
+              help="Input format; auto sniffs it from the file.")
 @click.option("--replay", is_flag=True, help="Grow co-activation edges as a live agent would.")
 @click.option("--session", default=None, help="Session id for a plain message list.")
 def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None) -> None:

@@ -36,7 +36,8 @@ def _when(value: str, mem: Any) -> float:
 
 @click.command("communities")
 @_STORE
-@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True)
+@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True,
+              help="Which graph: co-activation of turns, anchors, or turn-anchor bipartite.")
 @_RES
 @_SEED
 @_NOW
@@ -111,8 +112,10 @@ def surprises_cmd(store: str, top: int, no_queue: bool, resolution: float | None
 @click.command("ppr")
 @_STORE
 @click.argument("seeds", nargs=-1, required=True)
-@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True)
-@click.option("--top", type=int, default=15, show_default=True)
+@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True,
+              help="Which graph: co-activation of turns, anchors, or turn-anchor bipartite.")
+@click.option("--top", type=int, default=15, show_default=True,
+              help="How many reached nodes to print.")
 @click.option("--damping", type=float, default=None, help="Default: the store's PPR_DAMPING.")
 @_NOW
 @_JSON
@@ -133,10 +136,12 @@ def ppr_cmd(store: str, seeds: tuple[str, ...], view: str, top: int, damping: fl
 
 @click.command("export")
 @_STORE
-@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True)
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True,
+              help="Output format.")
 @click.option("--out", "out", required=True, type=click.Path(),
               help="File (graphml, gexf, json, html) or folder (parquet, csv, store).")
-@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True)
+@click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True,
+              help="Which graph: co-activation of turns, anchors, or turn-anchor bipartite.")
 @_RES
 @_SEED
 @_NOW

@@ -20,7 +20,8 @@ _TZ_HELP = "Time zone of shown dates: UTC (default) or an offset like +08:00."
 @click.argument("query")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Token budget (default: the store's CONTEXT_BUDGET).")
-@click.option("--style", type=click.Choice(STYLES), default="brief", show_default=True)
+@click.option("--style", type=click.Choice(STYLES), default="brief", show_default=True,
+              help="brief: one line per item; json: machine-readable; cards: one block each.")
 @click.option("--now", default=None, help="Recall time: ISO 8601, epoch seconds, 'now' or "
               "'last' (the newest message). Default: the wall clock.")
 @click.option("--session", default=None, help="Current session id (recorded in the trace).")

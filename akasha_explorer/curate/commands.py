@@ -62,7 +62,7 @@ def review_list(store: str, kind: str | None, status: str, as_json: bool) -> Non
 
 
 def _decide(verb: str):  # type: ignore[no-untyped-def]
-    @review.command(verb)
+    @review.command(verb, help=f"{verb.capitalize()} review item ITEM_ID of STORE.")
     @_STORE
     @click.argument("item_id")
     @click.option("--why", default=None, help="Reason, kept in the audit log.")
@@ -72,7 +72,6 @@ def _decide(verb: str):  # type: ignore[no-untyped-def]
             audit = getattr(mem.review, verb)(item_id, why=why, by=by)
         click.echo(f"{verb}d {item_id} (audit {audit})")
 
-    cmd.__doc__ = f"{verb.capitalize()} review item ITEM_ID of STORE."
     return cmd
 
 
