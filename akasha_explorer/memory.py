@@ -109,7 +109,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.manifest = Manifest.read(self.path)
             if settings is not None:
                 built = self.manifest.settings.EMBED_MODEL
-                if settings.EMBED_MODEL != built:
+                if built != settings.EMBED_MODEL:
                     raise ModelMismatch(
                         f"store {self.path} was built with embedding model {built!r}; refusing "
                         f"to mix in vectors from {settings.EMBED_MODEL!r}. Open it without "
@@ -273,10 +273,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
     def _write_stores(self, messages: Any, turns: Any, graph_batch: dict[str, Any]) -> None:
         """LanceDB first, then one Kuzu transaction (see ingest.pipeline)."""
         orphans = self.mirror.orphan_messages
-        if orphans:
+        if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
+            torn = self.vectors.read("messages", columns=["node"],
+                                     where=pipeline.orphan_filter(orphans)).column("node")
             self.vectors.delete("messages", pipeline.orphan_filter(orphans))
             self.vectors.delete("turns", pipeline.orphan_filter(
-                sorted({u for u in messages.column("node").to_pylist()})))
+                sorted(set(torn.to_pylist()) | set(messages.column("node").to_pylist()))))
             self.mirror.orphan_messages = []
         self.vectors.add("messages", messages)
         self.vectors.add("turns", turns)
