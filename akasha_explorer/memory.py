@@ -42,6 +42,7 @@ from .errors import (
     NotFound,
     ReadOnlyStore,
     StoreError,
+    StoreLocked,
     TraceMismatch,
 )
 from .graphdb import SCHEMA_VERSION, GraphDB
@@ -66,6 +67,13 @@ def open(path: str | Path, settings: Settings | None = None, *, read_only: bool 
     was built with, and passing different ones raises :class:`InvalidSettings` (use
     ``recall(..., settings=...)`` for a dry-run experiment). ``embedder`` replaces the
     sentence-transformers model (it must match the store's model name and dimension).
+
+    One process at a time may open a store for writing: another one gets
+    :class:`~akasha_explorer.errors.StoreLocked` at once, naming the holder (pid, host,
+    since). Read-only opens from other processes are refused the same way while a writer
+    holds the store — Kuzu 0.11 lets many processes read a database or one write it, never
+    both (LanceDB alone would allow it) — and work as soon as the writer closes; any
+    number of read-only opens may run together.
     """
     return Memory(Path(path), settings, read_only=read_only, embedder=embedder)
 
@@ -131,7 +139,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                                      tokenizer=TOKENIZER_VERSION)
         self.settings: Settings = self.manifest.settings
         self.dim = self.manifest.dim
-        self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
+        try:
+            self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
+        except StoreLocked as e:  # say who holds it (see store.lock)
+            detail = str(e.__cause__ or e).splitlines()[0]
+            raise WriterLock(self.path).graph_busy(read_only=self.read_only,
+                                                   detail=detail) from e
         self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
         if not exists:
             self.manifest.write(self.path)  # last: a half-created folder has no manifest

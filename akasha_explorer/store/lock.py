@@ -3,6 +3,11 @@
 The lock file holds the holder's pid, host and start time, so a second writer is refused
 at once with a message naming the holder. The OS drops the lock when the process dies
 (even by SIGKILL), so a crash never leaves a stale lock behind.
+
+Readers take no lock of ours; Kuzu's own file lock decides (measured with kuzu 0.11.3:
+any number of read-only processes together, or one read-write process, never both), so a
+read-only open while a writer holds the store is refused by :meth:`WriterLock.graph_busy`
+with the writer named. LanceDB would allow it (readers see the last committed version).
 """
 
 from __future__ import annotations
@@ -52,6 +57,41 @@ class WriterLock:
                              "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}))
         fh.flush()
         self._fh = fh
+
+    def held(self) -> bool:
+        """True when some process holds the writer lock now (probed without taking it)."""
+        if self._fh is not None:
+            return True
+        try:
+            fh = open(self.path, encoding="utf-8")  # noqa: SIM115
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            fh.close()  # closing drops a lock taken by the probe
+        return False
+
+    def graph_busy(self, *, read_only: bool, detail: str) -> StoreLocked:
+        """The error for a graph file Kuzu would not open: Kuzu 0.11 lets many processes
+        read a database, or one write it, never both at once (measured across processes)."""
+        folder = self.path.parent
+        if read_only and self.held():
+            h = self.holder()
+            return StoreLocked(
+                f"store {folder} is open for writing in another process (pid {h.get('pid', '?')}"
+                f" on {h.get('host', '?')}, since {h.get('since', '?')}); Kuzu cannot read a "
+                "database while another process writes it — close the writer, or read through "
+                "the writer's own Memory object")
+        if read_only:
+            return StoreLocked(f"the graph of store {folder} is locked by another process "
+                               f"({detail}); wait for it to finish")
+        return StoreLocked(
+            f"store {folder} is open read-only in another process (a notebook, a viewer, "
+            "`akasha stats` …); Kuzu lets a database be read by many processes or written by "
+            f"one, not both — close the readers and retry ({detail})")
 
     def release(self) -> None:
         if self._fh is not None:
