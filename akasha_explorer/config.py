@@ -68,6 +68,11 @@ class Settings:
     INDEX_STOPWORDS: bool = _s(
         True, "§2", "Drop English stop words from the lexical index and lexical queries.",
         ours=True)
+    INGEST_MAX_MESSAGES: int = _s(
+        200_000, "§2",
+        "Most new messages one ingest accepts: a batch is embedded and written all at once "
+        "(about 3 KB of memory per message, ~100 messages/s on a CPU), so a larger input is "
+        "refused before anything is written — split it by session.", ours=True)
 
     # -- §3 time dynamics ---------------------------------------------------------------
     EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).")

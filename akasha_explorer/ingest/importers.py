@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
-from .validate import check_role, check_seq, check_session, check_text, parse_ts
+from .validate import check_meta, check_role, check_seq, check_session, check_text, parse_ts
 
 __all__ = ["FORMATS", "Imported", "load", "read_chatgpt", "read_jsonl", "read_locomo",
            "read_messages", "sniff"]
@@ -51,6 +51,8 @@ class Imported:
 
 
 def _read_text(path: Path) -> str:
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise InvalidInput("not a regular file", where=str(path))
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -71,6 +73,8 @@ def _parse_json(text: str, where: str) -> Any:
                            where=where) from None
     except RecursionError:
         raise InvalidInput("JSON nested too deeply", where=where) from None
+    except ValueError as e:  # e.g. an integer literal of more than 4300 digits
+        raise InvalidInput(f"malformed JSON: {str(e)[:120]}", where=where) from None
 
 
 # -- jsonl ---------------------------------------------------------------------------------
@@ -108,9 +112,7 @@ def _jsonl_record(rec: Any, where: str, next_seq: dict[str, int], *, source: str
     speaker = rec.get("speaker")
     if speaker is not None:
         speaker = check_text(speaker, where, field="speaker")
-    meta = rec.get("meta", {})
-    if not isinstance(meta, dict):
-        raise InvalidInput("meta must be a JSON object", where=where)
+    meta = check_meta(rec.get("meta", {}), where)
     return RawMessage(session=session, seq=seq, ts=parse_ts(rec["ts"], where),
                       role=check_role(rec["role"], where), text=check_text(rec["text"], where),
                       speaker=speaker, source=source, meta=meta)
@@ -163,6 +165,7 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
                     if extra in line:
                         meta[extra] = line[extra]
                 speaker = line.get("speaker")
+                check_meta(meta, lw)
                 out.append(RawMessage(
                     session=session, seq=j, ts=t0 + LOCOMO_LINE_SECONDS * j, role="user",
                     text=check_text(line.get("text"), lw),
@@ -176,16 +179,25 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
 
 
 # -- ChatGPT -------------------------------------------------------------------------------
-def _main_branch(mapping: dict[str, Any], current: str | None) -> list[dict[str, Any]]:
-    if current is None or current not in mapping:
+def _main_branch(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, Any]]:
+    bad = next((k for k, v in mapping.items() if not isinstance(v, dict)), None)
+    if bad is not None:
+        raise InvalidInput(f"mapping entry {str(bad)[:40]!r} is not an object", where=where)
+    if not isinstance(current, str) or current not in mapping:
         # fall back: the deepest leaf reached by always following the last child
         roots = [k for k, v in mapping.items() if not v.get("parent")]
         current = roots[0] if roots else None
-        while current is not None and mapping[current].get("children"):
-            current = mapping[current]["children"][-1]
+        down: set[str] = set()
+        while current is not None and current not in down:
+            down.add(current)
+            kids = mapping[current].get("children")
+            nxt = kids[-1] if isinstance(kids, list) and kids else None
+            if not isinstance(nxt, str) or nxt not in mapping:
+                break
+            current = nxt
     chain: list[dict[str, Any]] = []
     seen: set[str] = set()
-    while current is not None and current in mapping and current not in seen:
+    while isinstance(current, str) and current in mapping and current not in seen:
         seen.add(current)
         chain.append(mapping[current])
         current = mapping[current].get("parent")
@@ -207,17 +219,24 @@ def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
         conv_ts = conv.get("create_time")
         seq = 0
         last_ts = None
-        for node in _main_branch(conv["mapping"], conv.get("current_node")):
+        for node in _main_branch(conv["mapping"], conv.get("current_node"), where):
             msg = node.get("message")
             if not msg:
                 continue
-            mw = f"{where} message {msg.get('id', '?')}"
+            if not isinstance(msg, dict):
+                raise InvalidInput("message must be an object", where=where)
+            mw = f"{where} message {str(msg.get('id', '?'))[:60]}"
+            for key, kind in (("author", dict), ("content", dict)):
+                if msg.get(key) is not None and not isinstance(msg[key], kind):
+                    raise InvalidInput(f"{key} must be an object", where=mw)
             role = (msg.get("author") or {}).get("role")
             if role not in ("user", "assistant"):
                 skipped.append(Skipped(mw, f"role {role!r} is not part of the dialogue"))
                 continue
             content = msg.get("content") or {}
             parts = content.get("parts") or []
+            if not isinstance(parts, list):
+                raise InvalidInput("content.parts must be a list", where=mw)
             texts = [p for p in parts if isinstance(p, str)]
             if len(texts) != len(parts):
                 skipped.append(Skipped(mw, f"{len(parts) - len(texts)} non-text part(s) left out"))
@@ -234,8 +253,10 @@ def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
                 ts = last_ts  # exports sometimes go back a few ms; keep dialogue order
             last_ts = ts
             out.append(RawMessage(session=session, seq=seq, ts=ts, role=role,
-                                  text=check_text(text, mw), ext_id=msg.get("id"), source=source,
-                                  meta={"title": conv.get("title")} if seq == 0 else {}))
+                                  text=check_text(text, mw), source=source,
+                                  ext_id=None if msg.get("id") is None else str(msg["id"]),
+                                  meta=check_meta({"title": conv.get("title")}, mw)
+                                  if seq == 0 else {}))
             seq += 1
     if not out:
         raise InvalidInput("no user or assistant messages found", where=source)

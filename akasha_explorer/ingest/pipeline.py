@@ -29,6 +29,7 @@ Meta ``extract_pending``; the next ingest (or ``akasha doctor --repair``) extrac
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import logging
 import time
@@ -98,7 +99,7 @@ def form_nodes(messages: Sequence[RawMessage], *, one_per_message: bool) -> list
     nodes: list[list[RawMessage]] = []
     for msgs in by_session.values():
         msgs.sort(key=lambda m: m.seq)
-        for a, b in zip(msgs, msgs[1:], strict=False):
+        for a, b in itertools.pairwise(msgs):
             if b.ts < a.ts:
                 raise InvalidInput(f"time goes backwards: seq {b.seq} is earlier than seq {a.seq}",
                                    where=f"session {a.session!r}")
@@ -172,6 +173,11 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
                           skipped=list(imported.skipped))
     t0 = time.perf_counter()
     new, dup_nodes = _check_against_store(mem, imported.messages, report)
+    if len(new) > mem.settings.INGEST_MAX_MESSAGES:
+        raise InvalidInput(f"{len(new):,} new messages in one ingest, more than "
+                           f"INGEST_MAX_MESSAGES={mem.settings.INGEST_MAX_MESSAGES:,}; split the "
+                           "input by session and ingest the parts one after another",
+                           where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
     pending = pending_extraction(mem)
     if pending:  # a crash came between an earlier batch's commit and its extraction
@@ -332,7 +338,7 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
         else:
             sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
             nxt.append((prev, nrs[0]["uid"]))
-        nxt.extend((a["uid"], b["uid"]) for a, b in zip(nrs, nrs[1:], strict=False))
+        nxt.extend((a["uid"], b["uid"]) for a, b in itertools.pairwise(nrs))
     now = dt.datetime.now(dt.UTC).timestamp()
     review = []
     for nr in node_rows:

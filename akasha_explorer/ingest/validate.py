@@ -26,6 +26,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "TS_MAX",
     "TS_MIN",
+    "check_meta",
     "check_role",
     "check_seq",
     "check_session",
@@ -37,6 +38,9 @@ MAX_TEXT_CHARS = 2_000_000
 """Longest message accepted (characters). Longer ones are refused: split them at the source."""
 TS_MIN = 1.0  # 1970-01-01T00:00:01Z; 0 is nearly always a missing value
 TS_MAX = dt.datetime(2200, 1, 1, tzinfo=dt.UTC).timestamp()
+SEQ_MAX = 2**63 - 1
+META_MAX_DEPTH = 32
+"""Deepest nesting accepted in a message's ``meta`` object."""
 
 
 def check_text(value: Any, where: str, *, field: str = "text") -> str:
@@ -84,6 +88,48 @@ def check_session(value: Any, where: str) -> str:
 def check_seq(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(f"seq must be a non-negative integer, got {value!r}", where=where)
+    if value > SEQ_MAX:
+        raise InvalidInput(f"seq {value} is larger than {SEQ_MAX} (it is stored as a 64-bit "
+                           "integer)", where=where)
+    return value
+
+
+def check_meta(value: Any, where: str) -> dict[str, Any]:
+    """``meta``: a JSON object of plain JSON values, at most :data:`META_MAX_DEPTH` deep,
+    whose strings are valid Unicode (it is stored as JSON text beside the message).
+
+    >>> check_meta({"a": [1, {"b": "x"}]}, "f:1")
+    {'a': [1, {'b': 'x'}]}
+    >>> check_meta({"a": chr(0xD800)}, "f:1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: f:1: meta contains a lone surrogate (\ud800); ...
+    """
+    if not isinstance(value, dict):
+        raise InvalidInput("meta must be a JSON object", where=where)
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > META_MAX_DEPTH:
+            raise InvalidInput(f"meta is nested more than {META_MAX_DEPTH} levels deep",
+                               where=where)
+        items: list[Any] = []
+        if isinstance(v, dict):
+            items = [*v.keys(), *v.values()]
+        elif isinstance(v, list):
+            items = v
+        elif isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise InvalidInput(f"meta contains a lone surrogate (\\u{ord(v[e.start]):04x}); "
+                                   "it is not valid Unicode text", where=where) from None
+            continue
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise InvalidInput(f"meta holds {v!r}, which JSON cannot represent", where=where)
+        elif v is not None and not isinstance(v, bool | int | float):
+            raise InvalidInput(f"meta holds a {type(v).__name__}; use JSON values", where=where)
+        stack.extend((x, depth + 1) for x in items)
     return value
 
 
@@ -93,7 +139,10 @@ def parse_ts(value: Any, where: str) -> float:
         raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got {value!r}",
                            where=where)
     if isinstance(value, int | float):
-        ts = float(value)
+        try:
+            ts = float(value)
+        except OverflowError:
+            ts = math.inf  # an integer too large for a float: refused below
     elif isinstance(value, str):
         try:
             d = dt.datetime.fromisoformat(value.strip())
@@ -107,6 +156,12 @@ def parse_ts(value: Any, where: str) -> float:
         raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got "
                            f"{type(value).__name__}", where=where)
     if not math.isfinite(ts) or ts < TS_MIN or ts >= TS_MAX:
-        raise InvalidInput(f"timestamp {value!r} is outside 1970-01-01 .. 2200-01-01 "
+        raise InvalidInput(f"timestamp {_short(value)} is outside 1970-01-01 .. 2200-01-01 "
                            "(0 and negative values are usually missing data)", where=where)
     return ts
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, cut to 40 characters."""
+    r = repr(value)
+    return r if len(r) <= 40 else r[:39] + "…"
