@@ -191,6 +191,8 @@ class AnalysisMixin:
         if format not in EXPORT_FORMATS:
             raise InvalidInput(f"unknown export format {format!r}; use one of "
                                f"{', '.join(EXPORT_FORMATS)}")
+        from ..store.paths import output_path  # never into a store (it would overwrite it)
+        path = output_path(self._mem().path, path, folder=format in ("parquet", "csv", "store"))
         if format == "store":
             return store.export_store(self._mem(), path)
         v = self.graph_view(view, now=now, resolution=resolution, seed=seed)

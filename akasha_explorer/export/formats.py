@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -66,7 +67,8 @@ def write_parquet(view: GraphView, folder: str | Path) -> Path:
 
 
 def write_csv(view: GraphView, folder: str | Path) -> Path:
-    """``nodes.csv`` and ``edges.csv`` (UTF-8) in ``folder``; returns the folder.
+    """``nodes.csv`` and ``edges.csv`` (UTF-8) in ``folder``; returns the folder. Text
+    cells that start like a spreadsheet formula get a leading ``'`` (:func:`_formula_safe`).
 
     >>> import tempfile, pandas as pd
     >>> v = GraphView("x", pd.DataFrame({"id": ["阿岚"]}), pd.DataFrame(
@@ -75,6 +77,27 @@ def write_csv(view: GraphView, folder: str | Path) -> Path:
     ['阿岚']
     """
     out = _tables(view, folder)
-    view.nodes.to_csv(out / "nodes.csv", index=False, encoding="utf-8")
-    view.edges.to_csv(out / "edges.csv", index=False, encoding="utf-8")
+    _formula_safe(view.nodes).to_csv(out / "nodes.csv", index=False, encoding="utf-8")
+    _formula_safe(view.edges).to_csv(out / "edges.csv", index=False, encoding="utf-8")
+    return out
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _formula_safe(df: Any) -> Any:
+    """Text cells a spreadsheet would run as a formula (``=cmd|' /C calc'!A0``, ``+…``,
+    ``-…``, ``@…``) get a leading ``'`` (OWASP CSV injection advice) — in the CSV copy
+    only; numbers and the stored text are untouched.
+
+    >>> import pandas as pd
+    >>> f = _formula_safe(pd.DataFrame({"t": ["=1+2", "ok", "@SUM(A1)"], "n": [-1, 2, 3]}))
+    >>> f["t"].tolist(), f["n"].tolist()
+    (["'=1+2", 'ok', "'@SUM(A1)"], [-1, 2, 3])
+    """
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object or str(out[c].dtype) in ("string", "str"):
+            out[c] = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA) else v
+                      for v in out[c]]
     return out

@@ -149,6 +149,9 @@ def _read_head(src: Path) -> dict[str, Any]:
                              f"newer than this code ({SCHEMA_VERSION}): upgrade akasha-explorer")
     for rel, digest in head.get("files", {}).items():
         p = src / rel
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise IntegrityError(f"export {src} names a file outside itself ({rel!r}); it was "
+                                 "not written by akasha — refusing to import it")
         if not p.is_file() or _sha256(p) != digest:
             raise IntegrityError(f"export file {p} is missing or does not match its sha256; "
                                  "the export is damaged — export the store again")
@@ -170,6 +173,8 @@ def _import_graph(graph: GraphDB, src: Path, head: dict[str, Any]) -> None:
     here = {t["name"]: t for t in _tables(graph)}
     with graph.transaction():
         for t in head["tables"]:
+            if not str(t.get("name", "")).isidentifier():
+                raise IntegrityError(f"export table name {t.get('name')!r} is not a name")
             data = pq.read_table(src / "graph" / f"{t['name']}.parquet")
             mine = here.get(t["name"])
             if mine is None:
