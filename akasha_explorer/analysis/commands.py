@@ -138,7 +138,7 @@ def ppr_cmd(store: str, seeds: tuple[str, ...], view: str, top: int, damping: fl
 @_STORE
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), required=True,
               help="Output format.")
-@click.option("--out", "out", required=True, type=click.Path(),
+@click.option("--out", "out", required=True, type=str,  # checked by store.paths.output_path
               help="File (graphml, gexf, json, html) or folder (parquet, csv, store).")
 @click.option("--view", type=click.Choice(VIEWS), default="nodes", show_default=True,
               help="Which graph: co-activation of turns, anchors, or turn-anchor bipartite.")

@@ -314,7 +314,10 @@ def load(path: Path | str, *, format: str = "auto", session: str | None = None) 
     if not text.strip():
         raise InvalidInput("file is empty", where=str(path))
     data = _parse_json(text, str(path))
-    fmt = sniff(data) if format == "auto" else format
+    try:
+        fmt = sniff(data) if format == "auto" else format
+    except InvalidInput as e:
+        raise InvalidInput(str(e), where=str(path)) from None
     if fmt == "locomo":
         return read_locomo(data, source=path.name)
     if fmt == "chatgpt":

@@ -1,0 +1,218 @@
+"""The bad-input corpus (``tests/bad_inputs/manifest.json``, written by ``make_corpus.py``):
+every entry gets a clear error naming the file and line / record, or is ingested (and
+flagged where a gate fires) and stored verbatim — never a crash, never a hang (each entry
+runs under a 120 s alarm).
+
+A refused batch leaves the store unchanged: the LanceDB folder, the journal and the
+manifest byte-identical, and Kuzu *logically* identical — a dump of every table equal.
+Kuzu rewrites a few header bytes of ``graph.kuzu`` on every read-write open and close even
+when nothing changed, so its file is compared by content, not by bytes. Through the CLI an
+input the importer refuses never even creates the store folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import akasha_explorer as ak
+from akasha_explorer.cli import cli
+from akasha_explorer.errors import AkashaError, InvalidInput
+
+from .reliability import files_digest, kuzu_dump
+
+CORPUS = Path(__file__).resolve().parent / "bad_inputs"
+MANIFEST = json.loads((CORPUS / "manifest.json").read_text("utf-8"))["entries"]
+FILES = [e for e in MANIFEST if "file" in e or "generate" in e]
+ERRORS = [e for e in FILES if e["expect"] == "error"]
+ACCEPTED = [e for e in FILES if e["expect"] != "error"]
+EXPORTS = [e for e in MANIFEST if "export" in e]
+
+
+def _id(e: dict[str, Any]) -> str:
+    return str(e.get("file") or e.get("generate") or e.get("export"))
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """Fail (instead of hanging the suite) when the block runs longer than ``seconds``."""
+    def hang(*_: object) -> None:
+        raise TimeoutError(f"still running after {seconds}s: a hang")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _generate(entry: dict[str, Any], folder: Path) -> Path:
+    name = entry["generate"]
+    if name == "ten_mb_message":
+        p = folder / "ten_mb.jsonl"
+        text = "memory " * (10 * 2**20 // 7)
+        p.write_text(json.dumps({"session_id": "big", "ts": 1_780_000_000, "role": "user",
+                                 "text": text}) + "\n", "utf-8")
+    elif name == "million_messages":
+        p = folder / "million.jsonl"
+        with open(p, "w", encoding="utf-8") as fh:
+            for i in range(1_000_000):
+                fh.write(f'{{"session_id":"m{i // 100}","ts":{1_780_000_000 + i},'
+                         f'"role":"user","text":"message {i}"}}\n')
+    elif name == "fifo":
+        p = folder / "pipe.jsonl"
+        os.mkfifo(p)
+    else:
+        raise AssertionError(name)
+    return p
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[ak.Memory]:
+    """A small store kept open for the whole module (so Kuzu is never reopened)."""
+    mem = ak.open(tmp_path_factory.mktemp("bad") / "store")
+    mem.ingest(CORPUS / "_base.jsonl", progress=False)
+    mem.checkpoint()
+    yield mem
+    mem.close()
+
+
+def _state(mem: ak.Memory) -> tuple[dict[str, str], dict[str, Any]]:
+    return files_digest(mem.path), kuzu_dump(mem.graph, skip_meta=())
+
+
+def test_corpus_is_big_enough() -> None:
+    kinds = {e["kind"] for e in MANIFEST}
+    assert len(kinds) >= 40
+    for e in FILES:
+        if "file" in e:
+            assert (CORPUS / e["file"]).is_file(), e["file"]
+
+
+@pytest.mark.parametrize("entry", ERRORS, ids=_id)
+def test_refused_with_a_clear_error_and_the_store_unchanged(
+        entry: dict[str, Any], base: ak.Memory, tmp_path: Path) -> None:
+    path = CORPUS / entry["file"] if "file" in entry else _generate(entry, tmp_path)
+    before = _state(base)
+    stats = base.stats()
+    with _deadline(120), pytest.raises(InvalidInput) as e:
+        base.ingest(path, progress=False)
+    msg = str(e.value)
+    assert re.search(entry["match"], msg), msg
+    assert entry["where"] in msg, msg
+    assert path.name in msg or (entry["stage"] == "pipeline" and "session" in msg), msg
+    assert "\n" not in msg
+    assert _state(base) == before  # Lance, journal, manifest bytes; Kuzu content
+    assert base.stats() == stats
+    assert base.doctor().clean
+
+
+@pytest.mark.parametrize("entry", [e for e in ERRORS if e["stage"] == "import"], ids=_id)
+def test_cli_refuses_before_touching_the_store(entry: dict[str, Any], tmp_path: Path) -> None:
+    path = CORPUS / entry["file"] if "file" in entry else _generate(entry, tmp_path)
+    store = tmp_path / "never-created"
+    with _deadline(120):
+        r = CliRunner().invoke(cli, ["ingest", str(store), str(path)])
+    assert r.exit_code == 1, r.output
+    assert isinstance(r.exception, SystemExit)
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith("Error: ")
+    assert re.search(entry["match"], lines[0])
+    assert not store.exists()
+
+
+def _records(path: Path) -> list[Any]:
+    text = path.read_text("utf-8-sig")
+    if path.suffix == ".jsonl":
+        return [json.loads(x) for x in text.split("\n") if x.strip()]
+    return json.loads(text)
+
+
+@pytest.mark.parametrize("entry", ACCEPTED, ids=_id)
+def test_accepted_inputs_are_stored_verbatim(entry: dict[str, Any], tmp_path: Path,
+                                             embedder: Any) -> None:
+    path = CORPUS / entry["file"]
+    with ak.open(tmp_path / "s") as mem:
+        rep = mem.ingest(path, progress=False)
+        assert rep.messages_added == entry["messages"]
+        assert len(rep.skipped) == entry.get("skipped", 0)
+        stored = [m for n in mem.mirror.nodes.uid for m in mem.messages(n)]
+        texts = sorted(m.text for m in stored)
+        if path.suffix == ".jsonl":
+            assert texts == sorted(r["text"] for r in _records(path))
+        assert all(m.verified for m in stored)
+        for m in stored:
+            want = set(entry.get("flags", ()))
+            assert want <= set(m.flags), (m.text, m.flags)
+        assert mem.doctor().clean
+        if entry["file"] == "csv_injection.jsonl":
+            _csv_is_formula_safe(mem, tmp_path, texts)
+
+
+def _csv_is_formula_safe(mem: ak.Memory, tmp_path: Path, texts: list[str]) -> None:
+    """The stored text stays as it is; the CSV export defuses it for spreadsheets."""
+    import csv
+
+    for k, t in enumerate(texts):  # a few edges, so the view has rows
+        tr = mem.recall(t, now=mem.last_ts() + 60 + k)
+        mem.commit(tr, mem.mirror.nodes.uid[0])
+    folder = mem.export(tmp_path / "csv", format="csv")
+    with open(folder / "nodes.csv", encoding="utf-8", newline="") as fh:
+        cells = [c for row in csv.reader(fh) for c in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "@")]
+    assert any(c.startswith("'=cmd|") for c in cells)
+    assert texts == sorted(m.text for n in mem.mirror.nodes.uid for m in mem.messages(n))
+
+
+@pytest.mark.parametrize("entry", EXPORTS, ids=_id)
+def test_export_paths(entry: dict[str, Any], demo_store: Path, tmp_path: Path) -> None:
+    """An export never lands inside the store (``--out STORE/graph.kuzu`` would overwrite
+    the graph); bad paths are one-line errors; a path with ``..`` outside the store is
+    written where it resolves (the user's path, as for any command-line tool)."""
+    cwd = tmp_path / "a" / "b"
+    cwd.mkdir(parents=True)
+    out = entry["export"].format(store=demo_store, tmp=tmp_path, name=demo_store.name)
+    fmt = "csv" if out.endswith("vectors") else "html"
+    before = files_digest(demo_store, ("vectors", "journal.jsonl", "akasha.json",
+                                       "graph.kuzu"))
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(cli, ["export", str(demo_store), "--format", fmt, "--out", out])
+    finally:
+        os.chdir(old)
+    assert files_digest(demo_store, ("vectors", "journal.jsonl", "akasha.json",
+                                     "graph.kuzu")) == before
+    if entry["expect"] == "error":
+        assert r.exit_code == 1, r.output
+        assert isinstance(r.exception, SystemExit), r.exception
+        assert re.search(entry["match"], r.output), r.output
+    else:
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / "x.html").is_file()
+
+
+def test_import_refuses_an_export_naming_files_outside_itself(demo_store: Path,
+                                                              tmp_path: Path) -> None:
+    from akasha_explorer.export.store import import_store
+
+    with ak.open(demo_store) as mem:
+        exp = mem.export(tmp_path / "exp", format="store")
+    head = json.loads((exp / "export.json").read_text("utf-8"))
+    head["files"]["../../../etc/hostname"] = "0" * 64
+    (exp / "export.json").write_text(json.dumps(head), "utf-8")
+    with pytest.raises(AkashaError, match="names a file outside itself"):
+        import_store(exp, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
