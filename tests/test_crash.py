@@ -44,7 +44,7 @@ KILLS = STRESS or 14
 """Workers killed by the main test (about 10 while ingesting, the rest while committing)."""
 SEED = int(os.environ.get("AKASHA_CRASH_SEED", "20260908"))
 LEFTOVERS = {"orphan_messages", "orphan_turns", "torn_journal", "checkpointed_journal",
-             "stale_files", "extract_pending"}
+             "stale_files", "extract_pending", "forget_pending"}
 SETTINGS = Settings(CHECKPOINT_EVERY=5)
 QUERIES = ["和阿岚打杀戮尖塔", "手指换药 引流条", "加湿器 湿度计 Aqara", "星图 side project",
            "老周 周末", "早安", "what did I say about the finger?", "智能家居 自动化"]

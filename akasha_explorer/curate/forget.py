@@ -11,6 +11,10 @@ file** — Kuzu 0.11 keeps deleted strings in its pages (measured: after ``DELET
 ``CHECKPOINT`` the bytes are still in ``graph.kuzu``), so the live rows are copied into a
 fresh database file that replaces the old one. One audit entry records that a forget
 happened, with ids and counts, never the text.
+
+A crash in the middle leaves Meta ``forget_pending`` set (and, if it came before the
+LanceDB delete, the messages as orphans of their deleted nodes); ``akasha doctor --repair``
+removes them and finishes the purge. The rebuilt file replaces the old one atomically.
 """
 
 from __future__ import annotations
@@ -32,7 +36,11 @@ from .ops import log_entry
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["forget", "rebuild_graph"]
+__all__ = ["PENDING_KEY", "forget", "purge", "rebuild_graph"]
+
+PENDING_KEY = "forget_pending"
+"""Meta key set while a forget runs; a crash leaves it, and ``akasha doctor --repair``
+finishes the purge (:func:`purge`)."""
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +73,7 @@ def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
     counts["audit"] = log_entry(g, action="forget", target=f"{what}:{target}", actor=by,
                                 why=why, before="", after=json.dumps(counts, sort_keys=True))
     rebuild_graph(mem)
+    mem.graph.meta_set(PENDING_KEY, "")
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     log.info("forgot %s %s: %s", what, target, counts)
     return counts
@@ -92,6 +101,7 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
     counts: dict[str, Any] = {"nodes": len(uids), "messages": len(msg_uids),
                               "triples": len(triples), "queries": len(queries)}
     with g.transaction():
+        g.meta_set(PENDING_KEY, "nodes")  # with the deletes; cleared once the purge is done
         g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s DETACH DELETE r",
                   {"s": uids + triples})
         g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
@@ -158,6 +168,7 @@ def _forget_anchor(mem: Memory, uid: str) -> dict[str, Any]:
     triples = [r["t"] for r in g.rows("MATCH (t:Triple)-[:FACT]->(:Anchor {uid: $u}) "
                                       "RETURN DISTINCT t.uid AS t", {"u": uid})]
     with g.transaction():
+        g.meta_set(PENDING_KEY, "anchor")  # with the deletes; cleared once the purge is done
         aliases = int(g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) "
                              "RETURN count(al) AS c", {"u": uid})[0]["c"])
         mentions = int(g.rows("MATCH ()-[m:MENTIONS]->(:Anchor {uid: $u}) RETURN count(m) AS c",
@@ -217,9 +228,10 @@ def rebuild_graph(mem: Memory) -> None:
         _remove(tmp)
         raise
     new.close()
-    old.close()
-    _remove(path)
-    os.replace(tmp, path)
+    old.close()  # a clean close folds and removes its WAL: the old file stands alone
+    for suffix in (".wal", ".shadow"):
+        _remove_file(Path(str(path) + suffix))
+    os.replace(tmp, path)  # atomic: a crash leaves the old graph or the new one, never none
     for suffix in (".wal", ".shadow"):
         _remove(Path(str(tmp) + suffix))
     mem.graph = GraphDB(path)
@@ -228,6 +240,21 @@ def rebuild_graph(mem: Memory) -> None:
 def _not_equal(col: Any, value: str) -> Any:
     import pyarrow.compute as pc
     return pc.not_equal(col, value)
+
+
+def _remove_file(p: Path) -> None:
+    if p.is_file():
+        p.unlink()
+
+
+def purge(mem: Memory) -> None:
+    """Finish an interrupted forget: drop LanceDB's older versions (they may still hold the
+    forgotten rows) and rebuild the Kuzu file (its free pages may hold deleted strings)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+        mem.vectors.optimize(cleanup=True)
+    rebuild_graph(mem)
+    mem.graph.meta_set(PENDING_KEY, "")
 
 
 def _remove(p: Path) -> None:

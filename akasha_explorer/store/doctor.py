@@ -18,8 +18,9 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
   (``mirror_differs``); no live edge touches a forgotten node (``orphan_edges``). On a
   writable store the journal is checkpointed first, so this compares the running mirror
   with one rebuilt from Kuzu alone.
-- **leftovers** — temporary files of an interrupted write (``stale_files``) and nodes whose
-  extraction never ran (``extract_pending``).
+- **leftovers** — temporary files of an interrupted write (``stale_files``), nodes whose
+  extraction never ran (``extract_pending``), a forget whose purge did not finish
+  (``forget_pending``).
 
 Severity: ``error`` means the stores disagree in a way no crash explains (a bug, or damage
 from outside); ``leftover`` is what a crash at the wrong moment leaves and the next ingest
@@ -304,6 +305,11 @@ def _check_graph(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
               "nodes whose extraction (anchors, mentions, triples) was interrupted by a "
               "crash; the next ingest or --repair runs it")
     found.data["extract_pending"] = pending
+    forgetting = mem.graph.meta_get("forget_pending", "") or ""
+    found.add("forget_pending", "leftover", [forgetting] if forgetting else [],
+              "a forget was interrupted: older LanceDB versions and Kuzu's free pages may "
+              "still hold the forgotten text; --repair finishes the purge")
+    found.data["forget_pending"] = bool(forgetting)
 
 
 def _check_mirror(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
@@ -420,6 +426,11 @@ def repair(mem: Memory, report: DoctorReport) -> DoctorReport:
                 mem.mirror.mark_edges_gone(mem.mirror.edges.drop_node(i))
         did.append(f"removed {len(broken)} Kuzu nodes whose messages or vector LanceDB no "
                    f"longer holds: {', '.join(broken[:_EXAMPLES])}")
+    if data.get("forget_pending"):
+        from ..curate.forget import purge
+        purge(mem)
+        did.append("finished an interrupted forget: removed LanceDB's older versions and "
+                   "rebuilt the Kuzu file")
     if data.get("extract_pending"):
         uids = data["extract_pending"]
         mem._after_ingest(uids)
