@@ -1,0 +1,149 @@
+"""Soak: committed recalls interleaved with ingests on a 10k-node store, without an error.
+
+A synthetic 10k-node store (``akasha_explorer.bench.scale.build_synthetic_store``: the real
+LanceDB/Kuzu layout, ~38 co-activation edges per node) is opened for writing and driven
+like a live agent for ``--commits`` rounds: each round embeds a query with the real model,
+recalls it, and commits the trace with a node as the current turn (journal fsync, Kuzu
+checkpoints every ``CHECKPOINT_EVERY``). Every ``--ingest-every`` rounds a new session of
+``--ingest-size`` messages is ingested with replay. Time moves forward one minute per round.
+
+Printed (and returned as JSON): throughput, recall+commit latency p50/p99/max, ingest
+latency, RSS at start / end / peak (growth), store size on disk at start / end (growth,
+per commit), checkpoints, and every error (there must be none). At the end the store is
+closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256 and no
+session links, so those two checks are left out for the built part).
+
+Run: ``python benchmarks/soak.py [--nodes 10000] [--commits 10000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs), q)) if xs else float("nan")
+
+
+def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_size: int,
+         seed: int = 0) -> dict[str, Any]:
+    import akasha_explorer as ak
+    from akasha_explorer.bench.scale import VOCAB, build_synthetic_store
+
+    rng = np.random.default_rng(seed)
+    store = folder / "store"
+    t = time.perf_counter()
+    built = build_synthetic_store(store, nodes, seed=seed)
+    build_s = time.perf_counter() - t
+    mem = ak.open(store)
+    mem.embedder.encode(["warm up"])  # the model loads before the clock starts
+    disk0, rss0 = _du(store), _rss_mb()
+    uids = list(mem.mirror.nodes.uid)
+    now = mem.last_ts() + 3600.0
+    lat: list[float] = []
+    ingest_lat: list[float] = []
+    errors: list[str] = []
+    checkpoints = 0
+    added = 0
+    t0 = time.perf_counter()
+    for k in range(commits):
+        words = [VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 6)]
+        query = " ".join(words)
+        try:
+            a = time.perf_counter()
+            trace = mem.recall(query, now=now)
+            pending = mem.journal.pending
+            mem.commit(trace, uids[int(rng.integers(0, len(uids)))])
+            lat.append((time.perf_counter() - a) * 1000.0)
+            checkpoints += mem.journal.pending < pending
+        except Exception:  # a soak counts failures instead of stopping at the first
+            errors.append(traceback.format_exc(limit=3))
+        now += 60.0
+        if ingest_every and (k + 1) % ingest_every == 0:
+            sid = f"soak-{k + 1}"
+            msgs = []
+            for j in range(ingest_size):
+                text = " ".join(VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 8))
+                msgs.append({"role": "user" if j % 2 == 0 else "assistant",
+                             "content": f"{text} ({sid} message {j})", "ts": now + j})
+            now += ingest_size + 60.0
+            try:
+                a = time.perf_counter()
+                rep = mem.ingest(msgs, session=sid, replay=True, progress=False)
+                ingest_lat.append(time.perf_counter() - a)
+                added += rep.nodes_added
+                uids.extend(u for u in mem.mirror.nodes.uid[len(uids):])
+            except Exception:
+                errors.append(traceback.format_exc(limit=3))
+    wall = time.perf_counter() - t0
+    rss1 = _rss_mb()
+    mem.close()
+    disk1 = _du(store)
+    with ak.open(store) as mem:
+        report = mem.doctor()
+    synthetic = {"integrity", "session_links"}  # the built rows have neither (see docstring)
+    problems = [f.line() for f in report.final if f.kind not in synthetic]
+    out = {
+        "nodes_start": nodes, "edges_start": built["edges"], "build_s": round(build_s, 1),
+        "commits": len(lat), "ingests": len(ingest_lat), "nodes_added": added,
+        "seconds": round(wall, 1),
+        "throughput_commits_per_s": round(len(lat) / wall, 1) if wall else None,
+        "recall_commit_ms": {"p50": round(_pct(lat, 50), 2), "p99": round(_pct(lat, 99), 2),
+                             "max": round(max(lat), 2) if lat else None},
+        "ingest_s": {"p50": round(_pct(ingest_lat, 50), 2),
+                     "max": round(max(ingest_lat), 2) if ingest_lat else None},
+        "checkpoints": checkpoints,
+        "rss_mb": {"start": round(rss0, 1), "end": round(rss1, 1),
+                   "growth": round(rss1 - rss0, 1),
+                   "peak": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)},
+        "disk_mb": {"start": round(disk0 / 2**20, 1), "end": round(disk1 / 2**20, 1),
+                    "growth": round((disk1 - disk0) / 2**20, 1),
+                    "bytes_per_commit": round((disk1 - disk0) / max(1, len(lat)))},
+        "errors": len(errors), "first_errors": errors[:3],
+        "doctor_after_reopen": problems or "ok",
+    }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=10_000)
+    ap.add_argument("--commits", type=int, default=10_000)
+    ap.add_argument("--ingest-every", type=int, default=250)
+    ap.add_argument("--ingest-size", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--folder", type=Path, default=None,
+                    help="Where the store is built (default: a temporary folder).")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="akasha-soak-") as tmp:
+        folder = args.folder or Path(tmp)
+        out = soak(folder, nodes=args.nodes, commits=args.commits,
+                   ingest_every=args.ingest_every, ingest_size=args.ingest_size, seed=args.seed)
+    print(json.dumps(out, indent=1))
+    if out["errors"] or out["doctor_after_reopen"] != "ok":
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
