@@ -33,9 +33,14 @@ def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
             raise InvalidInput("--now last needs a store")
         return mem.last_ts()
     try:
-        return float(value)
+        t = float(value)
     except ValueError:
         pass
+    else:
+        if not 0.0 <= t < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
+            raise InvalidInput(f"--now {value!r} is not a time; use ISO 8601, epoch seconds, "
+                               "'now' or 'last'")
+        return t
     try:
         d = dt.datetime.fromisoformat(value)
     except ValueError:

@@ -439,6 +439,9 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         self._check_open()
         s = settings or self.settings
         when = _wall() if now is None else float(now)
+        if not 0.0 <= when < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
+            raise InvalidInput(f"now={now!r} is not a time; give epoch seconds or use "
+                               "mem.last_ts()")
         q = self.embed_query(query)
         t0 = time.perf_counter()
         lex = self.lexical(query, now=when, settings=s)

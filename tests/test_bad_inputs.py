@@ -216,3 +216,14 @@ def test_import_refuses_an_export_naming_files_outside_itself(demo_store: Path,
     with pytest.raises(AkashaError, match="names a file outside itself"):
         import_store(exp, tmp_path / "new")
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("now", ["nan", "inf", "-inf", "1e400", "1e300", "-5", "soon"])
+def test_a_bad_now_is_a_clear_error(now: str, demo_store: Path) -> None:
+    r = CliRunner().invoke(cli, ["recall", str(demo_store), "阿岚", f"--now={now}"])
+    assert r.exit_code == 1, r.output
+    assert isinstance(r.exception, SystemExit), r.exception
+    assert "--now" in r.output
+    with ak.open(demo_store, read_only=True) as mem, pytest.raises(InvalidInput):
+        mem.recall("阿岚", now=float(now) if now != "soon" else float("nan"))
+
