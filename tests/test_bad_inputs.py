@@ -210,6 +210,9 @@ def test_import_refuses_an_export_naming_files_outside_itself(demo_store: Path,
 
     with ak.open(demo_store) as mem:
         exp = mem.export(tmp_path / "exp", format="store")
+    with pytest.raises(InvalidInput, match="inside the memory store"):
+        import_store(exp, demo_store / "inner")  # a store inside a store
+    assert not (demo_store / "inner").exists()
     head = json.loads((exp / "export.json").read_text("utf-8"))
     head["files"]["../../../etc/hostname"] = "0" * 64
     (exp / "export.json").write_text(json.dumps(head), "utf-8")

@@ -211,6 +211,10 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
     target = Path(dst).expanduser().resolve()
     head = _read_head(source)
     _empty_target(target, "store folder")
+    from ..store.paths import enclosing_store
+    if enclosing_store(target.parent) is not None:
+        raise InvalidInput(f"{target} is inside the memory store {enclosing_store(target.parent)}; "
+                           "put the new store elsewhere")
     dim = int(head["manifest"]["model"]["dim"])
     messages = _messages(source, dim)
     turns = pq.read_table(source / "vectors" / "turns.parquet")

@@ -24,7 +24,23 @@ from pathlib import Path
 
 from ..errors import InvalidInput
 
-__all__ = ["output_path"]
+__all__ = ["enclosing_store", "output_path"]
+
+
+def enclosing_store(path: str | Path) -> Path | None:
+    """The memory store folder ``path`` is in (or is), or None.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "akasha.json").write_text("{}")
+    >>> enclosing_store(root / "sub" / "x") == root.resolve(), enclosing_store("/")
+    (True, None)
+    """
+    target = Path(path).expanduser().resolve()
+    for p in (target, *target.parents):
+        if (p / "akasha.json").is_file():
+            return p
+    return None
 
 
 def output_path(store: str | Path, out: str | Path, *, folder: bool) -> Path:
@@ -37,11 +53,11 @@ def output_path(store: str | Path, out: str | Path, *, folder: bool) -> Path:
         raise InvalidInput("the output path is empty")
     target = Path(text).expanduser().resolve()
     home = Path(store).expanduser().resolve()
-    for p in (target, *target.parents):
-        if p == home or (p / "akasha.json").is_file():
-            raise InvalidInput(
-                f"refusing to write an export inside the memory store {p} ({target}); it "
-                "would mix files into the store or overwrite it — pick a path outside it")
+    inside = home if home in (target, *target.parents) else enclosing_store(target)
+    if inside is not None:
+        raise InvalidInput(
+            f"refusing to write an export inside the memory store {inside} ({target}); it "
+            "would mix files into the store or overwrite it — pick a path outside it")
     parent = target.parent
     if not parent.is_dir():
         raise InvalidInput(f"the folder {parent} does not exist; create it first")
