@@ -49,10 +49,17 @@ def files_digest(folder: Path, names: tuple[str, ...] = ("vectors", "journal.jso
     return out
 
 
+DYNAMIC = {"Turn": ("strength", "strength_ts", "resource", "resource_ts", "recall_count")}
+"""Columns replay and commits write (with the COACT table): the *dynamic* state."""
+
+
 def kuzu_dump(graph: Any, *, skip_meta: tuple[str, ...] = ("journal_seq",),
-              skip_tables: tuple[str, ...] = ()) -> dict[str, list[tuple[Any, ...]]]:
+              skip_tables: tuple[str, ...] = (),
+              skip_cols: dict[str, tuple[str, ...]] | None = None
+              ) -> dict[str, list[tuple[Any, ...]]]:
     """Every Kuzu table as sorted row tuples (rels by their end points' primary keys),
-    without :data:`WALL_CLOCK_COLS` and the given Meta keys."""
+    without :data:`WALL_CLOCK_COLS`, the given Meta keys, tables and columns."""
+    skip_cols = skip_cols or {}
     out: dict[str, list[tuple[Any, ...]]] = {}
     tables = graph.rows("CALL show_tables() RETURN name, type")
     for t in sorted(tables, key=lambda r: r["name"]):
@@ -60,7 +67,7 @@ def kuzu_dump(graph: Any, *, skip_meta: tuple[str, ...] = ("journal_seq",),
         if name in skip_tables:
             continue
         cols = [r["name"] for r in graph.rows(f"CALL table_info('{name}') RETURN name")
-                if r["name"] not in WALL_CLOCK_COLS]
+                if r["name"] not in WALL_CLOCK_COLS and r["name"] not in skip_cols.get(name, ())]
         if t["type"] == "NODE":
             q = f"MATCH (x:{name}) RETURN " + ", ".join(f"x.{c} AS {c}" for c in cols)
         else:
