@@ -333,3 +333,21 @@ def test_cli_doctor(demo_store: Path) -> None:
     r = CliRunner().invoke(cli, ["doctor", str(demo_store), "--repair"])
     assert "removed 1 messages of an interrupted ingest" in r.output, r.output
     assert "kept one row of each of 1 messages" in r.output
+
+
+def test_a_torn_journal_tail_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    """After a crash mid-write the journal ends in half a record; records appended after
+    it must stay readable (they used to sit behind the torn line and be dropped)."""
+    from akasha_explorer.store.journal import Journal
+
+    path = tmp_path / "journal.jsonl"
+    j = Journal(path)
+    j.append({"kind": "commit", "x": 1})
+    j.close()
+    with open(path, "ab") as fh:
+        fh.write(b'{"seq": 2, "kind": "comm')  # the kill came mid-write
+    j = Journal(path)
+    assert [r["x"] for r in j.read()] == [1]
+    j.append({"kind": "commit", "x": 3})  # acknowledged after the reopen
+    j.close()
+    assert [r.get("x") for r in Journal(path).read()] == [1, 3]
