@@ -23,18 +23,17 @@ from urllib.parse import urlparse
 
 import pytest
 
+from .browser import launch, require_chromium
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "02_step_through_a_recall.ipynb"
 LOCAL = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
 def _need_browser() -> None:
-    if not CHROMIUM.exists() and os.environ.get("AKASHA_REQUIRE_BROWSER") != "1":
-        pytest.skip("no /usr/bin/chromium (apt-get install chromium); "
-                    "set AKASHA_REQUIRE_BROWSER=1 to make this a failure")
+    require_chromium()
 
 
 def _free_port() -> int:
@@ -152,11 +151,7 @@ def test_notebook_02_in_chromium(lab: str) -> None:
     dialogs: list[str] = []
     errors: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"])
+        browser = launch(p)
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
 

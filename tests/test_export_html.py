@@ -5,7 +5,6 @@ with every node on it); text a person wrote stays text — a message carrying
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,10 @@ import pytest
 
 import akasha_explorer as ak
 
+from .browser import browser_session
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 HOSTILE = [
     'look at this <img src=x onerror="window.__pwned = 1; alert(1)"> ok?',
     "</script><script>window.__pwned2 = 1</script> and &amp; &lt;b&gt;",
@@ -28,17 +26,7 @@ HOSTILE = [
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("AKASHA_REQUIRE_BROWSER") == "1":
-            pytest.fail("AKASHA_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing; "
-                        "apt-get install -y chromium")
-        pytest.skip("no /usr/bin/chromium (set AKASHA_REQUIRE_BROWSER=1 to make this fail)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    yield from browser_session()
 
 
 class Page:

@@ -19,7 +19,6 @@ syntax and prompt-injection phrases.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,9 +29,7 @@ from click.testing import CliRunner
 import akasha_explorer as ak
 from akasha_explorer.cli import cli
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+from .browser import browser_session
 
 PAYLOADS = [
     "<script>window.__pwned = 1; alert(1)</script> hello",
@@ -135,17 +132,7 @@ def test_injection_text_is_withheld_from_the_llm_context(hostile: Path) -> None:
 # -- the browser -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("AKASHA_REQUIRE_BROWSER") == "1":
-            pytest.fail("AKASHA_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing; "
-                        "apt-get install -y chromium")
-        pytest.skip("no /usr/bin/chromium (set AKASHA_REQUIRE_BROWSER=1 to make this fail)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    yield from browser_session()
 
 
 class Page:
