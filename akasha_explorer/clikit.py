@@ -50,4 +50,5 @@ def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
 
 
 def echo_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON (non-ASCII kept, unknown types via str)."""
     click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))

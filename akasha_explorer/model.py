@@ -45,6 +45,7 @@ class RawMessage:
 
     @property
     def sha256(self) -> str:
+        """Hex sha256 of the text's UTF-8 bytes."""
         return sha256_text(self.text)
 
     @property

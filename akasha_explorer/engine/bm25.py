@@ -59,6 +59,7 @@ class LexicalHits:
 
     @classmethod
     def empty(cls) -> LexicalHits:
+        """No terms, no hits."""
         return cls((), (), (), 0)
 
 
@@ -108,6 +109,7 @@ class Postings:
         return self._rows[tid][:k], self._tf[tid][:k]
 
     def doc_len(self) -> NDArray[np.float64]:
+        """Number of terms of each indexed message row."""
         return self._len[: self.n_rows]
 
 

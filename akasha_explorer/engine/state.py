@@ -267,6 +267,7 @@ class NodeTable:
                 "recall_count": int(self._recall[i])}
 
     def set_replayed(self, i: int, value: bool = True) -> None:
+        """Mark node ``i`` as replayed (or not)."""
         self._replayed[i] = value
 
     def cos_msg_max(self, msg_cos: NDArray[np.floating[Any]]) -> NDArray[np.float64]:
@@ -353,6 +354,7 @@ class EdgeStore:
         return self._alive[: self.count]
 
     def n_alive(self) -> int:
+        """Number of edges not removed by forget."""
         return int(self.alive.sum())
 
     def _ensure_node(self, i: int) -> None:

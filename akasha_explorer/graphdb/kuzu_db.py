@@ -163,10 +163,12 @@ class GraphDB:
 
     # -- meta ------------------------------------------------------------------------------
     def meta_get(self, key: str, default: str | None = None) -> str | None:
+        """A value of the Meta table (``default`` when absent)."""
         rows = self.rows("MATCH (m:Meta {key: $k}) RETURN m.value AS v", {"k": key})
         return rows[0]["v"] if rows else default
 
     def meta_set(self, key: str, value: str) -> None:
+        """Set a value of the Meta table."""
         self._check_write()
         self._conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
 
@@ -180,6 +182,7 @@ class GraphDB:
         return int(self.rows(q)[0]["c"])
 
     def close(self) -> None:
+        """Close the connection and the database (Kuzu checkpoints on a clean close)."""
         with contextlib.suppress(Exception):
             self._conn.close()
         with contextlib.suppress(Exception):

@@ -66,6 +66,7 @@ def check_text(value: Any, where: str, *, field: str = "text") -> str:
 
 
 def check_role(value: Any, where: str) -> str:
+    """A role: ``user`` or ``assistant``."""
     if value not in ROLES:
         raise InvalidInput(f"unknown role {value!r}; expected one of {', '.join(ROLES)}",
                            where=where)
@@ -73,6 +74,7 @@ def check_role(value: Any, where: str) -> str:
 
 
 def check_session(value: Any, where: str) -> str:
+    """A session id: non-empty, at most 256 characters, no control characters."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"session_id must be a non-empty string, got {value!r}", where=where)
     if len(value) > 256 or any(ord(c) < 32 for c in value):
@@ -86,6 +88,7 @@ def check_session(value: Any, where: str) -> str:
 
 
 def check_seq(value: Any, where: str) -> int:
+    """A sequence number: a non-negative integer (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(f"seq must be a non-negative integer, got {value!r}", where=where)
     if value > SEQ_MAX:

@@ -115,6 +115,7 @@ class Journal:
         self._good_end = None
 
     def close(self) -> None:
+        """Close the file handle (appending reopens it)."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -41,6 +41,7 @@ class WriterLock:
             return {}
 
     def acquire(self) -> None:
+        """Take the lock or raise :class:`StoreLocked` naming the holder."""
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -94,6 +95,7 @@ class WriterLock:
             f"one, not both — close the readers and retry ({detail})")
 
     def release(self) -> None:
+        """Release the lock (idempotent)."""
         if self._fh is not None:
             with contextlib.suppress(OSError):
                 self._fh.seek(0)
