@@ -216,6 +216,8 @@ def lab(store: str, notebooks: str, port: int | None) -> None:
     cmd = [jupyter, "lab", f"--notebook-dir={Path(notebooks).resolve()}"]
     if port:
         cmd.append(f"--port={port}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # containers and CI machines often run as root
     click.echo(f"AKASHA_STORE={env['AKASHA_STORE']}; starting: {' '.join(cmd)}")
     raise SystemExit(subprocess.call(cmd, env=env))
 
