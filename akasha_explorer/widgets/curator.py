@@ -19,7 +19,8 @@ import ipywidgets as W
 import pandas as pd
 
 from ..errors import AkashaError
-from ._html import STYLE, esc, frame_html, iso, note, short
+from ._html import STYLE, esc, frame_html, note, short
+from .auditbox import AuditBox
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -98,11 +99,10 @@ class AnchorCurator(W.VBox):
         self.split_pick = W.SelectMultiple(options=[], rows=4, description="split off")
         self.split_name = W.Text(description="new name", placeholder="(first alias)")
         self.split_button = W.Button(description="Split", icon="expand")
-        self.audit_pick = W.Dropdown(options=[], description="audit",
-                                     layout=W.Layout(width="70%"))
-        self.undo_button = W.Button(description="Undo", icon="undo", button_style="warning")
-        self.audit = W.HTML(layout=W.Layout(width="100%"))
-        self.audit.add_class("ak-wide")
+        self.audit_box = AuditBox()
+        self.audit_pick = self.audit_box.pick
+        self.undo_button = self.audit_box.undo_button
+        self.audit = self.audit_box.table
         self.status = W.HTML()
 
         self.search_button.on_click(lambda _b: self.refresh())
@@ -129,8 +129,7 @@ class AnchorCurator(W.VBox):
                     self.remove_alias_button]),
             W.HBox([self.merge_pick, self.merge_button]),
             W.HBox([self.split_pick, self.split_name, self.split_button]),
-            W.HBox([self.audit_pick, self.undo_button]),
-            self.audit,
+            self.audit_box.widget(),
             self.status,
         ])
         if mem.read_only:
@@ -174,16 +173,7 @@ class AnchorCurator(W.VBox):
         self.merge_pick.value = ""
 
     def _refresh_audit(self) -> None:
-        rows = self.mem.audit(limit=30)
-        self.audit_pick.options = [("—", "")] + [
-            (f"{iso(r['ts'])} · {r['action']} {r['target']}"
-             + (" (undone)" if r.get("undone") else ""), r["uid"]) for r in rows]
-        self.audit_pick.value = ""
-        df = pd.DataFrame(rows, columns=["ts", "actor", "action", "target", "why", "undone",
-                                         "uid"])
-        df["ts"] = [iso(t) for t in df["ts"]]
-        self.audit.value = ('<div class="ak-note">audit log (newest first)</div>'
-                            + frame_html(df))
+        self.audit_box.refresh(self.mem)
 
     # -- one anchor ------------------------------------------------------------------------
     def _text(self, node: str, msg: str) -> str:

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..extract.base import PREDICATES
-from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
+from ._html import STYLE, esc, iso, kv_html, messages_html, note, short
+from .auditbox import AuditBox
 from .curator import ALL, KINDS, _opt, quote_html
 
 if TYPE_CHECKING:
@@ -75,11 +76,10 @@ class ReviewQueue(W.VBox):
         self.edit_value = W.Combobox(placeholder="new value", description="value",
                                      ensure_option=False)
         self.edit_button = W.Button(description="Edit & approve", icon="pencil")
-        self.audit_pick = W.Dropdown(options=[], description="audit",
-                                     layout=W.Layout(width="70%"))
-        self.undo_button = W.Button(description="Undo", icon="undo", button_style="warning")
-        self.audit = W.HTML(layout=W.Layout(width="100%"))
-        self.audit.add_class("ak-wide")
+        self.audit_box = AuditBox()
+        self.audit_pick = self.audit_box.pick
+        self.undo_button = self.audit_box.undo_button
+        self.audit = self.audit_box.table
         self.status = W.HTML()
 
         self.refresh_button.on_click(lambda _b: self.refresh())
@@ -103,8 +103,7 @@ class ReviewQueue(W.VBox):
             self.why,
             W.HBox([self.approve_button, self.reject_button]),
             W.HBox([self.edit_field, self.edit_value, self.edit_button]),
-            W.HBox([self.audit_pick, self.undo_button]),
-            self.audit,
+            self.audit_box.widget(),
             self.status,
         ])
         if mem.read_only:
@@ -155,21 +154,10 @@ class ReviewQueue(W.VBox):
 
     def audit_df(self, limit: int = 50) -> pd.DataFrame:
         """The audit log, newest first: uid, time, actor, action, target, why, undone."""
-        rows = self.mem.audit(limit=limit)
-        return pd.DataFrame([{"uid": r["uid"], "time": iso(r["ts"]), "actor": r["actor"],
-                              "action": r["action"], "target": r["target"], "why": r["why"],
-                              "undone": r["undone"]} for r in rows],
-                            columns=["uid", "time", "actor", "action", "target", "why",
-                                     "undone"])
+        return self.audit_box.frame(self.mem, limit)
 
     def _refresh_audit(self) -> None:
-        df = self.audit_df(30)
-        self.audit_pick.options = [("—", "")] + [
-            (f"{r.time} · {r.action} {r.target}" + (" (undone)" if r.undone else ""), r.uid)
-            for r in df.itertuples()]
-        self.audit_pick.value = ""
-        self.audit.value = ('<div class="ak-note">audit log (newest first)</div>'
-                            + frame_html(df))
+        self.audit_box.refresh(self.mem)
 
     # -- one item --------------------------------------------------------------------------
     def show(self, uid: str) -> ReviewItem | None:
