@@ -527,13 +527,19 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
 
     def replay_trace(self, trace: RecallTrace) -> RecallTrace:
         """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
-        recorded; raises :class:`TraceMismatch` naming the first difference."""
+        recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
+        :class:`TraceMismatch` naming the first difference."""
         self._check_open()
         s = Settings.from_dict(trace.settings)
         lex = self.lexical(trace.query, now=trace.now, settings=s)
-        again = engine_recall(self.mirror.nodes, self.mirror.edges,
-                              np.asarray(trace.q, np.float32), lex, now=trace.now, settings=s,
-                              query=trace.query, session=trace.session)
+        q = np.asarray(trace.q, np.float32)
+        method = getattr(trace, "method", "akasha")
+        if method == "akasha":
+            again = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=trace.now,
+                                  settings=s, query=trace.query, session=trace.session)
+        else:
+            again = self._recall_method(method, q, lex, now=trace.now, settings=s,
+                                        query=trace.query, session=trace.session)
         a, b = trace.to_dict(), again.to_dict()
         for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
             a.pop(part, None)

@@ -53,7 +53,7 @@ DYNAMIC = {"Turn": ("strength", "strength_ts", "resource", "resource_ts", "recal
 """Columns replay and commits write (with the COACT table): the *dynamic* state."""
 
 
-def kuzu_dump(graph: Any, *, skip_meta: tuple[str, ...] = ("journal_seq",),
+def kuzu_dump(graph: Any, *, skip_meta: tuple[str, ...] = ("journal_seq", "tx_seq"),
               skip_tables: tuple[str, ...] = (),
               skip_cols: dict[str, tuple[str, ...]] | None = None
               ) -> dict[str, list[tuple[Any, ...]]]:

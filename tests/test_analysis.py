@@ -3,6 +3,7 @@ graphs with known answers and on real stores (the demo, fresh stores in tmp_path
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -28,6 +29,7 @@ from akasha_explorer.config import DAY, Settings
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.recall import recall
 from akasha_explorer.engine.toy import toy_edges, toy_nodes
+from akasha_explorer.engine.trace import RecallTrace
 
 S = Settings()
 
@@ -158,6 +160,29 @@ def test_memory_recall_ppr_side_by_side(demo_store: Path) -> None:
         assert [r["method"] for r in rows][-2:] == ["akasha", "ppr"]
         with pytest.raises(ak.InvalidInput, match="known: akasha, ppr"):
             mem.recall("x", now=now, method="bogus")
+
+
+def test_replay_trace_recomputes_each_method_after_a_reopen(demo_store: Path) -> None:
+    """``replay_trace`` replays a trace with the method that made it (Akasha or PPR),
+    exactly, from a reopened store; after a commit changed the state it says so."""
+    query = "Slay the Spire A10 with Lan"
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts() + 3600.0
+        saved = {m: mem.recall(query, now=now, method=m).to_json() for m in ("akasha", "ppr")}
+    with ak.open(demo_store) as mem:
+        a = mem.replay_trace(RecallTrace.from_json(saved["akasha"]))
+        p = mem.replay_trace(PPRTrace.from_json(saved["ppr"]))
+        assert isinstance(p, PPRTrace) and not isinstance(a, PPRTrace)
+        for again, was in ((a, saved["akasha"]), (p, saved["ppr"])):
+            want = json.loads(was)
+            assert want.pop("messages")  # the verbatim text recall attaches, not recomputed
+            got = again.to_dict()
+            got.pop("messages", None)
+            assert json.loads(json.dumps(got)) == want
+        mem.commit(a, a.activation.uids[-1])
+        for trace in (RecallTrace.from_json(saved["akasha"]), PPRTrace.from_json(saved["ppr"])):
+            with pytest.raises(ak.TraceMismatch, match="the store changed"):
+                mem.replay_trace(trace)
 
 
 def test_explorer_ppr_from_a_node_and_from_an_anchor(demo_store: Path) -> None:

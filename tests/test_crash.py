@@ -9,8 +9,8 @@ ingest completes it, or ``doctor --repair`` removes it.
 
 Ingest is resumable for real: the killed workers simply run the same ingest again, and the
 finished store equals, row for row, a store built from the same files without any crash —
-messages, vectors, nodes, sessions, links; the replayed edge weights and node strengths and
-the extraction tables are counted as equal or not (see ``STATIC`` for why).
+messages, vectors, nodes, sessions, links, the replayed edge weights and node strengths,
+anchors, aliases, mentions, triples, episodes and review items.
 Acknowledged commits survive every kill; unacknowledged ones are all-or-nothing.
 
 The normal suite kills ``KILLS`` workers (about two minutes on two cores);
@@ -48,24 +48,6 @@ SEED = int(os.environ.get("AKASHA_CRASH_SEED", "20260908"))
 LEFTOVERS = {"orphan_messages", "orphan_turns", "torn_journal", "checkpointed_journal",
              "stale_files", "extract_pending", "forget_pending"}
 SETTINGS = Settings(CHECKPOINT_EVERY=5)
-EXTRACTED = ("Anchor", "Alias", "ALIAS_OF", "MENTIONS", "Triple", "FACT", "Episode",
-             "IN_EPISODE", "ReviewItem")
-STATIC = {"skip_tables": ("COACT", *EXTRACTED), "skip_cols": DYNAMIC}
-"""What must equal a crash-free store exactly: the raw messages, vectors, nodes, sessions
-and links. Two things are compared and counted instead of asserted:
-
-- the replayed dynamics (COACT weights, node strengths): replaying a file, reopening the
-  store in the middle of its replay and resuming can give other weights than one
-  uninterrupted replay in this harness (not reproduced on the demo file alone);
-- the extraction tables (anchors, aliases, mentions, triples, episodes, review items):
-  kuzu 0.11.3's WAL replay after a SIGKILL can lose part of a *committed* transaction
-  (reproduced in isolation for a DETACH DELETE; here, seeds 2 and 4 lost some episodes /
-  ALIAS_OF rows of a batch whose extraction had committed). Every commit is now followed
-  by CHECKPOINT, which narrows the window to a kill during that checkpoint, but does not
-  close it. These rows are derived from the messages and can be rebuilt with
-  ``Memory.extract``; the raw data is never affected.
-
-Both kinds of consistency are still the doctor's job (it must report the store clean)."""
 QUERIES = ["和阿岚打杀戮尖塔", "手指换药 引流条", "加湿器 湿度计 Aqara", "星图 side project",
            "老周 周末", "早安", "what did I say about the finger?", "智能家居 自动化"]
 
@@ -120,6 +102,7 @@ def _after_kill(store: Path, rng: random.Random, seen: Counter[str]) -> None:
     time with repair, which must leave the store clean and say what it did."""
     repair = rng.random() < 0.35
     with ak.open(store) as mem:
+        seen["kuzu_redo"] += bool(mem.graph.redone)  # kuzu lost rows of a commit; restored
         rep = mem.doctor(repair=repair)
         found = {f.kind for f in rep.findings}
         assert found <= LEFTOVERS, rep.summary()  # no error: only what a crash may leave
@@ -148,11 +131,7 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
     _create(ref)
     job = {"phase": "ingest", "files": files, "log": str(tmp_path / "ref.log"), "store": str(ref)}
     assert _run(zygote, job, ref, None) == 0
-    reference = dump(ref, **STATIC)
-    ref_dynamics = dump(ref, skip_tables=EXTRACTED)
-    ref_extraction = dump(ref, skip_tables=("COACT",), skip_cols=DYNAMIC)
-    same_dynamics = 0
-    same_extraction = 0
+    reference = dump(ref)
     kills = 0
     seen: Counter[str] = Counter()
     modes: Counter[str] = Counter()
@@ -171,12 +150,8 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
             kills += 1
             _after_kill(store, rng, seen)
         modes.update(job["modes"])
-        diff = first_difference(dump(store, **STATIC), reference)
+        diff = first_difference(dump(store), reference)
         assert diff is None, f"after {kills} kills the store differs from the reference: {diff}"
-        same_dynamics += first_difference(dump(store, skip_tables=EXTRACTED),
-                                          ref_dynamics) is None
-        same_extraction += first_difference(
-            dump(store, skip_tables=("COACT",), skip_cols=DYNAMIC), ref_extraction) is None
         with ak.open(store, read_only=True) as mem:
             t0 = mem.last_ts() + 86_400.0
             assert mem.stats()["replayed_nodes"] == mem.stats()["nodes"]
@@ -203,9 +178,8 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
         with ak.open(store) as mem:
             assert mem.doctor().clean
     print(f"\ncrash harness: {kills} kills survived in {rounds} round(s); kill moments "
-          f"{dict(modes)}; leftovers seen {dict(seen)}; replayed edges and node state equal "
-          f"to the reference in {same_dynamics} of {rounds} round(s); extraction tables "
-          f"equal in {same_extraction} of {rounds}")
+          f"{dict(modes)}; leftovers seen {dict(seen)} (kuzu_redo: reopens that restored "
+          "rows kuzu's WAL replay lost from a committed transaction)")
 
 
 @pytest.mark.parametrize("window", ["lance", "extract"])
@@ -260,8 +234,11 @@ def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
             names = lambda m: sorted(x["name"] for x in m.anchors(status=None))  # noqa: E731
             assert names(a) == names(b)
             assert len(a.triples()) == len(b.triples())
-    else:
-        assert first_difference(dump(store, **STATIC), dump(ref, **STATIC)) is None
+    else:  # the raw data: equal; what replay and extraction derive depends on file order
+        raw = {"skip_tables": ("COACT", "Anchor", "Alias", "ALIAS_OF", "MENTIONS", "Triple",
+                               "FACT", "Episode", "IN_EPISODE", "ReviewItem"),
+               "skip_cols": DYNAMIC}
+        assert first_difference(dump(store, **raw), dump(ref, **raw)) is None
     with ak.open(store) as mem:
         rep = mem.doctor()
         assert rep.clean, rep.summary()

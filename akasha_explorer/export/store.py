@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from ..errors import IntegrityError, InvalidInput, SchemaMismatch, StoreError
 from ..graphdb import SCHEMA_VERSION, GraphDB
+from ..graphdb.kuzu_db import TX_SEQ
 from ..vectors import VectorDB, messages_schema, turns_schema
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def _tables(graph: GraphDB) -> list[dict[str, Any]]:
 def _read_table(graph: GraphDB, t: dict[str, Any]) -> pa.Table:
     if t["type"] == "NODE":
         cols = ", ".join(f"n.`{p}` AS `{p}`" for p in t["props"])
-        return graph.arrow(f"MATCH (n:`{t['name']}`) RETURN {cols}")
+        where = f" WHERE n.key <> '{TX_SEQ}'" if t["name"] == "Meta" else ""  # the file's own
+        return graph.arrow(f"MATCH (n:`{t['name']}`){where} RETURN {cols}")
     cols = [f"a.`{t['src_pk']}` AS _from", f"b.`{t['dst_pk']}` AS _to"]
     cols += [f"e.`{p}` AS `{p}`" for p in t["props"]]
     data = graph.arrow(f"MATCH (a:`{t['src']}`)-[e:`{t['name']}`]->(b:`{t['dst']}`) "
@@ -182,7 +184,7 @@ def _import_graph(graph: GraphDB, src: Path, head: dict[str, Any]) -> None:
             if t["name"] == "Meta":
                 for k, v in zip(data.column("key").to_pylist(), data.column("value").to_pylist(),
                                 strict=True):
-                    if k != "schema_version":
+                    if k not in ("schema_version", TX_SEQ):
                         graph.meta_set(k, v)
                 continue
             names = mine["props"] if t["type"] == "NODE" else ["_from", "_to", *mine["props"]]

@@ -18,7 +18,9 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
   (``mirror_differs``); no live edge touches a forgotten node (``orphan_edges``). On a
   writable store the journal is checkpointed first, so this compares the running mirror
   with one rebuilt from Kuzu alone.
-- **leftovers** — temporary files of an interrupted write (``stale_files``), nodes whose
+- **leftovers** — temporary files of an interrupted write (``stale_files``), the redo
+  folder of a Kuzu transaction a crash interrupted, seen only on a read-only open
+  (``graph_redo``; a read-write open restores it, see :mod:`..graphdb.kuzu_db`), nodes whose
   extraction never ran (``extract_pending``), a forget whose purge did not finish
   (``forget_pending``).
 
@@ -65,7 +67,8 @@ log = logging.getLogger(__name__)
 SEVERITIES = ("error", "leftover")
 _EXAMPLES = 5
 STALE = ("journal.tmp", "akasha.json.tmp", "graph.kuzu.rebuild", "graph.kuzu.rebuild.wal",
-         "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock")
+         "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock", "graph.kuzu.rebuild.redo",
+         "graph.kuzu.redo.tmp")
 """Files only an interrupted write leaves in a store folder."""
 
 
@@ -185,6 +188,10 @@ def _check_files(mem: Memory, found: _Found) -> None:
               "temporary files of an interrupted write (journal truncation, manifest write, "
               "or the graph rebuild of a forget); --repair removes them")
     found.data["stale"] = stale
+    redo = [p.name for p in (mem.graph.redo_path,) if p.exists()]
+    found.add("graph_redo", "leftover", redo,
+              "the redo folder of a Kuzu transaction a crash interrupted (its rows may be "
+              "missing from the graph until then); the next read-write open restores them")
 
 
 def _check_journal(mem: Memory, found: _Found, checked: dict[str, int]) -> None:

@@ -26,12 +26,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "fsync_dir"]
 
 log = logging.getLogger(__name__)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Make a created/renamed directory entry durable."""
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -87,7 +87,7 @@ class Journal:
                 os.truncate(self.path, self._good_end)
             self._fh = open(self.path, "ab", buffering=0)  # noqa: SIM115
             if new:
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
         self.seq += 1
         record = {"seq": self.seq, **record}
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":"),
@@ -110,7 +110,7 @@ class Journal:
         with open(tmp, "wb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self.pending = 0
         self._good_end = None
 

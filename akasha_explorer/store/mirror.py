@@ -236,9 +236,7 @@ class Mirror:
         queries, self.pending_queries = self.pending_queries, []
         with graph.transaction():
             if rewrite:
-                graph.execute("MATCH ()-[e:COACT]->() DELETE e")
-                keep = np.flatnonzero(ed.alive)
-                graph.copy("COACT", self._edge_table(keep))
+                graph.replace("COACT", self._edge_table(np.flatnonzero(ed.alive)))
             else:
                 graph.copy("COACT", self._edge_table(dirty[~in_kuzu]))
                 changed = dirty[in_kuzu]
