@@ -185,6 +185,61 @@ def test_replay_trace_recomputes_each_method_after_a_reopen(demo_store: Path) ->
                 mem.replay_trace(trace)
 
 
+def _pair(mem: ak.Memory, a: str, b: str) -> list[tuple[float, float, int] | None]:
+    m = mem.mirror
+    ra, rb = m.nodes.index[a], m.nodes.index[b]
+    out = []
+    for s, d in ((ra, rb), (rb, ra)):
+        e = m.edges.find(s, d)
+        out.append(None if e < 0 else (float(m.edges.w[e]), float(m.edges.last_ts[e]),
+                                       int(m.edges.co_count[e])))
+    return out
+
+
+def test_approving_a_suggested_link_links_the_pair_and_undo_unlinks_it(
+        demo_store: Path) -> None:
+    """Approval = one co-activation of the pair through the write path (both edges, Δ = 1);
+    it survives a reopen, reaches Kuzu at the checkpoint, and undo removes exactly it —
+    until a recall writes to the link, after which undo is refused."""
+    with ak.open(demo_store) as mem:
+        mem.surprises()
+        item = mem.review(kind="suggested_link")[0]
+        a, b = item.payload["a"], item.payload["b"]
+        assert _pair(mem, a, b) == [None, None]  # a suggestion: no direct edge yet
+        fan = mem.mirror.edges.fan(mem.mirror.nodes.n).copy()
+        audit = mem.review.approve(item.uid, why="they are the same trip")
+        made = _pair(mem, a, b)
+        assert [x[0] for x in made] == [S.EDGE_LR, S.EDGE_LR]  # type: ignore[index]
+        assert [x[2] for x in made] == [1, 1]  # type: ignore[index]
+        assert mem.review.get(item.uid).status == "approved"
+        after_fan = mem.mirror.edges.fan(mem.mirror.nodes.n)
+        assert int((after_fan - fan).sum()) == 4  # two new edges, two ends each
+    with ak.open(demo_store) as mem:  # journaled, checkpointed at close
+        assert _pair(mem, a, b) == made
+        assert mem.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
+                              "RETURN count(e) AS c", {"a": a, "b": b})[0]["c"] == 2
+        mem.undo(audit, why="wrong pair")
+        assert _pair(mem, a, b) == [None, None]
+        assert mem.review.get(item.uid).status == "pending"
+        assert int(mem.mirror.edges.fan(mem.mirror.nodes.n).sum()) == int(fan.sum())
+        assert mem.doctor().clean
+    with ak.open(demo_store) as mem:
+        assert _pair(mem, a, b) == [None, None]
+        assert mem.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
+                              "RETURN count(e) AS c", {"a": a, "b": b})[0]["c"] == 0
+        # approve again, then let a recall write to the link: it is the memory's own now
+        audit = mem.review.approve(item.uid)
+        now = mem.last_ts() + 3600.0
+        t = mem.recall(mem.messages(a)[0].text, now=now)
+        assert a in t.activation.uids
+        mem.commit(t, b)  # the causal edge a -> b is strengthened
+        assert _pair(mem, a, b)[0] != made[0]
+        with pytest.raises(ak.InvalidInput, match="belongs to the memory"):
+            mem.undo(audit)
+        assert mem.review.get(item.uid).status == "approved"  # nothing changed
+        assert mem.doctor().clean
+
+
 def test_explorer_ppr_from_a_node_and_from_an_anchor(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem:
         v = mem.graph_view()

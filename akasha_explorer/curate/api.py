@@ -191,9 +191,65 @@ class CurateMixin:
         return audit_rows(self.graph, target=target, limit=limit)  # type: ignore[attr-defined]
 
     def undo(self, audit_uid: str, *, why: str | None = None, by: str = "user") -> str:
-        """Reverse one audit entry (itself recorded, so an undo can be undone)."""
+        """Reverse one audit entry (itself recorded, so an undo can be undone).
+
+        Undoing an approved suggested link removes the two edges it made (or puts back the
+        weights they had) only while no recall has written to them since; after that the
+        link is the memory's own and the undo is refused."""
         self._check_write()  # type: ignore[attr-defined]
-        return undo(self.graph, audit_uid, actor=by, why=why)  # type: ignore[attr-defined]
+        return undo(self.graph, audit_uid, actor=by, why=why,  # type: ignore[attr-defined]
+                    mirror=self._mirror_ops)
+
+    # -- links a person confirmed (COACT edges through the write path) ---------------------
+    def _link_op(self, a: str, b: str, now: float) -> dict[str, Any]:
+        """The ``link`` op of a confirmed pair (see :func:`..engine.writeback.link_plan`);
+        its time is ``now`` or later: never before the pair's nodes or edges."""
+        from ..engine.writeback import link_plan
+        m = self.mirror  # type: ignore[attr-defined]
+        ra, rb = self._row(a), self._row(b)  # type: ignore[attr-defined]
+        when = max(float(now), float(m.nodes.ts[ra]), float(m.nodes.ts[rb]))
+        for s, d in ((ra, rb), (rb, ra)):
+            e = m.edges.find(s, d)
+            if e >= 0:
+                when = max(when, float(m.edges.last_ts[e]))
+        plan = link_plan(m.nodes, m.edges, ra, rb, now=when,
+                         settings=self.settings)  # type: ignore[attr-defined]
+        return {"op": "link", "a": a, "b": b, "plan": plan.to_dict()}
+
+    def _mirror_ops(self, ops: Sequence[dict[str, Any]], dry: bool) -> None:
+        """The :data:`..curate.ops.MirrorHook` of this memory: check or apply link ops."""
+        from ..engine.writeback import WritebackPlan, apply_plan
+        m, journal = self.mirror, self.journal  # type: ignore[attr-defined]
+        for op in ops:
+            plan = WritebackPlan.from_dict(op["plan"])
+            eu = plan.edges
+            pairs = [(self._row(s), self._row(d))  # type: ignore[attr-defined]
+                     for s, d in zip(eu.src_uid, eu.dst_uid, strict=True)]
+            state = []
+            for s, d in pairs:
+                e = m.edges.find(s, d)
+                state.append(None if e < 0 else (float(m.edges.w[e]), float(m.edges.last_ts[e]),
+                                                 int(m.edges.co_count[e])))
+            linked = [(w, plan.now, c) for w, c in zip(eu.w_after, eu.co_after, strict=True)]
+            before = [None if new else (w, t, c) for new, w, t, c in
+                      zip(eu.new, eu.w_before, eu.last_ts_before, eu.co_before, strict=True)]
+            if dry:
+                want, what = (before, "link") if op["op"] == "link" else (linked, "unlink")
+                if state != want:
+                    raise InvalidInput(
+                        f"cannot {what} {op['a']} ↔ {op['b']}: recalls have written to these "
+                        "edges since; the link now belongs to the memory and decays like "
+                        "any other co-activation")
+                continue
+            if op["op"] == "link":
+                apply_plan(plan, m.nodes, m.edges)
+                m.journal_plan(journal, plan, sync=True)
+                continue
+            back = [(p, b) for p, b in zip(pairs, before, strict=True) if b is not None]
+            m.drop_edges(journal, [p for p, b in zip(pairs, before, strict=True) if b is None])
+            ids = [m.edges.upsert(s, d, w=w, last_ts=t, co_count=c) for (s, d), (w, t, c) in back]
+            if ids:
+                m.journal_commit(journal, edges=ids, sync=True)
 
     # -- forget ----------------------------------------------------------------------------
     def forget(self, *, node: str | None = None, session: str | None = None,

@@ -18,13 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB
 
-__all__ = ["apply_ops", "audit_rows", "invert", "log_entry", "record", "undo"]
+__all__ = ["MIRROR_OPS", "MirrorHook", "apply_ops", "audit_rows", "invert", "log_entry", "record",
+           "undo"]
 
 _FIELDS = {
     "Anchor": {"name", "kind", "status", "note"},
@@ -37,9 +38,21 @@ _INVERSE = {"create_anchor": "delete_anchor", "delete_anchor": "create_anchor",
             "create_triple": "delete_triple", "delete_triple": "create_triple"}
 
 
+MIRROR_OPS = {"link": "unlink", "unlink": "link"}
+"""Ops on COACT edges: the memory's mirror applies them through its journal (Kuzu gets them
+at the next checkpoint), after the audit row committed. ``plan`` is the link's write-back
+plan (:func:`akasha_explorer.engine.writeback.link_plan`)."""
+
+MirrorHook = Callable[[Sequence[dict[str, Any]], bool], None]
+"""``hook(ops, dry)``: check (``dry=True``, raising if an op cannot apply) or apply the
+mirror ops of a decision."""
+
+
 def invert(op: dict[str, Any]) -> dict[str, Any]:
     """The op that undoes ``op``."""
     k = op["op"]
+    if k in MIRROR_OPS:
+        return {**op, "op": MIRROR_OPS[k]}
     if k == "set":
         return {**op, "before": op["after"], "after": op["before"]}
     if k.startswith("move_"):
@@ -50,7 +63,9 @@ def invert(op: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_ops(g: GraphDB, ops: Sequence[dict[str, Any]]) -> None:
-    """Apply ``ops`` in order inside one transaction."""
+    """Apply ``ops`` (graph ops only) in order inside one transaction."""
+    if any(o["op"] in MIRROR_OPS for o in ops):
+        raise InvalidInput("ops on co-activation edges go through record(..., mirror=...)")
     with g.transaction():
         for op in ops:
             _apply(g, op)
@@ -58,6 +73,8 @@ def apply_ops(g: GraphDB, ops: Sequence[dict[str, Any]]) -> None:
 
 def _apply(g: GraphDB, op: dict[str, Any]) -> None:
     k = op["op"]
+    if k in MIRROR_OPS:
+        return  # the mirror hook applies it after the commit
     if k == "set":
         table, fields = op["table"], op["after"]
         if table not in _FIELDS or not set(fields) <= _FIELDS[table]:
@@ -128,14 +145,27 @@ def _create_mentions(g: GraphDB, rows: Sequence[dict[str, Any]], anchor: str) ->
 
 
 def record(g: GraphDB, *, action: str, target: str, ops: Sequence[dict[str, Any]],
-           actor: str = "user", why: str | None = None) -> str:
-    """Apply ``ops`` and write their audit row in the same transaction; returns its uid."""
+           actor: str = "user", why: str | None = None, mirror: MirrorHook | None = None) -> str:
+    """Apply ``ops`` and write their audit row in the same transaction; returns its uid.
+
+    Ops on COACT edges (:data:`MIRROR_OPS`) need ``mirror``: they are checked before the
+    transaction and applied through it right after the commit (a crash in between leaves
+    the decision recorded without its edge change)."""
+    on_mirror = [o for o in ops if o["op"] in MIRROR_OPS]
+    if on_mirror:
+        if mirror is None:
+            raise InvalidInput("this decision changes co-activation edges; make it through "
+                               "the Memory (mem.review / mem.undo)")
+        mirror(on_mirror, True)
     with g.transaction():
         for op in ops:
             _apply(g, op)
-        return log_entry(g, action=action, target=target, actor=actor, why=why,
-                         before=_dumps([invert(o) for o in reversed(ops)]),
-                         after=_dumps(list(ops)))
+        uid = log_entry(g, action=action, target=target, actor=actor, why=why,
+                        before=_dumps([invert(o) for o in reversed(ops)]),
+                        after=_dumps(list(ops)))
+    if on_mirror and mirror is not None:
+        mirror(on_mirror, False)
+    return uid
 
 
 def log_entry(g: GraphDB, *, action: str, target: str, actor: str, why: str | None,
@@ -149,7 +179,8 @@ def log_entry(g: GraphDB, *, action: str, target: str, actor: str, why: str | No
     return uid
 
 
-def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = None) -> str:
+def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = None,
+         mirror: MirrorHook | None = None) -> str:
     """Undo one audit entry (its ops inverted, newest first); returns the undo's audit uid."""
     rows = g.rows("MATCH (x:AuditLog {uid: $u}) RETURN x.before AS before, x.undone AS undone, "
                   "x.action AS action, x.target AS target", {"u": audit_uid})
@@ -163,7 +194,7 @@ def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = N
                            "a forget is final and erases what it touched")
     ops = json.loads(r["before"])
     uid = record(g, action="undo", target=audit_uid, ops=ops, actor=actor,
-                 why=why or f"undo {r['action']} {r['target']}")
+                 why=why or f"undo {r['action']} {r['target']}", mirror=mirror)
     g.execute("MATCH (x:AuditLog {uid: $u}) SET x.undone = true", {"u": audit_uid})
     return uid
 

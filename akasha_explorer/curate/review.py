@@ -98,8 +98,11 @@ class ReviewQueue:
     # -- decisions -------------------------------------------------------------------------
     def approve(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Approve an item (merge the aliases / activate the anchor / approve the triple and
-        supersede what it replaces / confirm the flag); returns the audit uid."""
+        supersede what it replaces / confirm the flag / link the two nodes of a suggested
+        link — one co-activation of the pair, see
+        :func:`akasha_explorer.engine.writeback.link_plan`); returns the audit uid."""
         it = self._pending(uid)
+        self._mem._check_write()
         ops = self._decision_ops(it, "approved", why, by)
         if it.kind == "triple":
             ops += self._approve_triple_ops(it.subject)
@@ -107,8 +110,11 @@ class ReviewQueue:
             ops += self._set_anchor(it.subject, "active")
         elif it.kind == "alias_merge":
             ops += an.merge_ops(self._mem.graph, it.payload["keep"], it.payload["absorb"])
-        self._mem._check_write()
-        return record(self._mem.graph, action="approve", target=uid, ops=ops, actor=by, why=why)
+        elif it.kind == "suggested_link":
+            p = it.payload
+            ops.append(self._mem._link_op(p["a"], p["b"], float(p.get("now") or 0.0)))
+        return record(self._mem.graph, action="approve", target=uid, ops=ops, actor=by, why=why,
+                      mirror=self._mem._mirror_ops)
 
     def reject(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Reject an item (the triple / candidate anchor is marked rejected and stays so)."""

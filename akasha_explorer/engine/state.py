@@ -307,7 +307,8 @@ class EdgeStore:
     weight, not decayed) and ``last_ts`` float64; ``co_count`` int64. ``out_edges(i)`` and
     ``in_edges(i)`` return edge ids sorted by the other end's row (canonical: independent of
     creation order). ``fan(n)`` counts
-    in + out edges per node. Edges are never removed except by :meth:`drop_node` (forget).
+    in + out edges per node. Edges are removed only by :meth:`drop_node` (forget) and
+    :meth:`drop_edge` (undoing a person's link).
     """
 
     def __init__(self) -> None:
@@ -515,6 +516,21 @@ class EdgeStore:
             self._fan[s] -= 1
             self._fan[d] -= 1
         return gone
+
+    def drop_edge(self, s: int, d: int) -> int:
+        """Remove ``s -> d``; returns its id, or -1 when there is no such edge.
+
+        >>> es = EdgeStore()
+        >>> e = es.upsert(0, 1, w=0.5, last_ts=0.0, co_count=1)
+        >>> es.drop_edge(0, 1), es.find(0, 1), es.out_edges(0).tolist(), es.fan(2).tolist()
+        (0, -1, [], [0, 0])
+        """
+        e = self._key.pop(self._k(s, d), -1)
+        if e >= 0:
+            self._alive[e] = False
+            self._fan[s] -= 1
+            self._fan[d] -= 1
+        return e
 
     def load(self, src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
              co_count: ArrayLike) -> None:

@@ -61,6 +61,7 @@ __all__ = [
     "WritebackPlan",
     "apply_plan",
     "compute_plan",
+    "link_plan",
     "reinforce_boost",
 ]
 
@@ -297,6 +298,35 @@ def compute_plan(
                          nodes=node_up, edges=edge_up, depressed=dep)
     plan._hint = (id(nodes), id(edges), dep_ids)
     return plan
+
+
+def link_plan(nodes: NodeTable, edges: EdgeStore, a: int, b: int, *, now: float,
+              settings: Settings) -> WritebackPlan:
+    """A person's confirmed link between nodes ``a`` and ``b`` as a write-back plan
+    (**[ours]**; SPEC §6/§7 leave approving a suggested link open).
+
+    It counts as one co-activation of the pair at full score: both edges ``a → b`` and
+    ``b → a`` take the §3 edge rule with ``Δ = 1`` (the §4.5 Hebb pair term
+    ``sqrt(s_A · s_B)`` with both scores 1), kind ``"link"``. No node state changes and no
+    heterosynaptic depression: nothing was recalled. ``current_uid`` is ``a``.
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> p = link_plan(toy_nodes([[1.0], [1.0]]), EdgeStore(), 0, 1, now=5.0,
+    ...               settings=Settings())
+    >>> p.edges.kind, p.edges.w_after, p.edges.new
+    (['link', 'link'], [0.12, 0.12], [True, True])
+    """
+    st = settings
+    for r in (a, b):
+        if not 0 <= r < nodes.n or not nodes.alive[r]:
+            raise InvalidInput(f"node row {r} is not an alive node of this mirror")
+    if a == b:
+        raise InvalidInput("a link joins two different nodes")
+    up, _ = _edge_updates(nodes, edges, [a, b], [b, a], ["link", "link"], [1.0, 1.0],
+                          [1.0, 1.0], now, st)
+    return WritebackPlan(now=float(now), current_uid=nodes.uid[a], current_row=int(a),
+                         reinforce=False, reinforce_boost=float(st.REINFORCE_BOOST),
+                         nodes=NodeUpdates(), edges=up, depressed=Depressions())
 
 
 def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[int],

@@ -63,6 +63,8 @@ class Mirror:
         self._edge_in_kuzu = np.zeros(0, bool)
         self.dirty_edges: dict[int, None] = {}
         self.dirty_nodes: dict[int, None] = {}
+        self.dropped_edges: dict[tuple[str, str], None] = {}
+        """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
         self.pending_queries: list[dict[str, Any]] = []
 
     # -- load ------------------------------------------------------------------------------
@@ -175,6 +177,11 @@ class Mirror:
             if i is not None:
                 self.nodes.set_replayed(i)
                 self.dirty_nodes[i] = None
+        for s, d in rec.get("dropped", ()):
+            si, di = idx.get(s), idx.get(d)
+            if si is not None and di is not None:
+                self.edges.drop_edge(si, di)
+            self.dropped_edges[(s, d)] = None
 
     def journal_commit(self, journal: Journal, *, nodes: Iterable[int] = (),
                        edges: Iterable[int] = (), replayed: Iterable[int] = (),
@@ -199,6 +206,19 @@ class Mirror:
         if extra:
             rec.update(extra)
         return journal.append(rec, sync=sync)
+
+    def drop_edges(self, journal: Journal, pairs: Iterable[tuple[int, int]]) -> int:
+        """Remove COACT edges ``(src row, dst row)`` from the mirror and journal it (synced);
+        the next checkpoint deletes them from Kuzu."""
+        uid = self.nodes.uid
+        gone = []
+        for s, d in pairs:
+            if self.edges.drop_edge(s, d) >= 0:
+                key = (uid[s], uid[d])
+                self.dropped_edges[key] = None
+                gone.append(list(key))
+        return journal.append({"kind": "commit", "nodes": [], "edges": [], "dropped": gone},
+                              sync=True)
 
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
                      replayed: Iterable[int] = (), sync: bool | None = None) -> int:
@@ -234,7 +254,11 @@ class Mirror:
         # whole table (DELETE + one COPY) is cheaper
         rewrite = n_kuzu > 0 and int(in_kuzu.sum()) > REWRITE_FRACTION * n_kuzu
         queries, self.pending_queries = self.pending_queries, []
+        dropped = [{"s": a, "d": b} for a, b in self.dropped_edges]
         with graph.transaction():
+            if dropped and not rewrite:  # first: a pair dropped then linked again is new
+                graph.unwind("MATCH (a:Turn {uid: r.s})-[e:COACT]->(b:Turn {uid: r.d}) "
+                             "DELETE e", dropped)
             if rewrite:
                 graph.replace("COACT", self._edge_table(np.flatnonzero(ed.alive)))
             else:
@@ -265,6 +289,7 @@ class Mirror:
                  "seconds": time.perf_counter() - t0}
         self.dirty_edges.clear()
         self.dirty_nodes.clear()
+        self.dropped_edges.clear()
         journal.truncate()
         return stats
 
