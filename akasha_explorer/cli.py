@@ -56,11 +56,15 @@ def cli(verbose: int) -> None:
               help="Input format; auto sniffs it from the file.")
 @click.option("--replay", is_flag=True, help="Grow co-activation edges as a live agent would.")
 @click.option("--session", default=None, help="Session id for a plain message list.")
-def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None) -> None:
-    """Ingest FILE into STORE (created on first use). Re-ingesting is a no-op."""
+@click.option("--allow-forgotten", is_flag=True,
+              help="Store messages that `akasha forget` removed earlier (skipped otherwise).")
+def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None,
+           allow_forgotten: bool) -> None:
+    """Ingest FILE into STORE (created on first use). Re-ingesting is a no-op; messages
+    forgotten earlier are skipped and reported."""
     imported = load(file, format=fmt, session=session)  # refuse bad input before touching STORE
     with open_store(store) as mem:
-        report = mem.ingest(imported, replay=replay)
+        report = mem.ingest(imported, replay=replay, allow_forgotten=allow_forgotten)
         click.echo(report.summary())
         for s in report.skipped[:20]:
             click.echo(f"  skipped {s.where}: {s.reason}")

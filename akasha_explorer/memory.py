@@ -230,12 +230,15 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
     # -- ingest --------------------------------------------------------------------------------
     def ingest(self, source: str | Path | Sequence[Any] | importers.Imported, *,
                format: str = "auto", replay: bool = False, session: str | None = None,
-               progress: bool | None = None) -> IngestReport:
+               progress: bool | None = None, allow_forgotten: bool = False) -> IngestReport:
         """Ingest a file (any supported format), an :class:`Imported`, a list of
         :class:`RawMessage`, or a plain ``[{"role", "content"}]`` list (needs ``session``).
 
         Re-ingesting the same input is a no-op; a refused batch leaves the store unchanged.
         With ``replay=True`` the graph grows the way a live agent grows it (SPEC §2).
+        Messages forgotten earlier (:meth:`forget` keeps their ids, never their text) are
+        skipped and reported, so re-importing a cumulative export does not bring them back;
+        ``allow_forgotten=True`` stores them again.
         """
         self._check_write()
         if isinstance(source, importers.Imported):
@@ -248,7 +251,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             if session is None:
                 raise InvalidInput("a plain message list needs session=...")
             imp = importers.read_messages(source, session=session)
-        return pipeline.ingest(self, imp, replay=replay, progress=progress)
+        return pipeline.ingest(self, imp, replay=replay, progress=progress,
+                               allow_forgotten=allow_forgotten)
 
     def _stored_hashes(self) -> dict[str, str]:
         if self._hashes is None:
@@ -309,6 +313,9 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.graph.copy("IN_SESSION", graph_batch["IN_SESSION"])
             if graph_batch["ReviewItem"] is not None:
                 self.graph.copy("ReviewItem", graph_batch["ReviewItem"])
+            if graph_batch.get("unforget"):  # stored again on purpose: lift the tombstones
+                self.graph.execute("MATCH (f:Forgotten) WHERE f.uid IN $u DELETE f",
+                                   {"u": graph_batch["unforget"]})
             if self.settings.EXTRACT:  # cleared with the extraction's own commit
                 self.graph.meta_set("extract_pending", pipeline.json_list(
                     graph_batch["Turn"].column("uid").to_pylist()))
@@ -514,7 +521,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         for k, r in enumerate(raws):
             from .ingest.validate import check_text
             check_text(r.text, f"add_turn message {k}")
-        self.ingest(raws, progress=False)
+        self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
         if recall is not None:
             self.commit(recall, uid, reinforce=reinforce)

@@ -94,6 +94,35 @@ def test_forget_session_purges_every_file(demo_store: Path) -> None:
     _lance_clean(demo_store, [m.uid for m in msgs])
 
 
+def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
+        demo_store: Path) -> None:
+    """Exports are cumulative: re-importing the demo file after a forget must not bring the
+    session back (its message ids are kept, never its text), unless asked to."""
+    from .conftest import DEMO
+    session = "2026-10-02-night"
+    with ak.open(demo_store) as mem:
+        msgs = [m for n in mem.mirror.nodes.uid if n.startswith(session)
+                for m in mem.messages(n)]
+        mem.forget(session=session)
+        before = mem.stats()
+        rep = mem.ingest(DEMO)
+        assert rep.messages_added == 0 and mem.stats() == before
+        assert [s.where for s in rep.skipped] == [f"{DEMO}: session {session!r}"]
+        assert f"{len(msgs)} message(s) forgotten earlier" in rep.skipped[0].reason
+        kept = {r["u"] for r in mem.graph.rows("MATCH (f:Forgotten) RETURN f.uid AS u")}
+        assert kept == {m.uid for m in msgs}
+    for m in msgs:  # the tombstones hold ids, not text
+        assert _files_with(demo_store, m.text) == [], m.text[:30]
+    r = CliRunner().invoke(cli, ["ingest", str(demo_store), str(DEMO), "--allow-forgotten"])
+    assert r.exit_code == 0, r.output
+    assert f"{len(msgs)} messages added" in r.output
+    with ak.open(demo_store) as mem:
+        assert [m.text for n in mem.mirror.nodes.uid if n.startswith(session)
+                for m in mem.messages(n)] == [m.text for m in msgs]
+        assert mem.graph.count("Forgotten") == 0
+        assert mem.doctor().clean
+
+
 def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         zhou = next(a for a in mem.anchors() if a["name"] == "老周")

@@ -10,7 +10,9 @@ LanceDB rows and compact with cleanup of every older version; finally **rebuild 
 file** — Kuzu 0.11 keeps deleted strings in its pages (measured: after ``DELETE`` and
 ``CHECKPOINT`` the bytes are still in ``graph.kuzu``), so the live rows are copied into a
 fresh database file that replaces the old one. One audit entry records that a forget
-happened, with ids and counts, never the text.
+happened, with ids and counts, never the text; the ``Forgotten`` table keeps the forgotten
+message ids (session + seq, no text) so that re-importing a source that still holds them —
+a cumulative ChatGPT export, say — skips them instead of bringing them back.
 
 A crash in the middle leaves Meta ``forget_pending`` set (and, if it came before the
 LanceDB delete, the messages as orphans of their deleted nodes); ``akasha doctor --repair``
@@ -109,6 +111,9 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
             "MATCH (t:Turn)-[e:COACT]-() WHERE t.uid IN $n RETURN count(e) AS c", {"n": uids}
         )[0]["c"])
         g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": uids})
+        when = time.time()  # tombstones: the ids only, so a re-import skips them
+        g.unwind("MERGE (f:Forgotten {uid: r.u}) SET f.ts = r.t",
+                 [{"u": u, "t": when} for u in msg_uids])
         g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)
         g.execute("MATCH (q:QueryLog) WHERE q.uid IN $q DELETE q", {"q": queries})
         g.execute("MATCH (e:Episode) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_EPISODE]->(e) } "

@@ -1,4 +1,4 @@
-// akasha_explorer graph schema — version 2 (graphdb/migrations.py moves older stores here).
+// akasha_explorer graph schema — version 3 (graphdb/migrations.py moves older stores here).
 // Raw messages live in LanceDB only; Kuzu holds pointers, structure, state and the short
 // surfaces and quotes extraction reads out of them (forget purges those too, SPEC §6).
 // Times are DOUBLE seconds since the Unix epoch (UTC).
@@ -11,6 +11,7 @@ CREATE NODE TABLE Episode(uid STRING PRIMARY KEY, kind STRING, label STRING, ses
 CREATE NODE TABLE Triple(uid STRING PRIMARY KEY, predicate STRING, object_literal STRING, confidence DOUBLE, status STRING, valid_from DOUBLE, superseded_by STRING, node STRING, span_start INT64, span_end INT64, quote STRING, created_ts DOUBLE, slot STRING);
 CREATE NODE TABLE ReviewItem(uid STRING PRIMARY KEY, kind STRING, status STRING, subject STRING, payload STRING, confidence DOUBLE, created_ts DOUBLE, decided_ts DOUBLE, decided_by STRING, why STRING);
 CREATE NODE TABLE QueryLog(uid STRING PRIMARY KEY, ts DOUBLE, query STRING, session STRING, method STRING, n_seeds INT64, n_pool INT64, n_activated INT64, n_dense INT64, n_ripple INT64, empty BOOLEAN, committed BOOLEAN, latency_ms DOUBLE, seeds STRING, items STRING);
+CREATE NODE TABLE Forgotten(uid STRING PRIMARY KEY, ts DOUBLE);
 CREATE NODE TABLE AuditLog(uid STRING PRIMARY KEY, ts DOUBLE, actor STRING, action STRING, target STRING, why STRING, before STRING, after STRING, undone BOOLEAN);
 CREATE REL TABLE NEXT(FROM Turn TO Turn);
 CREATE REL TABLE IN_SESSION(FROM Turn TO Session);

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from ..config import Settings
 from ..errors import InvalidInput
-from ..model import IngestReport, RawMessage
+from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
 from ..text.tokenize import normalize, terms
 from ..vectors import messages_schema, sql_str, turns_schema
@@ -167,12 +167,13 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
 
 
 def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
-           progress: bool | None = None) -> IngestReport:
+           progress: bool | None = None, allow_forgotten: bool = False) -> IngestReport:
     """Run the pipeline for one imported batch (see module docstring)."""
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
     t0 = time.perf_counter()
-    new, dup_nodes = _check_against_store(mem, imported.messages, report)
+    messages, unforget = _skip_forgotten(mem, imported.messages, report, allow_forgotten)
+    new, dup_nodes = _check_against_store(mem, messages, report)
     if len(new) > mem.settings.INGEST_MAX_MESSAGES:
         raise InvalidInput(f"{len(new):,} new messages in one ingest, more than "
                            f"INGEST_MAX_MESSAGES={mem.settings.INGEST_MAX_MESSAGES:,}; split the "
@@ -183,7 +184,7 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     if pending:  # a crash came between an earlier batch's commit and its extraction
         mem._after_ingest(pending)
     if groups:
-        _write_batch(mem, groups, report, progress)
+        _write_batch(mem, groups, report, progress, unforget=unforget)
     report.seconds["total_write"] = time.perf_counter() - t0
     if replay:
         uids = [g[0].uid for g in groups] + dup_nodes
@@ -197,8 +198,33 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     return report
 
 
+def _skip_forgotten(mem: Memory, msgs: list[RawMessage], report: IngestReport,
+                    allow: bool) -> tuple[list[RawMessage], list[str]]:
+    """Drop messages whose uid a forget recorded (one ``Skipped`` per session), or with
+    ``allow`` keep them and return their uids (the batch's commit lifts the tombstones)."""
+    uids = [m.uid for m in msgs]
+    gone: set[str] = set()
+    for i in range(0, len(uids), 5000):
+        gone.update(r["u"] for r in mem.graph.rows(
+            "MATCH (f:Forgotten) WHERE f.uid IN $u RETURN f.uid AS u", {"u": uids[i:i + 5000]}))
+    if not gone:
+        return msgs, []
+    if allow:
+        return msgs, sorted(gone)
+    per_session: dict[str, int] = {}
+    for m in msgs:
+        if m.uid in gone:
+            per_session[m.session] = per_session.get(m.session, 0) + 1
+    for sid, n in per_session.items():
+        report.skipped.append(Skipped(
+            where=f"{report.source}: session {sid!r}",
+            reason=f"{n} message(s) forgotten earlier (akasha forget); ingest with "
+                   "allow_forgotten=True (CLI --allow-forgotten) to store them again"))
+    return [m for m in msgs if m.uid not in gone], []
+
+
 def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestReport,
-                 progress: bool | None) -> None:
+                 progress: bool | None, unforget: list[str] | None = None) -> None:
     settings = mem.settings
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
@@ -234,6 +260,7 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
     node_of = {m.uid: nr["uid"] for nr in node_rows for m in (msgs[r] for r in nr["rows"])}
     ords = {nr["uid"]: mem.mirror.next_ord + j for j, nr in enumerate(node_rows)}
     batch = _graph_batch(mem, node_rows, msgs, ords, flags)
+    batch["unforget"] = unforget or []
     mem._write_stores(
         _messages_table(msgs, node_of, ords, sig, msg_terms, flags, metas, vecs, mem.dim),
         _turns_table(node_rows, msgs, ords, mem.dim), batch)
