@@ -83,7 +83,8 @@ class GraphDB:
         if self.schema_version != SCHEMA_VERSION:
             raise SchemaMismatch(
                 f"graph schema version {self.schema_version} at {self.path}, this code needs "
-                f"{SCHEMA_VERSION}; open it read-write once with this version to migrate")
+                f"{SCHEMA_VERSION}; open it read-write once with this version to migrate "
+                "(e.g. `akasha doctor STORE --repair`)")
 
     # -- schema --------------------------------------------------------------------------
     def _tables(self) -> set[str]:
