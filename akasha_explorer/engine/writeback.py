@@ -62,6 +62,7 @@ __all__ = [
     "apply_plan",
     "compute_plan",
     "link_plan",
+    "plan_edge_ids",
     "reinforce_boost",
 ]
 
@@ -430,6 +431,33 @@ def apply_plan(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> None:
     if dp.src_uid:
         edges.set_weights(_depressed_ids(plan, nodes, edges, row), dp.w_after)
     plan.applied = True
+
+
+def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np.ndarray:
+    """Edge ids of every edge an applied plan wrote — strengthened, then depressed — each
+    once, in that order (what the store layer journals).
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> nodes, edges = toy_nodes([[1.0], [1.0], [1.0]]), EdgeStore()
+    >>> _ = edges.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
+    >>> p = compute_plan(nodes, edges, [0], [1.0], [1.0], 2, now=0.0, settings=Settings())
+    >>> apply_plan(p, nodes, edges); plan_edge_ids(p, nodes, edges).tolist()   # 0->2, 2->0, 0->1
+    [1, 2, 0]
+    """
+    eu = plan.edges
+    up = [edges.find(s, d) for s, d in zip(eu.src, eu.dst, strict=True)]
+    cache: dict[str, int] = {}
+
+    def row(u: str) -> int:
+        i = cache.get(u)
+        if i is None:
+            i = cache[u] = _row(nodes, u)
+        return i
+
+    dep = _depressed_ids(plan, nodes, edges, row) if plan.depressed.src_uid else []
+    ids = dict.fromkeys(e for e in up if e >= 0)
+    ids.update(dict.fromkeys(np.asarray(dep, np.int64).tolist()))
+    return np.fromiter(ids, np.int64, len(ids))
 
 
 def _depressed_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore,

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from ..engine.bm25 import Postings
 from ..engine.state import EdgeStore, NodeTable
-from ..engine.writeback import WritebackPlan
+from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..vectors import VectorDB, vectors_column
 from .journal import Journal
@@ -192,11 +192,11 @@ class Mirror:
         for i in nodes:
             node_rows.append({"uid": uid[i], **nd.state_row(i)})
             self.dirty_nodes[i] = None
-        edge_rows = []
-        for e in edges:
-            edge_rows.append([uid[int(ed.src[e])], uid[int(ed.dst[e])], float(ed.w[e]),
-                              float(ed.last_ts[e]), int(ed.co_count[e])])
-            self.dirty_edges[e] = None
+        ids = np.fromiter(edges, np.int64)
+        edge_rows = [[uid[a], uid[b], w, t, c] for a, b, w, t, c in zip(
+            ed.src[ids].tolist(), ed.dst[ids].tolist(), ed.w[ids].tolist(),
+            ed.last_ts[ids].tolist(), ed.co_count[ids].tolist(), strict=True)]
+        self.dirty_edges.update(dict.fromkeys(ids.tolist()))
         rep = [uid[i] for i in replayed]
         for i in replayed:
             self.dirty_nodes[i] = None
@@ -223,12 +223,9 @@ class Mirror:
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
                      replayed: Iterable[int] = (), sync: bool | None = None) -> int:
         """Journal the mirror values a just-applied write-back plan changed."""
-        ed = self.edges
-        ids = [ed.find(s, d) for s, d in zip(plan.edges.src, plan.edges.dst, strict=True)]
-        ids += [ed.find(s, d) for s, d in zip(plan.depressed.src, plan.depressed.dst,
-                                                strict=True)]
+        ids = plan_edge_ids(plan, self.nodes, self.edges)
         return self.journal_commit(journal, nodes=plan.nodes.rows,
-                                   edges=dict.fromkeys(e for e in ids if e >= 0),
+                                   edges=dict.fromkeys(ids.tolist()),
                                    replayed=replayed, sync=sync,
                                    extra={"current": plan.current_uid, "now": plan.now})
 
