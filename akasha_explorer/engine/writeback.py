@@ -416,14 +416,7 @@ def apply_plan(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> None:
                         resource=nu.resource_after[k], resource_ts=plan.now,
                         recall_count=nu.recall_after[k])
     eu = plan.edges
-    cache: dict[str, int] = {}
-
-    def row(u: str) -> int:
-        i = cache.get(u)
-        if i is None:
-            i = cache[u] = _row(nodes, u)
-        return i
-
+    row = _row_cache(nodes)
     for k in range(len(eu.src_uid)):
         edges.upsert(row(eu.src_uid[k]), row(eu.dst_uid[k]), w=eu.w_after[k],
                      last_ts=plan.now, co_count=eu.co_after[k])
@@ -446,6 +439,14 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
     """
     eu = plan.edges
     up = [edges.find(s, d) for s, d in zip(eu.src, eu.dst, strict=True)]
+    dep = _depressed_ids(plan, nodes, edges, _row_cache(nodes)) if plan.depressed.src_uid else []
+    ids = dict.fromkeys(e for e in up if e >= 0)
+    ids.update(dict.fromkeys(np.asarray(dep, np.int64).tolist()))
+    return np.fromiter(ids, np.int64, len(ids))
+
+
+def _row_cache(nodes: NodeTable) -> Any:
+    """``uid -> row`` of ``nodes``, remembering what it looked up."""
     cache: dict[str, int] = {}
 
     def row(u: str) -> int:
@@ -454,10 +455,7 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
             i = cache[u] = _row(nodes, u)
         return i
 
-    dep = _depressed_ids(plan, nodes, edges, row) if plan.depressed.src_uid else []
-    ids = dict.fromkeys(e for e in up if e >= 0)
-    ids.update(dict.fromkeys(np.asarray(dep, np.int64).tolist()))
-    return np.fromiter(ids, np.int64, len(ids))
+    return row
 
 
 def _depressed_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore,
