@@ -439,9 +439,10 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
     """
     eu = plan.edges
     up = [edges.find(s, d) for s, d in zip(eu.src, eu.dst, strict=True)]
-    dep = _depressed_ids(plan, nodes, edges, _row_cache(nodes)) if plan.depressed.src_uid else []
+    dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes)) if plan.depressed.src_uid
+           else np.zeros(0, np.int64))
     ids = dict.fromkeys(e for e in up if e >= 0)
-    ids.update(dict.fromkeys(np.asarray(dep, np.int64).tolist()))
+    ids.update(dict.fromkeys(dep.tolist()))
     return np.fromiter(ids, np.int64, len(ids))
 
 
