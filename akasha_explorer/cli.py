@@ -191,15 +191,28 @@ def explain(store: str, query: str, node_id: str, now: str, as_json: bool) -> No
         click.echo(f"  {k:<{width}}  {v:.6g}" if isinstance(v, float) else f"  {k:<{width}}  {v}")
 
 
+DEMO_TOUR = ("和阿岚打杀戮尖塔，A10 过了吗", "手指换药疼不疼", "what did I say about the finger?",
+             "湿度计换成 SONOFF 了吗", "老周周末有空吗", "Slay the Spire A10 with Lan")
+"""Example queries ``akasha demo`` logs into a new demo store (its recurring threads)."""
+
+
 @cli.command()
 @click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
 @click.option("--no-replay", is_flag=True, help="Ingest without growing edges (faster).")
 def demo(store: str, no_replay: bool) -> None:
-    """Build STORE (default ./demo_store) from the bundled demo conversations."""
+    """Build STORE (default ./demo_store) from the bundled demo conversations.
+
+    A new demo store also gets a few example recalls in its query log (dry runs, session
+    ``demo-tour``), so health, the query picker and the logs have something to show."""
     data = resources.files("akasha_explorer").joinpath("data/demo_conversations.jsonl")
     with resources.as_file(data) as path, open_store(store) as mem:
         report = mem.ingest(path, replay=not no_replay)
         click.echo(report.summary())
+        if report.messages_added:
+            now = mem.last_ts() + 3600.0
+            for k, q in enumerate(DEMO_TOUR):
+                mem.recall(q, now=now + 60.0 * k, session="demo-tour")
+            click.echo(f"logged {len(DEMO_TOUR)} example recalls (dry runs, session demo-tour)")
         s = mem.stats()
     click.echo(f"demo memory at {Path(store).resolve()}: {s['sessions']} sessions, "
                f"{s['messages']} messages, {s['nodes']} nodes, {s['edges']} co-activation "

@@ -235,3 +235,26 @@ def test_not_a_store(tmp_path: Path) -> None:
         ak.open(tmp_path / "x")
     with pytest.raises(ak.StoreError, match="no memory store"):
         ak.open(tmp_path / "nothing", read_only=True)
+
+
+def test_cli_demo_builds_the_demo_and_logs_a_tour(tmp_path: Path) -> None:
+    """`akasha demo STORE` ingests the bundled conversations, prints what it built, and
+    logs a few example recalls (dry runs) once; running it again changes nothing."""
+    from click.testing import CliRunner
+
+    from akasha_explorer.cli import DEMO_TOUR, cli
+    store = tmp_path / "demo"
+    r = CliRunner().invoke(cli, ["demo", str(store), "--no-replay"])
+    assert r.exit_code == 0, r.output
+    assert "660 messages added" in r.output
+    assert "342 nodes" in r.output and "88 sessions" in r.output
+    assert f"logged {len(DEMO_TOUR)} example recalls" in r.output
+    again = CliRunner().invoke(cli, ["demo", str(store), "--no-replay"])
+    assert again.exit_code == 0, again.output
+    assert "0 messages added" in again.output and "example recalls" not in again.output
+    with ak.open(store, read_only=True) as mem:
+        rows = mem.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q, q.session AS s, "
+                              "q.committed AS c ORDER BY q.ts")
+        assert [r["q"] for r in rows] == list(DEMO_TOUR)
+        assert {r["s"] for r in rows} == {"demo-tour"} and not any(r["c"] for r in rows)
+        assert mem.stats()["edges"] == 0  # dry runs: nothing written back
