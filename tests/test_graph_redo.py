@@ -130,7 +130,9 @@ def test_a_read_only_open_leaves_the_folder_and_doctor_names_it(tmp_path: Path) 
     seq = int(g.meta_get(TX_SEQ) or 0)
     g.execute("MATCH (s:Session {uid: 's1'}) DELETE s")
     g.close()
-    _publish(path, seq, [("copy", "Session", row)])
+    # COPY is positional: the redo copy need not carry the property names
+    _publish(path, seq, [("copy", "Session", row.rename_columns(
+        [f"c{i}" for i in range(row.num_columns)]))])
     with ak.open(store, read_only=True) as mem:
         assert mem.graph.redo_path.exists()
         assert "graph_redo" in mem.doctor().kinds()

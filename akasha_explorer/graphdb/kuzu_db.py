@@ -298,11 +298,11 @@ class GraphDB:
             have = self.arrow(f"MATCH (a)-[e:{table}]->(b) RETURN a.{src} AS _f, b.{dst} AS _t"
                               + "".join(f", e.{c} AS _p{i}"
                                         for i, c in enumerate(props[: len(cols) - 2])))
-        else:
-            pk = next(r["name"] for r in self.rows(f"CALL table_info('{table}') RETURN *")
-                      if r["primary key"])
-            have = self.arrow(f"MATCH (x:{table}) RETURN x.{pk} AS _k")
-            cols = [pk]
+        else:  # COPY columns: the properties in schema order; compare primary keys
+            info = self.rows(f"CALL table_info('{table}') RETURN *")
+            pos = next(k for k, r in enumerate(info) if r["primary key"])
+            have = self.arrow(f"MATCH (x:{table}) RETURN x.{info[pos]['name']} AS _k")
+            cols = [cols[pos]]
         want = list(zip(*(data.column(c).to_pylist() for c in cols), strict=True))
         got = list(zip(*(have.column(i).to_pylist() for i in range(len(cols))), strict=True)) \
             if have.num_rows else []
