@@ -246,7 +246,9 @@ class CurateMixin:
                 m.journal_plan(journal, plan, sync=True)
                 continue
             back = [(p, b) for p, b in zip(pairs, before, strict=True) if b is not None]
-            m.drop_edges(journal, [p for p, b in zip(pairs, before, strict=True) if b is None])
+            gone = [p for p, b in zip(pairs, before, strict=True) if b is None]
+            if gone:
+                m.drop_edges(journal, gone)
             ids = [m.edges.upsert(s, d, w=w, last_ts=t, co_count=c) for (s, d), (w, t, c) in back]
             if ids:
                 m.journal_commit(journal, edges=ids, sync=True)
