@@ -86,6 +86,25 @@ def test_torn_journal_tail_is_ignored(demo_store: Path) -> None:
         assert digest(again) == good
 
 
+def test_journal_records_of_the_older_plain_edge_format_still_load(demo_store: Path) -> None:
+    """Edge values used to be journaled as plain JSON lists; a journal written by that
+    version (a crash before its checkpoint) must still be re-applied on open."""
+    with ak.open(demo_store) as mem:
+        n = mem.mirror.nodes
+        a, b, c = n.uid[0], n.uid[1], n.uid[2]
+        seq = int(mem.graph.meta_get("journal_seq", "0") or 0)
+    legacy = [{"seq": seq + 1, "kind": "commit", "nodes": [],
+               "edges": [[a, b, 0.25, 1.0e9, 7], [c, a, 1 / 3, 2.0e9, 1]]}]
+    with open(demo_store / "journal.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in legacy))
+    with ak.open(demo_store) as mem:
+        e, n = mem.mirror.edges, mem.mirror.nodes
+        for s, d, w, t, k in legacy[0]["edges"]:
+            i = e.find(n.index[s], n.index[d])
+            assert (float(e.w[i]), float(e.last_ts[i]), int(e.co_count[i])) == (w, t, k)
+        assert mem.doctor().clean
+
+
 def test_checkpoint_rewrite_and_incremental_agree(demo_store: Path) -> None:
     """One commit changes a few percent of the edges (batched UNWIND SET into Kuzu);
     several change more than REWRITE_FRACTION (the COACT table is rewritten). Both must

@@ -6,8 +6,9 @@
 - **load** — Kuzu turns (state) + LanceDB messages (vectors, terms) + Kuzu COACT edges,
   then the journal tail re-applied on top;
 - **record** — every change of dynamic state is applied to the arrays and appended to the
-  journal as absolute values (:meth:`Mirror.journal_commit`); that append is the durability
-  point;
+  journal as absolute values (:meth:`Mirror.journal_commit`; edge values packed by
+  :func:`pack_edges`, older plain ``edges`` lists still read); that append is the
+  durability point;
 - **checkpoint** — dirty edges and nodes are folded into Kuzu in bulk (``COPY`` for new
   edges, batched ``UNWIND … SET`` for changed ones, or one rewrite of the whole COACT table
   when most edges changed), pending query-log rows copied, then the journal truncated.
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import time
@@ -32,7 +34,7 @@ from ..graphdb import GraphDB
 from ..vectors import VectorDB, vectors_column
 from .journal import Journal
 
-__all__ = ["Mirror"]
+__all__ = ["Mirror", "pack_edges", "unpack_edges"]
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +168,8 @@ class Mirror:
                                  resource=n["resource"], resource_ts=n["resource_ts"],
                                  recall_count=n["recall_count"])
             self.dirty_nodes[i] = None
-        for s, d, w, lt, c in rec.get("edges", ()):
+        edges = unpack_edges(rec["E"]) if "E" in rec else rec.get("edges", ())
+        for s, d, w, lt, c in edges:
             si, di = idx.get(s), idx.get(d)
             if si is None or di is None:
                 continue
@@ -193,14 +196,14 @@ class Mirror:
             node_rows.append({"uid": uid[i], **nd.state_row(i)})
             self.dirty_nodes[i] = None
         ids = np.fromiter(edges, np.int64)
-        edge_rows = [[uid[a], uid[b], w, t, c] for a, b, w, t, c in zip(
-            ed.src[ids].tolist(), ed.dst[ids].tolist(), ed.w[ids].tolist(),
-            ed.last_ts[ids].tolist(), ed.co_count[ids].tolist(), strict=True)]
         self.dirty_edges.update(dict.fromkeys(ids.tolist()))
         rep = [uid[i] for i in replayed]
         for i in replayed:
             self.dirty_nodes[i] = None
-        rec: dict[str, Any] = {"kind": "commit", "nodes": node_rows, "edges": edge_rows}
+        rec: dict[str, Any] = {"kind": "commit", "nodes": node_rows}
+        if ids.size:
+            rec["E"] = pack_edges(uid, ed.src[ids], ed.dst[ids], ed.w[ids], ed.last_ts[ids],
+                                  ed.co_count[ids])
         if rep:
             rec["replayed"] = rep
         if extra:
@@ -304,6 +307,38 @@ class Mirror:
         """Edges deleted from Kuzu directly (forget): no longer pending."""
         for e in ids:
             self.dirty_edges.pop(e, None)
+
+
+def pack_edges(uid: list[str], src: np.ndarray, dst: np.ndarray, w: np.ndarray,
+               last_ts: np.ndarray, co_count: np.ndarray) -> dict[str, Any]:
+    """Edge values for a journal record: the end points as indexes into their uids, the
+    numbers as base64 of their little-endian bytes — exact, and about 4× cheaper to
+    encode than JSON floats (a commit journals a few hundred edges).
+
+    >>> rec = pack_edges(["a", "b", "c"], np.array([0, 2]), np.array([1, 0]),
+    ...                  np.array([0.1, 1 / 3]), np.array([5.0, 6.0]), np.array([1, 2]))
+    >>> unpack_edges(rec)
+    [('a', 'b', 0.1, 5.0, 1), ('c', 'a', 0.3333333333333333, 6.0, 2)]
+    """
+    k = int(src.shape[0])
+    ends, inv = np.unique(np.concatenate([src, dst]).astype(np.int64), return_inverse=True)
+
+    def b64(a: np.ndarray, dtype: str) -> str:
+        return base64.b64encode(np.ascontiguousarray(a, dtype).tobytes()).decode("ascii")
+
+    return {"u": [uid[int(i)] for i in ends], "s": b64(inv[:k], "<i4"), "d": b64(inv[k:], "<i4"),
+            "w": b64(w, "<f8"), "t": b64(last_ts, "<f8"), "c": b64(co_count, "<i8")}
+
+
+def unpack_edges(rec: dict[str, Any]) -> list[tuple[str, str, float, float, int]]:
+    """Inverse of :func:`pack_edges`: ``(src uid, dst uid, w, last_ts, co_count)`` rows."""
+    def arr(key: str, dtype: str) -> list[Any]:
+        return np.frombuffer(base64.b64decode(rec[key]), dtype).tolist()
+
+    u = rec["u"]
+    return [(u[a], u[b], w, t, c) for a, b, w, t, c in zip(
+        arr("s", "<i4"), arr("d", "<i4"), arr("w", "<f8"), arr("t", "<f8"), arr("c", "<i8"),
+        strict=True)]
 
 
 def dumps(obj: Any) -> str:
