@@ -29,9 +29,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check akasha_explorer tests benchmarks
 	$(VENV)/bin/mypy akasha_explorer/engine
 
-# always run: a no-op on a built store, except that it migrates one an older version made
+# always run: a no-op on a built store, except that it migrates one an older version made;
+# a built store that is busy (a running lab's kernels hold it) is used as it is
 demo-store: $(VENV)/.installed
-	$(AKASHA) demo $(STORE)
+	$(AKASHA) demo $(STORE) || { test -f $(STORE)/akasha.json && echo "using $(STORE) as it is"; }
 
 demo: $(VENV)/.installed demo-store
 	$(AKASHA) stats $(STORE)
