@@ -44,3 +44,33 @@ def browser_session() -> Iterator[Any]:
         b = launch(p)
         yield b
         b.close()
+
+
+class OfflinePage:
+    """A page of its own browser context where every request not starting with one of
+    ``LOCAL`` is aborted and recorded in ``blocked``; dialogs are recorded in ``dialogs``
+    and dismissed, page errors kept in ``errors``."""
+
+    LOCAL: tuple[str, ...] = ("file:",)
+    HEIGHT = 900
+
+    def __init__(self, browser: Any) -> None:
+        self.ctx = browser.new_context(viewport={"width": 1280, "height": self.HEIGHT})
+        self.blocked: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.ctx.route("**/*", self._route)
+        self.page = self.ctx.new_page()
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _route(self, route: Any) -> None:
+        if route.request.url.startswith(self.LOCAL):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def _dialog(self, d: Any) -> None:
+        self.dialogs.append(d.message)
+        d.dismiss()

@@ -13,7 +13,7 @@ import pytest
 
 import akasha_explorer as ak
 
-from .browser import browser_session
+from .browser import OfflinePage, browser_session
 
 pytestmark = pytest.mark.browser
 
@@ -29,31 +29,17 @@ def browser() -> Iterator[Any]:
     yield from browser_session()
 
 
-class Page:
-    """A page with every non-file request aborted and recorded."""
+class Page(OfflinePage):
+    """A page with every non-file request aborted and recorded — also the requests that
+    reach the page without going through the route."""
+
+    LOCAL = ("file://",)
+    HEIGHT = 800
 
     def __init__(self, browser: Any) -> None:
-        self.ctx = browser.new_context(viewport={"width": 1280, "height": 800})
-        self.blocked: list[str] = []
-        self.dialogs: list[str] = []
-        self.errors: list[str] = []
-        self.ctx.route("**/*", self._route)
-        self.page = self.ctx.new_page()
+        super().__init__(browser)
         self.page.on("request", lambda r: None if r.url.startswith("file://")
                      else self.blocked.append(r.url))
-        self.page.on("dialog", self._dialog)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _route(self, route: Any) -> None:
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
-
-    def _dialog(self, d: Any) -> None:
-        self.dialogs.append(d.message)
-        d.dismiss()
 
     def open(self, path: Path) -> Any:
         self.page.goto(path.resolve().as_uri())

@@ -29,7 +29,7 @@ from click.testing import CliRunner
 import akasha_explorer as ak
 from akasha_explorer.cli import cli
 
-from .browser import browser_session
+from .browser import OfflinePage, browser_session
 
 PAYLOADS = [
     "<script>window.__pwned = 1; alert(1)</script> hello",
@@ -135,32 +135,11 @@ def browser() -> Iterator[Any]:
     yield from browser_session()
 
 
-class Page:
-    """A page where every request but file:/blob:/data: is aborted and recorded, dialogs
-    are recorded and dismissed, and page errors kept."""
+class Page(OfflinePage):
+    """A page where every request but file:/blob:/data:/about: is aborted and recorded,
+    dialogs are recorded and dismissed, and page errors kept."""
 
     LOCAL = ("file:", "blob:", "data:", "about:")
-
-    def __init__(self, browser: Any) -> None:
-        self.ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-        self.blocked: list[str] = []
-        self.dialogs: list[str] = []
-        self.errors: list[str] = []
-        self.ctx.route("**/*", self._route)
-        self.page = self.ctx.new_page()
-        self.page.on("dialog", self._dialog)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _route(self, route: Any) -> None:
-        if route.request.url.startswith(self.LOCAL):
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
-
-    def _dialog(self, d: Any) -> None:
-        self.dialogs.append(d.message)
-        d.dismiss()
 
     def assert_nothing_ran(self, root: str = "body", *, scripts: int = 0) -> None:
         """No payload ran, and under ``root`` there is no element a payload would create:
