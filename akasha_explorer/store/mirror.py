@@ -220,8 +220,7 @@ class Mirror:
                 key = (uid[s], uid[d])
                 self.dropped_edges[key] = None
                 gone.append(list(key))
-        return journal.append({"kind": "commit", "nodes": [], "edges": [], "dropped": gone},
-                              sync=True)
+        return journal.append({"kind": "commit", "nodes": [], "dropped": gone}, sync=True)
 
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
                      replayed: Iterable[int] = (), sync: bool | None = None) -> int:
