@@ -13,6 +13,19 @@ experiments (ablations, dry runs) without touching the store.
 False
 >>> Settings.from_dict(s.to_dict()) == s
 True
+
+Profiles
+--------
+A *profile* is a named preset (:data:`PROFILES`): ``"v1"`` reproduces the V1-faithful
+engine this project shipped first (V1's constants plus the earlier **[ours]** choices such
+as causal IDF); ``"v2"``, the default, is the improved engine — every setting where it
+departs from v1 is marked **[ours]** and can be switched on its own for an ablation.
+A store records the profile it was built with (:meth:`Settings.profile_name`).
+
+>>> Settings.profile("v1").HYBRID, Settings().HYBRID
+(False, True)
+>>> Settings.profile("v1").replace(FTS_MAX_TOKENS=20).profile_name()
+('v1', {'FTS_MAX_TOKENS': 20})
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from typing import Any
 
 from .errors import InvalidSettings
 
-__all__ = ["DAY", "Settings", "setting_docs"]
+__all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "Settings", "setting_docs"]
 
 DAY = 86400.0
 """Seconds in a day; every time constant is stored in seconds."""
@@ -89,7 +102,24 @@ class Settings:
     DENSE_POOL: int = _s(100, "§4.1", "Dense seeds are chosen among the top DENSE_POOL nodes by cos_node.")
     DENSE_SEED_MIN: float = _s(0.675, "§4.1", "cos_node above which a node is a Dense seed.")
     DENSE_TOP_K: int = _s(10, "§4.1", "Dense(FB) fallback size, dense_items size, graph seed count.")
-    FTS_MIN_TOKEN_LEN: int = _s(3, "§4.1", "Shortest lexical term (characters).")
+    FTS_MIN_TOKEN_LEN: int = _s(
+        3, "§4.1", "Shortest latin/digit lexical term (characters); V1 applied the same length "
+        "to CJK words.")
+    FTS_CJK_MIN_LEN: int = _s(
+        2, "§4.1", "Shortest CJK lexical term (characters); V1: 3, which kept almost no Chinese "
+        "word (they are mostly two characters) except glued to a neighbour.", ours=True)
+    FTS_CJK_JOIN: bool = _s(
+        False, "§4.1", "Also index two adjacent CJK words joined when one has two characters "
+        "(V1's rule, on in the v1 profile).", ours=True)
+    FTS_CJK_SUBWORDS: bool = _s(
+        True, "§4.1", "Also index the dictionary words inside a longer CJK word (jieba search "
+        "mode: 杀戮尖塔 also gives 杀戮, 尖塔).", ours=True)
+    FTS_STEM: str = _s(
+        "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
+        "(cities -> citi), '' for none.", ours=True)
+    FTS_SKIP_UNSEEN: bool = _s(
+        True, "§4.1", "Query terms no message contains are not used (V1 kept them with "
+        "FTS_UNSEEN_IDF, where they took FTS_MAX_TOKENS places and matched nothing).", ours=True)
     FTS_UNSEEN_IDF: float = _s(6.0, "§4.1", "IDF given to query terms no message contains.")
     FTS_MIN_IDF: float = _s(3.5, "§4.1", "Query terms with a lower IDF are dropped.")
     FTS_MAX_TOKENS: int = _s(10, "§4.1", "At most this many query terms (highest IDF first).")
@@ -105,6 +135,24 @@ class Settings:
     BLACKHOLE_SIGMA: float = _s(0.8, "§4.1", "Salience above which a node may be a BlackHole seed.")
     BLACKHOLE_COS: float = _s(0.60, "§4.1", "cos_node above which a salient node becomes a BlackHole seed.")
     BLACKHOLE_MAX: int = _s(5, "§4.1", "At most this many BlackHole seeds.")
+
+    # -- §4 stage 1 [ours]: hybrid relevance, the floor ---------------------------------------
+    HYBRID: bool = _s(
+        True, "§4.1",
+        "Stage 1 fuses lexical (BM25) and dense relevance per node: the fused top DENSE_TOP_K "
+        "are the seeds, the graph seeds and the floor (the block an agent sees first), and "
+        "settlement's direct term is that relevance. Off: V1 (dense seeds, FTS seeds, a "
+        "dense-only floor, cos_node as the direct term).", ours=True)
+    FUSION_DENSE_WEIGHT: float = _s(
+        0.5, "§4.1", "relevance = bm25 / best bm25 + FUSION_DENSE_WEIGHT * dense, dense = "
+        "cos_msg min-max scaled between the FUSION_POOL-th best and the best.", ours=True)
+    FUSION_POOL: int = _s(
+        100, "§4.1", "Messages read from the BM25 ranking, and the dense rank whose cosine is "
+        "the zero of the dense scale.", ours=True)
+    CONTEXT_NEIGHBOR: float = _s(
+        0.5, "§4.1", "A node's relevance gains this times the better relevance of its session "
+        "neighbours (the turns just before and after it): the answer is often the line next "
+        "to the one that matches. 0 turns it off.", ours=True)
 
     # -- §4 stage 2a: RWR on the micrograph ---------------------------------------------
     NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).")
@@ -249,6 +297,30 @@ class Settings:
             if expected is float and isinstance(value, int):
                 object.__setattr__(self, f.name, float(value))
 
+    @classmethod
+    def profile(cls, name: str = "v2", **changes: Any) -> Settings:
+        """The settings of profile ``name`` (see :data:`PROFILES`), with ``changes`` on top.
+
+        >>> Settings.profile("v1").FTS_CJK_MIN_LEN
+        3
+        """
+        if name not in PROFILES:
+            raise InvalidSettings(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
+        return cls().replace(**{**PROFILES[name], **changes})
+
+    def profile_name(self) -> tuple[str, dict[str, Any]]:
+        """The profile these settings are closest to and the settings that differ from it
+        (``{name: value}``); ties go to the default profile."""
+        best: tuple[int, int, str, dict[str, Any]] | None = None
+        mine = self.to_dict()
+        for k, name in enumerate(sorted(PROFILES, key=lambda p: p != DEFAULT_PROFILE)):
+            base = Settings.profile(name).to_dict()
+            diff = {f: v for f, v in mine.items() if base[f] != v}
+            if best is None or (len(diff), k) < best[:2]:
+                best = (len(diff), k, name, diff)
+        assert best is not None
+        return best[2], best[3]
+
     def replace(self, **changes: Any) -> Settings:
         """A copy with some settings changed; unknown names raise :class:`InvalidSettings`."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
@@ -261,9 +333,10 @@ class Settings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Settings:
-        """Build from a dict; names a newer version added get their defaults."""
-        return cls().replace(**data)
+    def from_dict(cls, data: dict[str, Any], *, profile: str = "v2") -> Settings:
+        """Build from a dict; names it lacks (a newer version added them) take the values of
+        ``profile`` — a store written before profiles existed reads with ``profile="v1"``."""
+        return cls.profile(profile).replace(**data)
 
     def diff(self, other: Settings) -> dict[str, tuple[Any, Any]]:
         """Settings whose values differ: ``{name: (self value, other value)}``."""
@@ -271,10 +344,25 @@ class Settings:
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
+DEFAULT_PROFILE = "v2"
+"""The profile of ``Settings()`` and of new stores."""
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "v2": {},
+    "v1": {
+        "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
+        "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
+    },
+}
+"""Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""
+
+
 def setting_docs() -> list[dict[str, Any]]:
     """One row per setting: name, default, section, [ours] flag and help text."""
+    v1 = PROFILES["v1"]
     return [
-        {"name": f.name, "default": f.default, "section": f.metadata["section"],
-         "ours": f.metadata["ours"], "help": f.metadata["help"]}
+        {"name": f.name, "default": f.default, "v1": v1.get(f.name, f.default),
+         "section": f.metadata["section"], "ours": f.metadata["ours"],
+         "help": f.metadata["help"]}
         for f in dataclasses.fields(Settings)
     ]

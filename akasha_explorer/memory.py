@@ -51,7 +51,7 @@ from .model import IngestReport, Message, NodeState, RawMessage
 from .store import Journal, Manifest, WriterLock
 from .store.api import StoreMixin
 from .store.mirror import Mirror
-from .text.tokenize import TOKENIZER_VERSION, terms
+from .text.tokenize import TOKENIZER_VERSION, TermRules, terms
 from .vectors import VectorDB, sql_str
 
 __all__ = ["Memory", "open"]
@@ -414,7 +414,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                 settings: Settings | None = None) -> LexicalHits:
         """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1)."""
         s = settings or self.settings
-        q = terms(text, min_len=s.FTS_MIN_TOKEN_LEN, stopwords=s.INDEX_STOPWORDS)
+        q = terms(text, rules=TermRules.of(s))
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
@@ -426,10 +426,11 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         alive = n.msg_alive if msg_mask is None else msg_mask
         sel = select_terms(query_terms, self.mirror.postings, n.msg_ts, alive, now=now,
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
-                           max_terms=s.FTS_MAX_TOKENS, min_len=s.FTS_MIN_TOKEN_LEN,
-                           causal=s.CAUSAL_IDF)
+                           max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
+                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN)
+        top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, self.mirror.postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=s.FTS_TOP_K, causal=s.CAUSAL_IDF)
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
 
     # -- recall (SPEC §4) ----------------------------------------------------------------------
     def recall(self, query: str, *, now: float | None = None, session: str | None = None,

@@ -51,7 +51,7 @@ from ..engine.recall import recall as engine_recall
 from ..errors import InvalidInput
 from ..ingest.importers import read_locomo
 from ..memory import Memory
-from ..text.tokenize import terms
+from ..text.tokenize import TermRules, terms
 
 __all__ = ["CATEGORIES", "METHODS", "CachedEmbedder", "parse_evidence", "run_locomo",
            "score_ranking", "write_reports"]
@@ -172,7 +172,7 @@ def _dense_order(mem: Memory, q: NDArray[np.float32]) -> tuple[list[str], NDArra
 
 def _bm25_order(mem: Memory, text: str, now: float) -> list[str]:
     s, n = mem.settings, mem.mirror.nodes
-    q = terms(text, min_len=s.FTS_MIN_TOKEN_LEN, stopwords=s.INDEX_STOPWORDS)
+    q = terms(text, rules=TermRules.of(s))
     sel = select_terms(q, mem.mirror.postings, n.msg_ts, n.msg_alive, now=now, min_idf=-1e9,
                        unseen_idf=s.FTS_UNSEEN_IDF, max_terms=10_000, min_len=1)
     hits = bm25_rank(sel, mem.mirror.postings, n.msg_ts, n.msg_alive, now=now, k1=s.BM25_K1,

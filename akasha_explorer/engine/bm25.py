@@ -45,7 +45,8 @@ class QueryTerm:
     idf: float
     kept: bool
     reason: str = ""
-    """Why it was dropped: ``"short"``, ``"low_idf"`` or ``"over_max"`` (empty if kept)."""
+    """Why it was dropped: ``"short"``, ``"low_idf"``, ``"unseen"`` or ``"over_max"``
+    (empty if kept)."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +140,21 @@ def select_terms(
     max_terms: int,
     min_len: int,
     causal: bool = True,
+    skip_unseen: bool = False,
 ) -> tuple[QueryTerm, ...]:
     """SPEC §4 stage 1: keep terms of ``>= min_len`` characters with IDF ``>= min_idf``
     (unseen terms get ``unseen_idf``), at most ``max_terms`` by IDF (ties: first seen).
+    With ``skip_unseen`` (**[ours]** ``FTS_SKIP_UNSEEN``) a term no visible message contains
+    is dropped (reason ``"unseen"``) instead of taking one of the ``max_terms`` places.
 
     Returns every distinct term considered, kept ones first in IDF order, with the reason a
     dropped one was dropped — the trace shows them all.
+
+    >>> p = Postings(); p.add(0, ["spire"])
+    >>> one = np.ones(1)
+    >>> [(t.term, t.reason) for t in select_terms(["nowhere", "spire"], p, one, one > 0, now=2.0,
+    ...      min_idf=0.0, unseen_idf=6.0, max_terms=1, min_len=1, skip_unseen=True)]
+    [('spire', ''), ('nowhere', 'unseen')]
     """
     vis = _visible(msg_ts, msg_alive, now, causal)
     n_docs = int(vis.sum())
@@ -155,6 +165,8 @@ def select_terms(
         df = int(vis[r].sum()) if r.size else 0
         idf = unseen_idf if df == 0 else idf_select(n_docs, df)
         reason = "short" if len(t) < min_len else ("low_idf" if idf < min_idf else "")
+        if not reason and df == 0 and skip_unseen:
+            reason = "unseen"
         rows.append((t, df, idf, reason))
     order = sorted(range(len(rows)), key=lambda i: (rows[i][3] != "", -rows[i][2], i))
     out: list[QueryTerm] = []

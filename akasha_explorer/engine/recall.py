@@ -74,9 +74,17 @@ of the function concerned):
 >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
 >>> nodes = toy_nodes([[1, 0], [0.8, 0.6], [0, 1]])
 >>> t = recall(nodes, toy_edges([(0, 2, 1.0)]), np.array([1, 0], np.float32),
-...            LexicalHits.empty(), now=1000.0, settings=Settings())
+...            LexicalHits.empty(), now=1000.0, settings=Settings.profile("v1"))
 >>> t.seeds.source, t.activation.uids, t.ranking()[:2]
 (['Dense', 'Dense'], ['n1', 'n0'], ['n1', 'n0'])
+
+The default profile (v2) fuses relevance first; n2, the next turn after n1 in the toy's
+one session, gets context from it:
+
+>>> t = recall(nodes, toy_edges([(0, 2, 1.0)]), np.array([1, 0], np.float32),
+...            LexicalHits.empty(), now=1000.0, settings=Settings())
+>>> t.floor.uids, t.floor.sources
+(['n0', 'n1', 'n2'], ['Dense', 'Dense', 'Context'])
 """
 
 from __future__ import annotations
@@ -85,16 +93,17 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..config import Settings
 from ..errors import InvalidInput
 from .bm25 import LexicalHits
+from .hybrid import floor_items, hybrid_seeds, relevance
 from .ripple import graph_expand, micrograph
 from .seeds import select_seeds, top_k
 from .settle import dense_items, groups, settle
 from .state import EdgeStore, NodeTable
-from .trace import RecallTrace
+from .trace import RecallTrace, Relevance
 from .writeback import WritebackPlan, compute_plan
 
 __all__ = ["plan_writeback", "recall"]
@@ -183,14 +192,25 @@ def recall(
                                  n_edges=int(np.count_nonzero(edges.alive)))
     cos_node = np.einsum("ij,j->i", nodes.vec, qv).astype(np.float64)
     cos_msg = nodes.cos_msg_max(np.einsum("ij,j->i", nodes.msg_vec, qv))
-    seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
-    micro = micrograph(nodes, edges, seeds, cos_node, cos_msg, vis, now=now, settings=st)
-    top_msg = top_k(cos_msg, st.DENSE_TOP_K, vis)     # dense items == graph seeds
-    graph = graph_expand(nodes, edges, cos_node, cos_msg, vis, now=now, settings=st,
-                         graph_seeds=top_msg)
-    sett = settle(micro, seeds, settings=st)
+    top_msg = top_k(cos_msg, st.DENSE_TOP_K, vis)
     dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st, rows=top_msg)
-    act, rip, sup = groups(micro, sett, graph, dense, nodes.vec, relevant=seeds.relevant,
+    direct: NDArray[np.float64] | None = None
+    if st.HYBRID:
+        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st)
+        floor = floor_items(rel, cos_node, settings=st)
+        seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
+                             settings=st)
+        graph_seeds = np.asarray(floor.rows, np.int64)
+    else:  # V1: dense items are the floor and the graph seeds
+        rel, floor = Relevance(), dense
+        seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
+        graph_seeds = top_msg
+    micro = micrograph(nodes, edges, seeds, cos_node, cos_msg, vis, now=now, settings=st)
+    graph = graph_expand(nodes, edges, cos_node, cos_msg, vis, now=now, settings=st,
+                         graph_seeds=graph_seeds, direct=direct)
+    sett = settle(micro, seeds, settings=st,
+                  direct=None if direct is None else direct[micro.rows])
+    act, rip, sup = groups(micro, sett, graph, floor, nodes.vec, relevant=seeds.relevant,
                            settings=st)
     counts = {"seeds": len(seeds.rows), "pool": len(micro.rows),
               "graph": sum(graph.selected), "activated": len(act), "dense": len(dense),
@@ -200,7 +220,7 @@ def recall(
                        n_edges=int(np.count_nonzero(edges.alive)),
                        seeds=seeds, micro=micro, graph=graph, settle=sett, dense=dense,
                        activation=act, ripple=rip, suppressed=sup, relevant=seeds.relevant,
-                       counts=counts)
+                       counts=counts, relevance=rel, floor=floor)
 
 
 def plan_writeback(

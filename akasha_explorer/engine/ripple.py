@@ -328,7 +328,8 @@ def _per_group_top(group: NDArray[np.int64], score: F64, tie: NDArray[np.int64],
 
 def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64,
                  visible: NDArray[np.bool_], *, now: float, settings: Settings,
-                 graph_seeds: ArrayLike | None = None) -> GraphExpand:
+                 graph_seeds: ArrayLike | None = None, direct: F64 | None = None
+                 ) -> GraphExpand:
     """SPEC §4 stage 2b: one hop over the whole graph from the graph seeds, no time limit.
 
     Graph seeds are the top ``DENSE_TOP_K`` visible nodes by ``cos_msg``. For each seed
@@ -341,7 +342,9 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     GRAPH_SCALE · signal · (1 + ln paths) · (GRAPH_COS_BASE + max(0, cos_node(n))) ·
     (1 + GRAPH_LONG_GAIN · long_n) · resource_eff_n``; the top ``GRAPH_LIMIT`` are selected.
 
-    ``graph_seeds`` may pass the seed rows when already known (they are the dense items).
+    ``graph_seeds`` may pass the seed rows when already known (V1: the dense items; with
+    ``HYBRID`` **[ours]** the floor). ``direct`` (per node of the mirror) replaces
+    ``max(0, cos_node)`` as the candidate's direct term (``HYBRID``: the fused relevance).
     Only edges between visible nodes count, in the sums too; edges whose effective weight is
     0 are ignored. ``long_n`` is decayed (**[ours]**, ``GRAPH_DECAYED_LONG``; V1 used the
     stored strength). ``max(0, cos_node(n))`` is the candidate's direct term (a negative
@@ -398,13 +401,13 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     out.pair_nbr_row = dst.tolist()
     out.pair_w_eff, out.pair_out, out.pair_in = w.tolist(), o.tolist(), i_.tolist()
     out.pair_edge_signal, out.pair_candidate_signal = esig.tolist(), csig.tolist()
-    _aggregate(out, nodes, edges, dst, s_rows, csig, cos_node, cos_msg, now, st)
+    _aggregate(out, nodes, edges, dst, s_rows, csig, cos_node, cos_msg, now, st, direct)
     return out
 
 
 def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArray[np.int64],
                s_rows: NDArray[np.int64], csig: F64, cos_node: F64, cos_msg: F64, now: float,
-               st: Settings) -> None:
+               st: Settings, direct_all: F64 | None) -> None:
     kept, inv = _unique(dst)
     signal = np.bincount(inv, weights=csig, minlength=kept.size).astype(np.float64)
     paths = np.bincount(inv, minlength=kept.size)
@@ -413,7 +416,7 @@ def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArra
     long = node_long(nodes, kept, now, st, decayed=st.GRAPH_DECAYED_LONG)
     res = np.asarray(resource_eff(nodes.resource[kept], nodes.resource_ts[kept], now,
                                   st.RESOURCE_TAU))
-    direct = np.maximum(0.0, cos_node[kept])
+    direct = (np.maximum(0.0, cos_node[kept]) if direct_all is None else direct_all[kept])
     score = (st.GRAPH_SCALE * signal * (1.0 + np.log(paths)) * (st.GRAPH_COS_BASE + direct)
              * (1.0 + st.GRAPH_LONG_GAIN * long) * res)
     sel = np.zeros(kept.size, bool)

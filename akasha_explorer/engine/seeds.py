@@ -26,7 +26,7 @@ from .bm25 import LexicalHits
 from .state import EdgeStore, NodeTable
 from .trace import QueryTermRecord, SeedTable
 
-__all__ = ["effective_sigma", "select_seeds", "top_k"]
+__all__ = ["effective_sigma", "lexical_node_ranks", "select_seeds", "top_k"]
 
 
 def top_k(values: ArrayLike, k: int, mask: ArrayLike | None = None) -> NDArray[np.int64]:
@@ -81,9 +81,10 @@ def effective_sigma(nodes: NodeTable, rows: ArrayLike, settings: Settings) -> ND
     return np.asarray(nodes.sigma[r], dtype=np.float64)
 
 
-def _fts_hits(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
-              top: int) -> dict[int, int]:
-    """node row -> 1-based BM25 rank of its first hit message, in hit order."""
+def lexical_node_ranks(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
+                       top: int) -> dict[int, int]:
+    """Node row -> 1-based BM25 rank of its first hit message among the first ``top`` hits,
+    in hit order; hits on forgotten messages or invisible nodes are skipped."""
     out: dict[int, int] = {}
     msg_alive, msg_node = nodes.msg_alive, nodes.msg_node
     for rank, mrow in enumerate(lexical.msg_rows[:top], 1):
@@ -143,7 +144,7 @@ def select_seeds(
     energy = [st.SEED_ENERGY] * len(rows)
     boosted = list(energy)
     pos = {r: k for k, r in enumerate(rows)}
-    hits = _fts_hits(nodes, visible, lexical, st.FTS_TOP_K)
+    hits = lexical_node_ranks(nodes, visible, lexical, st.FTS_TOP_K)
     fts_only = 0
     for node in hits:
         k = pos.get(node)

@@ -26,10 +26,12 @@ __all__ = ["dense_items", "groups", "settle"]
 _PATH_CODE = {"direct": 0, "1hop": 1, "2hop": 2}
 
 
-def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings) -> Settlement:
+def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
+           direct: NDArray[np.float64] | None = None) -> Settlement:
     """SPEC §4 stage 3 for every micrograph node.
 
-    ``direct = max(0, cos_node)``; ``w_d`` = DIRECT_W_SEED for a seed else DIRECT_W_OTHER;
+    ``direct = max(0, cos_node)`` (with ``HYBRID`` **[ours]**, the caller passes the fused
+    relevance ``norm`` of each micrograph node instead); ``w_d`` = DIRECT_W_SEED for a seed else DIRECT_W_OTHER;
     ``state_norm = min(1, state / max state)``; ``ripple = current · RIPPLE_GAIN ·
     state_norm`` (``current`` after the last step); ``strong``/``weak`` = max/min of ripple
     and ``w_d · direct``; ``content_base = strong + weak · max(0, 1 − strong)``; ``edge =
@@ -56,7 +58,8 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings) -> Settle
         return Settlement()
     f = np.asarray
     is_seed = f(micro.is_seed, bool)
-    direct = np.maximum(0.0, f(micro.cos_node, np.float64))
+    direct = (np.maximum(0.0, f(micro.cos_node, np.float64)) if direct is None
+              else f(direct, np.float64))
     w_d = np.where(is_seed, st.DIRECT_W_SEED, st.DIRECT_W_OTHER)
     state = f(micro.state, np.float64)
     state_norm = np.minimum(1.0, state / max(float(state.max()), 1e-10))
@@ -177,7 +180,7 @@ def _by_score(entries: list[tuple[float, str, _Cand]]) -> list[tuple[float, str,
     return sorted(entries, key=lambda e: (-e[0], e[2].row))
 
 
-def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, dense: ItemList,
+def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, floor: ItemList,
            vec: NDArray[np.float32], *, relevant: bool, settings: Settings
            ) -> tuple[ItemList, ItemList, ItemList]:
     """SPEC §4 stage 4: ``(activation_items, ripple_items, suppressed)``.
@@ -187,7 +190,8 @@ def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, dense: ItemL
       ``RELEVANCE_FLOOR`` **[ours]** they need it too); per node the higher passing score
       wins (ties: the micrograph role); top ``ACTIVATION_K`` by score, ties by row.
     - ripple: the same with soft recall (Bridge items with ``score ≥ SOFT_SCORE`` and
-      ``direct ≥ SOFT_DIRECT`` also pass), best first, without the nodes of ``dense``
+      ``direct ≥ SOFT_DIRECT`` also pass), best first, without the nodes of ``floor`` (the
+      first block: V1's ``dense_items``, or with ``HYBRID`` the fused floor)
       and without duplicate texts (the engine holds no text: a duplicate is a node whose
       vector is byte-identical to an earlier item's — identical text embeds identically),
       then cut to ``max(24, 3 · max(10, RIPPLE_LIMIT))`` items.
@@ -212,7 +216,7 @@ def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, dense: ItemL
     act = _by_score([(*c.act, c) for c in cands if c.act is not None])
     activated = act[: st.ACTIVATION_K]
     chosen = {c.uid for _, _, c in activated}
-    in_dense = set(dense.uids)
+    in_dense = set(floor.uids)
     seen: set[bytes] = set()
     ripple: list[tuple[float, str, _Cand]] = []
     for e in _by_score([(*c.soft, c) for c in cands if c.soft is not None]):

@@ -86,6 +86,7 @@ class NodeTable:
         self._msg_alive = np.zeros(0, bool)
         self.msg_sum = np.zeros(self.dim, np.float64)
         """Sum of all stored message unit vectors (the salience centroid before normalising)."""
+        self._neighbors: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     # -- views -------------------------------------------------------------------------
     @property
@@ -238,6 +239,7 @@ class NodeTable:
         self.index[uid] = i
         self.n += 1
         self.m += k
+        self._neighbors = None
         return i
 
     def kill(self, i: int) -> None:
@@ -248,6 +250,32 @@ class NodeTable:
         self._msg_alive[a : a + k] = False
         self._msg_vec[a : a + k] = 0.0
         self._vec[i] = 0.0
+        self._neighbors = None
+
+    def neighbors(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(prev, next)``: for each node, the row of the alive node just before / after
+        it in its session (by time, then row), or -1. Cached until a node is added or
+        killed; dead nodes have no neighbours and are no one's.
+
+        >>> t = NodeTable(dim=1)
+        >>> for k, (s, ts) in enumerate([("a", 5.0), ("b", 1.0), ("a", 2.0), ("a", 9.0)]):
+        ...     _ = t.add_node(f"u{k}", ts=ts, session=s, vector=[1.0], sigma=0.0,
+        ...                    strength=1.0, resource=1.0, assistant_only=False,
+        ...                    msg_vectors=[[1.0]], msg_ts=[ts], msg_uids=[f"u{k}:0"])
+        >>> [x.tolist() for x in t.neighbors()]
+        [[2, -1, -1, 0], [3, -1, 0, -1]]
+        """
+        if self._neighbors is None:
+            n = self.n
+            prev = np.full(n, -1, np.int64)
+            nxt = np.full(n, -1, np.int64)
+            rows = np.flatnonzero(self.alive)
+            order = rows[np.lexsort((rows, self.ts[rows], self.session[rows]))]
+            same = self.session[order[1:]] == self.session[order[:-1]]
+            a, b = order[:-1][same], order[1:][same]
+            nxt[a], prev[b] = b, a
+            self._neighbors = (prev, nxt)
+        return self._neighbors
 
     def set_state(self, i: int, *, strength: float, strength_ts: float, resource: float,
                   resource_ts: float, recall_count: int) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "MicroGraph",
     "QueryTermRecord",
     "RecallTrace",
+    "Relevance",
     "SeedTable",
     "Settlement",
     "use_context_builder",
@@ -54,6 +55,37 @@ class QueryTermRecord:
     idf: float
     kept: bool
     reason: str = ""
+
+
+@dataclass
+class Relevance:
+    """Stage 1 **[ours]** (``HYBRID``): the fused relevance of the nodes the floor, the seeds
+    and the graph seeds are chosen from (every node with a BM25 hit among the top
+    ``FUSION_POOL`` messages or a dense rank within ``FUSION_POOL``, and their session
+    neighbours), best first.
+
+    Per node: ``bm25`` (best BM25 of its messages, 0 without a hit) and ``lexical = bm25 /
+    bm25_top``; ``cos_msg`` and ``dense = clip((cos_msg − dense_zero) / (dense_top −
+    dense_zero), 0, 1)``; ``base = lexical + FUSION_DENSE_WEIGHT · dense``; ``context =
+    CONTEXT_NEIGHBOR · max(base of the session neighbours)`` with ``context_from`` the
+    neighbour that gave it; ``score = base + context`` and ``norm = score / top score``
+    (settlement's direct term).
+    """
+
+    rows: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)
+    bm25: list[float] = field(default_factory=list)
+    lexical: list[float] = field(default_factory=list)
+    cos_msg: list[float] = field(default_factory=list)
+    dense: list[float] = field(default_factory=list)
+    base: list[float] = field(default_factory=list)
+    context: list[float] = field(default_factory=list)
+    context_from: list[str | None] = field(default_factory=list)
+    score: list[float] = field(default_factory=list)
+    norm: list[float] = field(default_factory=list)
+    bm25_top: float = 0.0
+    dense_top: float = 0.0
+    dense_zero: float = 0.0
 
 
 @dataclass
@@ -268,6 +300,10 @@ class RecallTrace:
     counts: dict[str, int]
     writeback: WritebackPlan | None = None
     messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    relevance: Relevance = field(default_factory=Relevance)
+    floor: ItemList = field(default_factory=ItemList)
+    """The first block an agent sees: with ``HYBRID`` the top ``DENSE_TOP_K`` by fused
+    relevance, else ``dense_items`` (V1)."""
 
     # -- construction / serialisation ---------------------------------------------------
     @classmethod

@@ -45,7 +45,7 @@ from ..config import Settings
 from ..errors import InvalidInput
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
-from ..text.tokenize import normalize, terms
+from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import messages_schema, sql_str, turns_schema
 from .importers import Imported
 
@@ -234,8 +234,8 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
     report.seconds["embed"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     sig = salience(vecs, mem.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)
-    msg_terms = [terms(t, min_len=settings.FTS_MIN_TOKEN_LEN, stopwords=settings.INDEX_STOPWORDS)
-                 for t in texts]
+    rules = TermRules.of(settings)
+    msg_terms = [terms(t, rules=rules) for t in texts]
     flags, metas = _flags(mem, msgs)
     # node rows
     k = 0
