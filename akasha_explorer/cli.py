@@ -20,7 +20,7 @@ import click
 
 from . import open as open_store
 from .clikit import echo_json, parse_now
-from .config import setting_docs
+from .config import DEFAULT_PROFILE, PROFILES, Settings, setting_docs
 from .errors import AkashaError
 from .ingest.importers import load
 
@@ -137,7 +137,8 @@ def _print_group(mem: Any, title: str, items: Any) -> None:
               help="Write the recall back with NODE_ID as the current turn.")
 @click.option("--json", "as_json", is_flag=True, help="The whole trace as JSON.")
 def recall(store: str, query: str, now: str, commit_to: str | None, as_json: bool) -> None:
-    """Recall QUERY: the activation set, ripple items and dense items with scores/sources.
+    """Recall QUERY: the floor (what an agent sees first), the activation set and the
+    ripple items with scores/sources.
 
     A dry run unless --commit NODE_ID is given.
     """
@@ -153,9 +154,13 @@ def recall(store: str, query: str, now: str, commit_to: str | None, as_json: boo
         click.echo(f"recall {query!r} at {when}: {c['seeds']} seeds, micrograph {c['pool']}, "
                    f"{c['graph']} graph candidates"
                    + ("" if trace.relevant else "  [no relevant seed: fallback only]"))
+        profile = mem.settings.profile_name()[0]
+        floor = ("fused lexical + dense relevance" if mem.settings.HYBRID
+                 else "dense_items, cos_msg")
+        _print_group(mem, f"floor — what an agent sees first ({floor}; profile {profile})",
+                     trace.first_block())
         _print_group(mem, "activation_items — written back on commit", trace.activation)
         _print_group(mem, "ripple_items — background", trace.ripple)
-        _print_group(mem, "dense_items — accuracy floor (cos_msg)", trace.dense)
         if commit_to is not None:
             wb = trace.writeback
             click.echo(f"\ncommitted with current node {commit_to}: "
@@ -206,6 +211,10 @@ def demo(store: str, no_replay: bool) -> None:
     ``demo-tour``), so health, the query picker and the logs have something to show."""
     data = resources.files("akasha_explorer").joinpath("data/demo_conversations.jsonl")
     with resources.as_file(data) as path, open_store(store) as mem:
+        profile = mem.settings.profile_name()[0]
+        if profile != DEFAULT_PROFILE:  # a demo store an older version made: show today's engine
+            mem.migrate(DEFAULT_PROFILE)
+            click.echo(f"demo store migrated from profile {profile} to {DEFAULT_PROFILE}")
         report = mem.ingest(path, replay=not no_replay)
         click.echo(report.summary())
         if report.messages_added:
@@ -240,16 +249,53 @@ def lab(store: str, notebooks: str, port: int | None) -> None:
 
 
 @cli.command("settings")
+@click.argument("store", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def settings_cmd(as_json: bool) -> None:
-    """Every setting with its default, SPEC section and help."""
+def settings_cmd(store: str | None, as_json: bool) -> None:
+    """Every setting with its default (profile v2), its v1 value where it differs, SPEC
+    section and help; with STORE, the store's profile and its own values too."""
     docs = setting_docs()
+    own: Settings | None = None
+    if store is not None:
+        with open_store(store, read_only=True) as mem:
+            own = mem.settings
+        profile, diff = own.profile_name()
+        for d in docs:
+            d["store"] = getattr(own, d["name"])
     if as_json:
-        echo_json(docs)
+        echo_json({"profile": profile, "differs_from_profile": diff, "settings": docs}
+                  if own is not None else docs)
         return
+    if own is not None:
+        extra = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "nothing"
+        click.echo(f"store {store}: profile {profile} (set apart from it: {extra}); "
+                   f"`akasha migrate STORE --profile v1|v2` switches it\n")
     for d in docs:
         ours = " [ours]" if d["ours"] else ""
-        click.echo(f"{d['name']} = {d['default']!r}  ({d['section']}{ours})\n    {d['help']}")
+        v1 = f"   v1: {d['v1']!r}" if d["v1"] != d["default"] else ""
+        here = f"   store: {d['store']!r}" if own is not None else ""
+        click.echo(f"{d['name']} = {d['default']!r}{v1}{here}  ({d['section']}{ours})\n"
+                   f"    {d['help']}")
+
+
+@cli.command("migrate")
+@click.argument("store", type=click.Path(exists=True, file_okay=False))
+@click.option("--profile", type=click.Choice(list(PROFILES)), required=True,
+              help="The settings profile to switch the store to.")
+def migrate_cmd(store: str, profile: str) -> None:
+    """Switch STORE to a settings profile (v2: the improved engine; v1: the V1-faithful
+    one). What the store set apart from its profile (model, index options…) is kept; the
+    lexical index is rebuilt when its term rules change; edges, node state and the raw
+    messages stay as they are."""
+    with open_store(store) as mem:
+        before = mem.settings.profile_name()[0]
+        diff = mem.migrate(profile)
+    if not diff:
+        click.echo(f"store {store} already uses profile {profile}; nothing changed")
+        return
+    click.echo(f"store {store}: profile {before} -> {profile}")
+    for k, (a, b) in diff.items():
+        click.echo(f"  {k}: {a!r} -> {b!r}")
 
 
 def _register_areas() -> None:

@@ -171,6 +171,12 @@ class Settings:
     GRAPH_SEED_COS_FLOOR: float = _s(0.25, "§4.2b", "candidate_signal = edge_signal * max(floor, cos_node(s)).")
     GRAPH_COS_BASE: float = _s(0.25, "§4.2b", "score_graph factor (base + cos_node(n)).")
     GRAPH_LONG_GAIN: float = _s(0.15, "§4.2b", "score_graph factor (1 + gain * long_n).")
+    GRAPH_SETTLE: bool = _s(
+        True, "§4.2b", "Graph candidates settle like micrograph nodes: content_base = noisy-OR "
+        "of their energy (one random-walk step from the graph seeds, RIPPLE_GAIN * sum of "
+        "seed share * edge_signal) and DIRECT_W_OTHER * direct, times the same gains and "
+        "penalties (hop 1hop). V1 scored them on a scale of their own (score_graph) that "
+        "displaced direct matches.", ours=True)
     GRAPH_DECAYED_LONG: bool = _s(
         True, "§4.2b", "long_n in score_graph uses the decayed strength (V1: stored).", ours=True)
 
@@ -352,6 +358,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "v1": {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
+        "GRAPH_SETTLE": False,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

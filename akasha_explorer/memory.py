@@ -50,8 +50,9 @@ from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
 from .store import Journal, Manifest, WriterLock
 from .store.api import StoreMixin
+from .store.manifest import tokenizer_id
 from .store.mirror import Mirror
-from .text.tokenize import TOKENIZER_VERSION, TermRules, terms
+from .text.tokenize import TermRules, terms
 from .vectors import VectorDB, sql_str
 
 __all__ = ["Memory", "open"]
@@ -136,7 +137,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS)
             self._embedder = emb
             self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
-                                     tokenizer=TOKENIZER_VERSION)
+                                     tokenizer=tokenizer_id(settings))
         self.settings: Settings = self.manifest.settings
         self.dim = self.manifest.dim
         try:
@@ -149,14 +150,73 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         if not exists:
             self.manifest.write(self.path)  # last: a half-created folder has no manifest
         self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
+        stale_terms = exists and self.manifest.tokenizer != tokenizer_id(self.settings)
+        if stale_terms and not self.read_only:
+            self._reindex()
+            stale_terms = False
         self.mirror = Mirror(self.dim)
         self.mirror.load(self.graph, self.vectors, self.journal)
+        if stale_terms:  # read-only: index the terms in memory, leave the files alone
+            log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
+                        "in memory — open it once for writing to migrate it", self.path,
+                        self.manifest.tokenizer)
+            self.mirror.set_terms(self.terms_by_uid(self.settings))
         if self.mirror.orphan_messages:
             log.warning("store %s: %d messages without a node (an interrupted ingest); "
                         "re-run that ingest or `akasha doctor --repair`", self.path,
                         len(self.mirror.orphan_messages))
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
+
+    # -- term rules and profiles ----------------------------------------------------------------
+    def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
+        """Lexical terms of every stored message under the term rules of ``settings`` (default:
+        the store's) — computed from the stored text, nothing is written."""
+        settings = settings or self.settings
+        rows = self.vectors.read("messages", columns=pipeline.TERM_SOURCE_COLUMNS).to_pydict()
+        return dict(zip(rows["uid"], pipeline.stored_terms(rows, settings), strict=True))
+
+    def _reindex(self) -> None:
+        """Migration: rebuild the stored lexical terms under the store's rules, then record
+        them in the manifest (a crash in between re-runs it on the next open)."""
+        t0 = time.perf_counter()
+        n = pipeline.reindex_terms(self.vectors, self.settings)
+        old = self.manifest.tokenizer
+        self.manifest.tokenizer = tokenizer_id(self.settings)
+        self.manifest.write(self.path)
+        log.warning("store %s: lexical terms of %d messages rebuilt for the term rules %s "
+                    "(were %s) in %.1fs", self.path, n, self.manifest.tokenizer, old or "?",
+                    time.perf_counter() - t0)
+
+    def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
+        """Switch the store to settings ``profile`` (``"v1"``, ``"v2"``), keeping what the
+        store set apart from its own profile (model, index options…) and ``changes`` on top.
+        The lexical terms are rebuilt if their rules changed; edges, node state and raw
+        messages stay as they are. Returns ``{setting: (old, new)}`` for what changed.
+
+        A store keeps the settings it was built with (SPEC: it replays the same); this is
+        the one deliberate way to change them.
+        """
+        self._check_write()
+        base, own = self.settings.profile_name()
+        new = Settings.profile(profile, **{**own, **changes})
+        if new.EMBED_MODEL != self.settings.EMBED_MODEL or (
+                new.EMBED_CJK_DIMS != self.settings.EMBED_CJK_DIMS):
+            raise ModelMismatch("migrate cannot change the embedding model (every vector would "
+                                "have to be recomputed); build a new store for another model")
+        diff = self.settings.diff(new)
+        if not diff:
+            return {}
+        self.checkpoint()
+        self.manifest.settings = new
+        self.settings = new
+        self.manifest.write(self.path)
+        if self.manifest.tokenizer != tokenizer_id(new):
+            self._reindex()
+            self.mirror.set_terms(self.terms_by_uid(new))
+        self.journal.fsync = new.JOURNAL_FSYNC
+        log.info("store %s migrated from profile %s to %s", self.path, base, profile)
+        return diff
 
     # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> Memory:

@@ -39,13 +39,17 @@ def reference_markdown() -> str:
         if opts:
             lines.append("")
     lines += ["## Settings", "",
-              "Every constant of the engine; a store records the values it was built with. "
+              "Every constant of the engine; a store records the values it was built with and "
+              "the profile they belong to. `default` is the default profile (v2); `v1` the "
+              "V1-faithful profile (`Settings.profile(\"v1\")`), shown where it differs. "
               "[ours] marks a deliberate change from Akasha V1, switchable.", "",
-              "| name | default | SPEC | help |", "|---|---|---|---|"]
+              "| name | default | v1 | SPEC | help |", "|---|---|---|---|---|"]
     for d in setting_docs():
         ours = " [ours]" if d["ours"] else ""
         text = d["help"].replace("|", "\\|")
-        lines.append(f"| `{d['name']}` | `{d['default']!r}` | {d['section']}{ours} | {text} |")
+        v1 = f"`{d['v1']!r}`" if d["v1"] != d["default"] else ""
+        lines.append(f"| `{d['name']}` | `{d['default']!r}` | {v1} | {d['section']}{ours} "
+                     f"| {text} |")
     return "\n".join(lines) + "\n"
 
 

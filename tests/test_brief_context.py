@@ -135,13 +135,14 @@ def test_full_text_is_verbatim_and_lines_start_with_handles(mem):
     assert block.text.splitlines()[2].startswith(f"{first.handle} 2026-")
 
 
-def test_dense_items_come_first_then_background(mem):
+def test_the_floor_comes_first_then_background(mem):
     trace = recall(mem, HUMIDITY)
+    first = trace.first_block()
+    assert first is trace.floor and first.uids  # the default profile's fused floor
     block = build_context(trace, 100_000)
     groups = [i.group for i in block.items]
-    assert groups == ["direct"] * len(trace.dense) + ["background"] * (len(groups)
-                                                                       - len(trace.dense))
-    assert [i.node for i in block.items[: len(trace.dense)]] == trace.dense.uids
+    assert groups == ["direct"] * len(first) + ["background"] * (len(groups) - len(first))
+    assert [i.node for i in block.items[: len(first)]] == first.uids
     assert block.text.index("direct:") < block.text.index("background:")
 
 

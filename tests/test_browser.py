@@ -201,7 +201,11 @@ def test_notebook_02_in_chromium(lab: str) -> None:
             assert graph.evaluate(PAINTED) > 1000
             _shot(output, "stepper_rwr.png")
 
-            # a click on a node on the canvas reaches Python (the details pane shows it)
+            # a click on a node on the canvas reaches Python (the details pane shows it);
+            # the canvas is scrolled to the middle of the window first, so the node is on
+            # screen and not under JupyterLab's status bar
+            graph.locator("canvas").evaluate("(c) => c.scrollIntoView({block: 'center'})")
+            page.wait_for_timeout(300)
             uid, x, y = graph.evaluate(NODE_XY)
             box = graph.locator("canvas").bounding_box()
             assert box is not None

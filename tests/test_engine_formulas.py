@@ -25,7 +25,7 @@ from akasha_explorer.engine.settle import groups, settle
 from akasha_explorer.engine.toy import toy_edges, toy_nodes, unit
 from akasha_explorer.engine.trace import GraphExpand, ItemList, MicroGraph, SeedTable
 
-S = Settings()
+S = Settings.profile("v1")  # these tests pin the V1-faithful engine (the v1 profile)
 f32 = lambda x: float(np.float32(x))  # noqa: E731  (cosines are float32 dot products)
 
 

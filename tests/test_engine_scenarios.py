@@ -20,7 +20,7 @@ from akasha_explorer.engine.state import EdgeStore, NodeTable
 from akasha_explorer.engine.toy import toy_edges, toy_nodes, unit
 from akasha_explorer.engine.writeback import apply_plan, compute_plan
 
-S = Settings()
+S = Settings.profile("v1")  # these tests pin the V1-faithful engine (the v1 profile)
 DIM = 24
 Q = np.eye(DIM, dtype=np.float32)[0]
 

@@ -21,7 +21,7 @@ from akasha_explorer.engine.trace import FRAME_COLUMNS, RecallTrace
 from akasha_explorer.engine.writeback import apply_plan
 from akasha_explorer.errors import InvalidInput
 
-S = Settings()
+S = Settings.profile("v1")  # these tests pin the V1-faithful engine (the v1 profile)
 
 
 def random_mirror(seed: int, n: int, dim: int = 8) -> tuple[NodeTable, EdgeStore, np.ndarray]:

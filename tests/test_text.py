@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import bm25s
 import numpy as np
@@ -10,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from akasha_explorer.config import Settings
 from akasha_explorer.engine.bm25 import Postings, bm25_rank, select_terms
+from akasha_explorer.errors import InvalidSettings
 from akasha_explorer.text.gates import gate_flags, injection_reasons, is_noise
-from akasha_explorer.text.tokenize import normalize, terms
+from akasha_explorer.text.tokenize import TermRules, normalize, terms
 
 from .conftest import DEMO
 
@@ -66,23 +69,55 @@ def test_demo_hostile_messages_are_flagged_or_inert() -> None:
     assert sum(is_noise(t) for t in users) < len(users) / 2
 
 
-def test_terms_rules() -> None:
-    t = terms("拔引流条的时候出了好多血，鱼石脂是棕色的")
+V1_RULES = TermRules.of(Settings.profile("v1"))
+
+
+def test_terms_rules_v1() -> None:
+    t = terms("拔引流条的时候出了好多血，鱼石脂是棕色的", rules=V1_RULES)
     assert "引流条" in t and "鱼石脂" in t
     assert all(len(x) >= 3 for x in t)
     # joined pairs never cross punctuation
     assert not any("，" in x for x in t)
-    assert terms("The AND of it all, limboo") == ["limboo"]
-    assert terms("The AND of it", stopwords=False) == ["the", "and"]
+    assert terms("The AND of it all, limboo", rules=V1_RULES) == ["limboo"]
+    assert terms("The AND of it", rules=replace(V1_RULES, stopwords=False)) == ["the", "and"]
+    # V1's one length rule kept no Chinese two-character word on its own
+    assert terms("阿岚", rules=V1_RULES) == []
     # documents and queries tokenise the same way
+    assert set(terms("limboo 玩杀戮尖塔", rules=V1_RULES)) <= set(
+        terms("昨天和 limboo 玩杀戮尖塔到很晚", rules=V1_RULES))
+
+
+def test_terms_rules_default() -> None:
+    t = terms("拔引流条的时候出了好多血，鱼石脂是棕色的")
+    assert "引流" in t and "鱼石脂" in t
+    assert all(len(x) >= 2 for x in t) and not any("，" in x for x in t)
+    # a one-word Chinese query is a term (issue 13: 0 hits for 阿岚, 手指, 换药 before)
+    for word in ("阿岚", "手指", "换药", "魔术"):
+        assert terms(word) == [word]
+    # the words inside a longer word are terms too, so a query word finds the longer word
+    assert {"杀戮", "尖塔"} <= set(terms("杀戮尖塔"))
+    assert {"自然", "语言"} <= set(terms("自然语言"))
+    # latin words: V1's length rule, stop words out, Snowball stems
+    assert terms("The AND of it all, limboo") == ["limboo"]
+    assert terms("cities") == terms("city") and terms("played") == terms("plays")
     assert set(terms("limboo 玩杀戮尖塔")) <= set(terms("昨天和 limboo 玩杀戮尖塔到很晚"))
+
+
+def test_term_rules_follow_the_settings() -> None:
+    assert TermRules.of(Settings()) == TermRules()
+    assert TermRules.of(Settings.profile("v1")).signature == (
+        "latin>=3;cjk>=3;join=1;sub=0;stop=1;stem=-")
+    with pytest.raises(InvalidSettings, match="Snowball"):
+        terms("cities", rules=TermRules(stem="klingon"))
 
 
 @given(st.text(max_size=200))
 @settings(max_examples=200, deadline=None)
 def test_terms_never_crash_and_are_normalised(text: str) -> None:
-    for t in terms(text):
+    for t in terms(text, rules=V1_RULES):
         assert t == normalize(t) and len(t) >= 3 and t.strip() == t
+    for t in terms(text):
+        assert t == normalize(t) and t and t.strip() == t
 
 
 CORPUS = [

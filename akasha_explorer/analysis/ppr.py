@@ -196,7 +196,7 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
     >>> nodes = toy_nodes([[1, 0], [0.9, 0.1], [0, 1], [0.1, 1]])
     >>> t = ppr_recall(nodes, toy_edges([(0, 2, 1.0)], last_ts=180.0), [1.0, 0.0],
-    ...                LexicalHits.empty(), now=180.0, settings=Settings())
+    ...                LexicalHits.empty(), now=180.0, settings=Settings.profile("v1"))
     >>> t.seeds.uids, t.ranking()[:3], t.activation.scores[0]
     (['n0', 'n1'], ['n0', 'n1', 'n2'], 1.0)
     """
@@ -250,7 +250,7 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
             grp.reasons.append("over_k" if gate else "no_relevant_seed")
     act, sup = items
     ripple = ItemList()
-    dense_set = set(dense.uids)
+    dense_set = set(base.first_block().uids)  # ripple items leave out the first block
     for k, u in enumerate(table.uids):
         if u not in dense_set:
             _push(ripple, table, k)

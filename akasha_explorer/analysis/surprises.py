@@ -203,9 +203,14 @@ def _miss(row: Mapping[str, Any]) -> str:
     if isinstance(seeds, str):
         import json
         seeds = json.loads(seeds) if seeds else []
-    if not seeds or all(s[1] == "Dense(FB)" for s in seeds):
+    if not any(_RELEVANT & set(str(s[1]).split("+")) for s in seeds):
         return "no relevant seed (fallback only)"
     return ""
+
+
+_RELEVANT = {"Dense", "FTS", "BlackHole"}
+"""Seed labels of a relevant match (a seed only labelled ``Dense(FB)`` or ``Context`` is a
+weak fallback: nothing above DENSE_SEED_MIN, no lexical hit, no BlackHole)."""
 
 
 def knowledge_gaps(queries: Sequence[Mapping[str, Any]], *, min_misses: int = 2,

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import click
 
+from .madial import MADIAL_METHODS
+from .recall import METHODS
+
 __all__ = ["COMMANDS"]
 
 
@@ -16,28 +19,66 @@ def bench() -> None:
     """Benchmarks: recall quality on LoCoMo, engine speed, scale."""
 
 
+def _methods(value: str, known: tuple[str, ...]) -> list[str]:
+    methods = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = sorted(set(methods) - set(known))
+    if unknown:
+        raise click.BadParameter(f"unknown method(s) {', '.join(unknown)}; known: "
+                                 f"{', '.join(known)}", param_hint="--methods")
+    return methods
+
+
+def _report(result: dict[str, object], out: str) -> None:
+    from .report import write_reports
+
+    command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    for path in write_reports(result, out, command=command):  # type: ignore[arg-type]
+        click.echo(f"wrote {path}")
+    click.echo(Path(out).with_suffix(".md").read_text("utf-8"))
+
+
+_PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v2",
+                        show_default=True, help="Settings profile of the stores (v1: the "
+                        "V1-faithful engine).")
+
+
 @bench.command()
 @click.option("--data", default="../shared/data/locomo-dev.json", show_default=True,
               type=click.Path(exists=True, dir_okay=False), help="A LoCoMo-format JSON file.")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
-@click.option("--methods", default=",".join(("akasha", "akasha-activation", "dense", "bm25",
-                                             "rrf", "ppr")), show_default=True,
+@click.option("--methods", default=",".join(METHODS), show_default=True,
               help="Comma-separated methods.")
+@_PROFILE
 @click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
 @click.option("--out", default="benchmarks/results/locomo-dev.json", show_default=True,
               type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
-def locomo(data: str, conversations: int | None, methods: str, no_ablations: bool,
-           out: str) -> None:
-    """Evidence recall on LoCoMo: Akasha beside dense, BM25, RRF and PPR."""
-    from .locomo import run_locomo, write_reports
+def locomo(data: str, conversations: int | None, methods: str, profile: str,
+           no_ablations: bool, out: str) -> None:
+    """Evidence recall on LoCoMo: the context an agent receives, Akasha's ranking, dense,
+    BM25, RRF and PPR."""
+    from .locomo import run_locomo
 
-    result = run_locomo(data, conversations=conversations,
-                        methods=[m.strip() for m in methods.split(",") if m.strip()],
-                        ablations=not no_ablations)
-    command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    for path in write_reports(result, out, command=command):
-        click.echo(f"wrote {path}")
-    click.echo(Path(out).with_suffix(".md").read_text("utf-8"))
+    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, METHODS),
+                       ablations=not no_ablations, profile=profile), out)
+
+
+@bench.command()
+@click.option("--data", default="../shared/data/madial-zh-dev", show_default=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="A MADial-Bench-zh folder (memory and dialogue JSON-lines files).")
+@click.option("--methods", default=",".join(MADIAL_METHODS), show_default=True,
+              help="Comma-separated methods.")
+@_PROFILE
+@click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
+@click.option("--out", default="benchmarks/results/madial-zh-dev.json", show_default=True,
+              type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
+def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) -> None:
+    """Memory recall on MADial-Bench-zh (Chinese): one store per user, query = the
+    dialogue before the test turn."""
+    from .madial import run_madial
+
+    _report(run_madial(data, methods=_methods(methods, METHODS), ablations=not no_ablations,
+                       profile=profile), out)
 
 
 @bench.command()

@@ -44,9 +44,9 @@ class BriefMixin:
 
     def _after_recall(self: Memory, trace: RecallTrace) -> None:  # type: ignore[misc]
         """Hook run by ``Memory.recall`` on every trace before it is returned: attach the
-        stored messages of the dense, ripple and activation items (what
+        stored messages of the first block, ripple and activation items (what
         ``trace.context()`` shows) and remember the trace for handle look-ups."""
-        uids = list(dict.fromkeys(trace.dense.uids + trace.ripple.uids
+        uids = list(dict.fromkeys(trace.first_block().uids + trace.ripple.uids
                                   + trace.activation.uids))
         trace.messages = self._brief_messages(uids)
         self._brief_last = trace

@@ -3,7 +3,8 @@
 :func:`build_context` turns a :class:`~akasha_explorer.engine.trace.RecallTrace` into a
 :class:`ContextBlock` — text for a prompt plus the handle map behind it:
 
-- **Items.** ``dense_items`` first (group ``direct``: the accuracy floor), then
+- **Items.** The floor first (group ``direct``: :meth:`RecallTrace.first_block`, V1's
+  ``dense_items`` or the fused floor of the default profile), then
   ``ripple_items`` (group ``background``), then any activated node neither holds. Item
   ``n`` gets the handle ``[n]``; handles depend on the trace only (not on the budget or
   the style), so ``[3]`` names the same node in every block built from one trace and
@@ -217,7 +218,7 @@ def _entries(trace: Any) -> list[_Entry]:
     out: list[_Entry] = []
     seen: set[str] = set()
     texts: dict[tuple[str, ...], str] = {}
-    groups = (("direct", trace.dense), ("background", trace.ripple),
+    groups = (("direct", trace.first_block()), ("background", trace.ripple),
               ("background", trace.activation))
     for group, items in groups:
         for k, uid in enumerate(items.uids):

@@ -117,22 +117,34 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     return rel, norm
 
 
-def _label(lexical: float, dense: float, base: float, context: float) -> str:
-    parts = [name for name, v in (("FTS", lexical), ("Dense", dense)) if v > 0]
-    if context > base:
+def _label(lexical: float, strong_dense: bool, dense: float, base: float,
+           context: float) -> str:
+    parts = []
+    if lexical > 0:
+        parts.append("FTS")
+    if strong_dense:
+        parts.append("Dense")
+    elif dense > 0 and lexical <= 0:
+        parts.append("Dense(FB)")
+    if context > base or not parts:
         parts.append("Context")
-    return "+".join(parts) or "Context"
+    return "+".join(parts)
 
 
 def floor_items(rel: Relevance, cos_node: F64, *, settings: Settings) -> ItemList:
-    """The floor: the top ``DENSE_TOP_K`` nodes by fused relevance (score = ``score``,
-    source = the channels that reached it: ``FTS``, ``Dense``, ``+Context`` when its
-    neighbours gave more than its own match)."""
+    """The floor: the top ``DENSE_TOP_K`` nodes by fused relevance (score = ``score``).
+
+    The source names what reached the node, in V1's words: ``FTS`` (a BM25 hit), ``Dense``
+    (``cos_node > DENSE_SEED_MIN``, a relevant dense match), ``Dense(FB)`` (only a weak
+    dense match: V1's fallback), ``Context`` when its session neighbours gave it more than
+    its own match (or all it has), joined with ``+``.
+    """
     k = min(settings.DENSE_TOP_K, len(rel.rows))
     rows = rel.rows[:k]
     return ItemList(uids=rel.uids[:k], rows=list(rows), scores=rel.score[:k],
-                    sources=[_label(rel.lexical[i], rel.dense[i], rel.base[i], rel.context[i])
-                             for i in range(k)],
+                    sources=[_label(rel.lexical[i], bool(cos_node[r] > settings.DENSE_SEED_MIN),
+                                    rel.dense[i], rel.base[i], rel.context[i])
+                             for i, r in enumerate(rows)],
                     direct=rel.norm[:k])
 
 

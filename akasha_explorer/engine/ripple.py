@@ -342,6 +342,16 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     GRAPH_SCALE · signal · (1 + ln paths) · (GRAPH_COS_BASE + max(0, cos_node(n))) ·
     (1 + GRAPH_LONG_GAIN · long_n) · resource_eff_n``; the top ``GRAPH_LIMIT`` are selected.
 
+    With ``GRAPH_SETTLE`` (**[ours]**) a neighbour settles like a micrograph node instead:
+    its ``energy`` is one random-walk step from the graph seeds on RWR's scale,
+    ``RIPPLE_GAIN · Σ_s share_s · edge_signal(s, n)`` over the seeds that kept it, with
+    ``share_s`` = the seed's direct term over the seeds' sum; ``content_base`` = noisy-OR of
+    ``energy`` and ``DIRECT_W_OTHER · direct`` (SPEC §4 stage 3's strong/weak rule), and
+    ``score_graph = content_base · (1 + GAIN_SIGMA σ) · (1 + GAIN_LONG long) · (1 +
+    GAIN_EDGE min(1, edge)) · resource_eff · HOP_1 / (1 + fan)^FAN_EXP`` with ``edge`` the
+    strongest kept edge into it — one scale for every candidate, so a weak graph hop cannot
+    outrank a direct match.
+
     ``graph_seeds`` may pass the seed rows when already known (V1: the dense items; with
     ``HYBRID`` **[ours]** the floor). ``direct`` (per node of the mirror) replaces
     ``max(0, cos_node)`` as the candidate's direct term (``HYBRID``: the fused relevance).
@@ -355,9 +365,13 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     >>> edges = toy_edges([(0, 1, 1.0)])
     >>> cos = np.array([1.0, 0.0])
     >>> g = graph_expand(nodes, edges, cos, cos, np.ones(2, bool), now=0.0,
-    ...                  settings=Settings(DENSE_TOP_K=1))
+    ...                  settings=Settings.profile("v1", DENSE_TOP_K=1))
     >>> g.uids, g.pair_edge_signal, round(g.score_graph[0], 4)   # 6 * 1 * 1 * 0.25 * 1.105
     (['n1'], [1.0], 1.6575)
+    >>> g = graph_expand(nodes, edges, cos, cos, np.ones(2, bool), now=0.0,
+    ...                  settings=Settings(DENSE_TOP_K=1))      # GRAPH_SETTLE: one seed, all
+    >>> g.energy, round(g.score_graph[0], 4)      # its share: 3 * 1.6 (long) * 1.5 (edge) * 0.86
+    ([3.0], 5.1274)
     """
     st = settings
     seeds = (top_k(cos_msg, st.DENSE_TOP_K, visible) if graph_seeds is None
@@ -401,13 +415,17 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     out.pair_nbr_row = dst.tolist()
     out.pair_w_eff, out.pair_out, out.pair_in = w.tolist(), o.tolist(), i_.tolist()
     out.pair_edge_signal, out.pair_candidate_signal = esig.tolist(), csig.tolist()
-    _aggregate(out, nodes, edges, dst, s_rows, csig, cos_node, cos_msg, now, st, direct)
+    seed_direct = np.maximum(0.0, cos_node[seeds] if direct is None else direct[seeds])
+    share = seed_direct / max(float(seed_direct.sum()), 1e-12)
+    _aggregate(out, nodes, edges, dst, s_rows, csig, w, esig * share[owner], cos_node, cos_msg,
+               now, st, direct)
     return out
 
 
 def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArray[np.int64],
-               s_rows: NDArray[np.int64], csig: F64, cos_node: F64, cos_msg: F64, now: float,
-               st: Settings, direct_all: F64 | None) -> None:
+               s_rows: NDArray[np.int64], csig: F64, w_pairs: F64, step_pairs: F64,
+               cos_node: F64, cos_msg: F64, now: float, st: Settings,
+               direct_all: F64 | None) -> None:
     kept, inv = _unique(dst)
     signal = np.bincount(inv, weights=csig, minlength=kept.size).astype(np.float64)
     paths = np.bincount(inv, minlength=kept.size)
@@ -417,8 +435,25 @@ def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArra
     res = np.asarray(resource_eff(nodes.resource[kept], nodes.resource_ts[kept], now,
                                   st.RESOURCE_TAU))
     direct = (np.maximum(0.0, cos_node[kept]) if direct_all is None else direct_all[kept])
-    score = (st.GRAPH_SCALE * signal * (1.0 + np.log(paths)) * (st.GRAPH_COS_BASE + direct)
-             * (1.0 + st.GRAPH_LONG_GAIN * long) * res)
+    fan = edges.fan_of(kept)
+    if st.GRAPH_SETTLE:
+        # one random-walk step from the graph seeds: each seed's share of their summed
+        # direct terms times the anti-hub edge signal, on RWR's scale (RIPPLE_GAIN)
+        energy = st.RIPPLE_GAIN * np.bincount(inv, weights=step_pairs,
+                                              minlength=kept.size)
+        dterm = st.DIRECT_W_OTHER * direct
+        strong, weak = np.maximum(energy, dterm), np.minimum(energy, dterm)
+        base = strong + weak * np.maximum(0.0, 1.0 - strong)
+        w_best = np.zeros(kept.size)
+        np.maximum.at(w_best, inv, w_pairs)
+        sigma = effective_sigma(nodes, kept, st)
+        score = (base * (1.0 + st.GAIN_SIGMA * sigma) * (1.0 + st.GAIN_LONG * long)
+                 * (1.0 + st.GAIN_EDGE * np.minimum(1.0, w_best)) * res * st.HOP_1
+                 / (1.0 + fan) ** st.FAN_EXP)
+        out.energy, out.content_base, out.edge = energy.tolist(), base.tolist(), w_best.tolist()
+    else:
+        score = (st.GRAPH_SCALE * signal * (1.0 + np.log(paths)) * (st.GRAPH_COS_BASE + direct)
+                 * (1.0 + st.GRAPH_LONG_GAIN * long) * res)
     sel = np.zeros(kept.size, bool)
     sel[top_k(score, st.GRAPH_LIMIT)] = True
     uid = nodes.uid
@@ -427,7 +462,7 @@ def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArra
     out.signal, out.paths = signal.tolist(), paths.tolist()
     out.cos_node, out.cos_msg = cos_node[kept].tolist(), cos_msg[kept].tolist()
     out.long, out.resource_eff = long.tolist(), res.tolist()
-    out.fan = edges.fan_of(kept).tolist()
+    out.fan = fan.tolist()
     out.score_graph = score.tolist()
     out.best_seed = [uid[i] for i in s_rows[first].tolist()]
     out.selected = sel.tolist()

@@ -31,7 +31,8 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
     """SPEC §4 stage 3 for every micrograph node.
 
     ``direct = max(0, cos_node)`` (with ``HYBRID`` **[ours]**, the caller passes the fused
-    relevance ``norm`` of each micrograph node instead); ``w_d`` = DIRECT_W_SEED for a seed else DIRECT_W_OTHER;
+    relevance ``norm`` of each micrograph node instead); ``w_d`` = DIRECT_W_SEED for a seed
+    else DIRECT_W_OTHER;
     ``state_norm = min(1, state / max state)``; ``ripple = current · RIPPLE_GAIN ·
     state_norm`` (``current`` after the last step); ``strong``/``weak`` = max/min of ripple
     and ``w_d · direct``; ``content_base = strong + weak · max(0, 1 − strong)``; ``edge =

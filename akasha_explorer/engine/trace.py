@@ -194,6 +194,13 @@ class GraphExpand:
     score_graph: list[float] = field(default_factory=list)
     best_seed: list[str] = field(default_factory=list)
     selected: list[bool] = field(default_factory=list)
+    energy: list[float] = field(default_factory=list)
+    """With ``GRAPH_SETTLE`` **[ours]**: ``GRAPH_SCALE · signal · (1 + ln paths)``, the
+    graph's share of the noisy-OR (empty otherwise)."""
+    content_base: list[float] = field(default_factory=list)
+    """With ``GRAPH_SETTLE``: noisy-OR of ``energy`` and ``DIRECT_W_OTHER · direct``."""
+    edge: list[float] = field(default_factory=list)
+    """With ``GRAPH_SETTLE``: the strongest kept edge into the neighbour (its edge gain)."""
 
 
 @dataclass
@@ -423,6 +430,15 @@ class RecallTrace:
         import pandas as pd
 
         return pd.DataFrame(self._rows(), columns=list(FRAME_COLUMNS))
+
+    def first_block(self) -> ItemList:
+        """The items an agent sees first: the floor (V1: ``dense_items``; with ``HYBRID`` the
+        fused floor). A trace saved before floors existed falls back to ``dense``.
+
+        >>> RecallTrace.empty().first_block().uids
+        []
+        """
+        return self.floor if self.floor.uids or not self.dense.uids else self.dense
 
     def ranking(self) -> list[str]:
         """Candidate uids by final score, best first (ties: lower row first).

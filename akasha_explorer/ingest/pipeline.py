@@ -46,7 +46,7 @@ from ..errors import InvalidInput
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
 from ..text.tokenize import TermRules, normalize, terms
-from ..vectors import messages_schema, sql_str, turns_schema
+from ..vectors import VectorDB, messages_schema, sql_str, turns_schema
 from .importers import Imported
 
 if TYPE_CHECKING:
@@ -82,6 +82,34 @@ def index_text(msg: RawMessage, settings: Settings) -> str:
     if isinstance(caption, str) and caption.strip():
         text = f"{text} [shares {caption.strip()}]"
     return text
+
+
+def stored_terms(rows: dict[str, list[Any]], settings: Settings) -> list[list[str]]:
+    """Lexical terms of stored message rows (columns ``session``, ``seq``, ``ts``, ``role``,
+    ``speaker``, ``text``, ``meta``) under ``settings``' rules — what ingest would index."""
+    rules = TermRules.of(settings)
+    out = []
+    for k, text in enumerate(rows["text"]):
+        meta = json.loads(rows["meta"][k]) if rows["meta"][k] else {}
+        msg = RawMessage(rows["session"][k], int(rows["seq"][k]), float(rows["ts"][k]),
+                         rows["role"][k], text, speaker=rows["speaker"][k], meta=meta)
+        out.append(terms(index_text(msg, settings), rules=rules))
+    return out
+
+
+TERM_SOURCE_COLUMNS = ("uid", "session", "seq", "ts", "role", "speaker", "text", "meta")
+"""The message columns :func:`stored_terms` reads."""
+
+
+def reindex_terms(vectors: VectorDB, settings: Settings) -> int:
+    """Rewrite the ``terms`` column of every stored message under ``settings``' term rules
+    (a migration: the raw text is read, never written). Returns the number of messages."""
+    rows = vectors.read("messages", columns=TERM_SOURCE_COLUMNS).to_pydict()
+    new = stored_terms(rows, settings)
+    vectors.update_columns("messages", "uid", pa.table({
+        "uid": pa.array(rows["uid"], pa.string()),
+        "terms": pa.array(new, pa.list_(pa.string()))}))
+    return len(new)
 
 
 def form_nodes(messages: Sequence[RawMessage], *, one_per_message: bool) -> list[list[RawMessage]]:

@@ -16,11 +16,31 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import InvalidSettings, ModelMismatch, SchemaMismatch, StoreError
+from ..text.tokenize import TOKENIZER_VERSION, TermRules
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "Manifest"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "Manifest", "tokenizer_id"]
 
 FORMAT = "akasha-store"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: the manifest records the settings' profile (a version-1 manifest reads as ``v1``) and
+the lexical term rules with the tokenizer (:func:`tokenizer_id`)."""
+
+
+def tokenizer_id(settings: Settings) -> str:
+    """What a store records as its tokenizer: the segmenter's version and the term rules of
+    ``settings``; a store whose record differs has its lexical terms rebuilt on open.
+
+    >>> tokenizer_id(Settings.profile("v1")).endswith("cjk>=3;join=1;sub=0;stop=1;stem=-")
+    True
+    """
+    return f"{TOKENIZER_VERSION};{TermRules.of(settings).signature}"
+
+
+def _legacy_tokenizer(recorded: str, settings: Settings) -> str:
+    """A version-1 manifest recorded the segmenter only; its rules were V1's (the only ones)."""
+    if ";" in recorded or not recorded:
+        return recorded
+    return f"{recorded};{TermRules.of(settings).signature}"
 
 
 @dataclass
@@ -39,10 +59,15 @@ class Manifest:
     def path(folder: Path) -> Path:
         return Path(folder) / "akasha.json"
 
+    @property
+    def profile(self) -> str:
+        """The profile the store's settings are closest to (``v1``, ``v2``)."""
+        return self.settings.profile_name()[0]
+
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "format_version": self.format_version, "created": self.created,
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, "created": self.created,
                 "model": {"name": self.model, "dim": self.dim}, "tokenizer": self.tokenizer,
-                "settings": self.settings.to_dict()}
+                "profile": self.profile, "settings": self.settings.to_dict()}
 
     def write(self, folder: Path) -> None:
         target = self.path(folder)
@@ -69,14 +94,15 @@ class Manifest:
             raise SchemaMismatch(
                 f"store {folder} has format version {version}, this code reads up to "
                 f"{FORMAT_VERSION}; upgrade akasha-explorer")
+        profile = str(data.get("profile", "v1"))  # before profiles, every store was v1
         try:
-            settings = Settings.from_dict(data.get("settings", {}))
+            settings = Settings.from_dict(data.get("settings", {}), profile=profile)
         except InvalidSettings as e:
             raise StoreError(
                 f"store {folder} records settings this version does not know: {e}") from e
         return cls(settings=settings, model=data["model"]["name"], dim=int(data["model"]["dim"]),
-                   tokenizer=data.get("tokenizer", ""), created=data.get("created", ""),
-                   format_version=version)
+                   tokenizer=_legacy_tokenizer(data.get("tokenizer", ""), settings),
+                   created=data.get("created", ""), format_version=version)
 
     def check_model(self, name: str, dim: int, folder: Path) -> None:
         """Refuse to mix vectors of different models."""

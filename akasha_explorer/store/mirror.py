@@ -137,6 +137,18 @@ class Mirror:
             self.msg_flags.append(tuple(mcol["flags"][r] or ()))
             self.msg_role.append(mcol["role"][r])
 
+    def set_terms(self, by_uid: dict[str, list[str]]) -> None:
+        """Replace every message's lexical terms (term rules changed: a migration, or a
+        read-only open of a store indexed under other rules) and rebuild the postings;
+        forgotten messages keep no terms."""
+        n = self.nodes
+        self.postings = Postings()
+        self.msg_terms = []
+        for j, uid in enumerate(n.msg_uid):
+            t = list(by_uid.get(uid, ())) if n.msg_alive[j] else []
+            self.postings.add(j, t)
+            self.msg_terms.append(t)
+
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],
                  msg_roles: list[str], **kwargs: Any) -> int:

@@ -120,6 +120,13 @@ class VectorDB:
             q = q.select(list(columns))
         return q.limit(None).to_arrow()
 
+    def update_columns(self, table: str, key: str, data: pa.Table) -> None:
+        """Overwrite some columns of existing rows, matched on ``key`` (one new version; the
+        other columns are kept as they are)."""
+        self._check_write()
+        if data.num_rows:
+            getattr(self, table).merge_insert(key).when_matched_update_all().execute(data)
+
     def delete(self, table: str, where: str) -> None:
         self._check_write()
         getattr(self, table).delete(where)

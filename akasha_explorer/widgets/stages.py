@@ -19,7 +19,7 @@ the edges it used, a caption and its tables (DataFrames with every term).
 >>> [v.name for v in views]
 ['seeds', 'rwr', 'graph_expand', 'settlement', 'groups', 'writeback']
 >>> views[0].rings, views[1].edges[0]["kind"]
-({'n0': 'Dense', 'n1': 'Dense'}, 'transition')
+({'n0': 'Dense', 'n1': 'Dense', 'n2': 'Context'}, 'transition')
 >>> views[4].rings["n1"], views[5].caption.startswith("Stage 5 — write-back: no plan")
 ('activation', True)
 """
