@@ -30,7 +30,7 @@ from .brief.api import BriefMixin
 from .config import Settings
 from .curate.api import CurateMixin
 from .embed import Embedder, make_embedder
-from .engine.bm25 import LexicalHits, bm25_rank, select_terms
+from .engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
 from .engine.recall import plan_writeback
 from .engine.recall import recall as engine_recall
 from .engine.trace import RecallTrace
@@ -167,6 +167,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                         len(self.mirror.orphan_messages))
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
+        self._other_postings: dict[TermRules, tuple[Any, Postings]] = {}
 
     # -- term rules and profiles ----------------------------------------------------------------
     def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
@@ -484,13 +485,34 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         s = settings or self.settings
         n = self.mirror.nodes
         alive = n.msg_alive if msg_mask is None else msg_mask
-        sel = select_terms(query_terms, self.mirror.postings, n.msg_ts, alive, now=now,
+        postings = self.postings(s)
+        sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
                            causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
-        return bm25_rank(sel, self.mirror.postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
+        return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+
+    def postings(self, settings: Settings | None = None) -> Postings:
+        """The lexical index of the mirror's messages under the term rules of ``settings``
+        (default: the store's own, kept up to date by every write). Other rules — a dry run
+        under another profile — get an index built from the stored text on first use and
+        kept until the store's messages change."""
+        rules = TermRules.of(settings or self.settings)
+        if rules == TermRules.of(self.settings):
+            return self.mirror.postings
+        n = self.mirror.nodes
+        key = (rules, n.m, int(n.msg_alive.sum()))
+        cached = self._other_postings.get(rules)
+        if cached is None or cached[0] != key:
+            by_uid = self.terms_by_uid(settings)
+            p = Postings()
+            for j, uid in enumerate(n.msg_uid):
+                p.add(j, by_uid.get(uid, []) if n.msg_alive[j] else [])
+            cached = (key, p)
+            self._other_postings[rules] = cached
+        return cached[1]
 
     # -- recall (SPEC §4) ----------------------------------------------------------------------
     def recall(self, query: str, *, now: float | None = None, session: str | None = None,

@@ -171,6 +171,23 @@ def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
     assert m.journal.pending == 1
 
 
+def test_stepper_switches_profile_for_a_dry_run_only(rw_mem: ak.Memory) -> None:
+    m = rw_mem
+    s = RecallStepper(m, query="阿岚的生日是哪天")
+    v2 = s.trace
+    assert m.settings.profile_name()[0] == "v2" and v2.floor.sources[0].startswith("FTS")
+    assert not s.commit_button.disabled
+    s.profile.value = "v1"                          # re-recalls under the v1 profile
+    v1 = s.trace
+    assert v1 is not v2 and v1.settings["HYBRID"] is False
+    assert v1.first_block().uids == v1.dense.uids   # V1's dense floor
+    assert "profile v1" in s.status.value and s.commit_button.disabled
+    assert s.commit() is None and "own profile to commit" in s.status.value
+    assert m.journal.pending == 0                   # nothing written
+    s.profile.value = ""
+    assert s.trace.settings["HYBRID"] is True and not s.commit_button.disabled
+
+
 def test_stepper_picks_from_query_log_and_reports_bad_input(rw_mem: ak.Memory) -> None:
     m = rw_mem
     when = m.last_ts() - 3600.0

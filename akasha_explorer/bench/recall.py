@@ -204,9 +204,10 @@ def _bm25_order(mem: Memory, text: str, now: float, settings: Settings) -> list[
     """The store's BM25 channel alone: every query term, every hit."""
     s, n = settings, mem.mirror.nodes
     q = terms(text, rules=TermRules.of(s))
-    sel = select_terms(q, mem.mirror.postings, n.msg_ts, n.msg_alive, now=now, min_idf=-1e9,
+    postings = mem.postings(s)
+    sel = select_terms(q, postings, n.msg_ts, n.msg_alive, now=now, min_idf=-1e9,
                        unseen_idf=s.FTS_UNSEEN_IDF, max_terms=10_000, min_len=1)
-    hits = bm25_rank(sel, mem.mirror.postings, n.msg_ts, n.msg_alive, now=now, k1=s.BM25_K1,
+    hits = bm25_rank(sel, postings, n.msg_ts, n.msg_alive, now=now, k1=s.BM25_K1,
                      b=s.BM25_B, top_k=n.m)
     seen: dict[str, None] = {}
     for r in hits.msg_rows:
@@ -385,23 +386,16 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
 def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
             qvecs: NDArray[np.float32], settings: Settings, abl: dict[str, dict[str, Any]],
             out: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
-    """Every ablation row for one corpus; rows whose term rules differ from the store's
-    get the store's terms rebuilt in memory for them (then put back)."""
+    """Every ablation row for one corpus."""
     rows: list[tuple[str, _Built, Settings]] = [
         (name, b, settings.replace(**over)) for name, over in abl.items()]
     rows += [(name, extra[name], settings) for name in STORE_ABLATIONS if name in extra]
-    own_rules = TermRules.of(settings)
-    for name, target, st in rows:
-        other_rules = TermRules.of(st) != own_rules
-        if other_rules:
-            target.mem.mirror.set_terms(target.mem.terms_by_uid(st))
+    for name, target, st in rows:   # other term rules: Memory.postings builds their index
         for qi, (qu, q) in enumerate(zip(questions, qvecs, strict=True)):
             ranked = _rank(target, qu.text, q, ("context", "akasha"), st)
             for m, (ranking, ms) in ranked.items():
                 out[name][m].append({"q": qi, "category": qu.category, "latency_ms": ms,
                                      "metrics": score_ranking(ranking, qu.gold)})
-        if other_rules:
-            target.mem.mirror.set_terms(target.mem.terms_by_uid(settings))
 
 
 def table(results: dict[str, dict[str, Any]], categories: Sequence[str]) -> str:

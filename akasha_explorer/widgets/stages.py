@@ -45,7 +45,7 @@ TITLES = {
     "rwr": "2a · RWR micrograph",
     "graph_expand": "2b · graph_expand",
     "settlement": "3 · settlement",
-    "groups": "4 · three groups",
+    "groups": "4 · groups",
     "writeback": "5 · write-back",
 }
 
@@ -93,7 +93,8 @@ def _with_text(df: pd.DataFrame, text: Callable[[str], str] | None) -> pd.DataFr
 
 def all_uids(trace: RecallTrace) -> list[str]:
     """Every node any stage touches, most important first: seeds, candidates, graph seeds and
-    neighbours, dense items, the current node, then micrograph carriers by final energy.
+    neighbours, the floor and dense items, the current node, then micrograph carriers by
+    final energy.
 
     >>> all_uids(RecallTrace.empty())
     []
@@ -103,7 +104,7 @@ def all_uids(trace: RecallTrace) -> list[str]:
     first += [u for u, s in zip(m.uids, trace.settle.source, strict=True) if s]
     first += trace.graph.seed_uids + [u for u, sel in zip(trace.graph.uids, trace.graph.selected,
                                                           strict=True) if sel]
-    first += trace.dense.uids + trace.graph.uids
+    first += trace.first_block().uids + trace.dense.uids + trace.graph.uids
     if trace.writeback is not None:
         first.append(trace.writeback.current_uid)
     energy = m.current[-1] if m.current else [0.0] * len(m.uids)
@@ -236,9 +237,10 @@ def _settlement(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
 
 
 def _groups(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
+    floor = t.first_block()
     rows = []
-    for name, items in (("activation", t.activation), ("ripple", t.ripple),
-                        ("dense", t.dense), ("suppressed", t.suppressed)):
+    for name, items in (("floor", floor), ("activation", t.activation), ("ripple", t.ripple),
+                        ("suppressed", t.suppressed)):
         for k, u in enumerate(items.uids):
             rows.append({"group": name, "rank": k + 1, "uid": u, "score": items.scores[k],
                          "source": items.sources[k],
@@ -247,15 +249,17 @@ def _groups(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
     df = pd.DataFrame(rows, columns=["group", "rank", "uid", "score", "source", "direct",
                                      "reason"])
     rings: dict[str, str] = {}
-    for name, items in (("suppressed", t.suppressed), ("dense", t.dense),
+    for name, items in (("suppressed", t.suppressed), ("floor", floor),
                         ("ripple", t.ripple), ("activation", t.activation)):
         rings.update(dict.fromkeys(items.uids, name))  # later groups win the ring
     act = dict(zip(t.activation.uids, t.activation.scores, strict=True))
-    cap = (f"Stage 4 — three groups: {len(t.activation)} activated (green), "
-           f"{len(t.ripple)} ripple (light green), {len(t.dense)} dense (blue), "
-           f"{len(t.suppressed)} suppressed (grey ring, reason in the table). "
-           f"Relevant seeds: {'yes' if t.relevant else 'no'}.")
-    focus = list(dict.fromkeys(t.activation.uids + t.ripple.uids + t.dense.uids))
+    what = ("fused lexical + dense relevance" if t.settings.get("HYBRID", False)
+            else "V1's dense items")
+    cap = (f"Stage 4 — groups: {len(floor)} in the floor (blue: what an agent sees first, "
+           f"{what}), {len(t.activation)} activated (green: what a commit writes back), "
+           f"{len(t.ripple)} ripple (light green), {len(t.suppressed)} suppressed (grey "
+           f"ring, reason in the table). Relevant seeds: {'yes' if t.relevant else 'no'}.")
+    focus = list(dict.fromkeys(floor.uids + t.activation.uids + t.ripple.uids))
     return StageView("groups", TITLES["groups"], cap, focus=focus, rings=rings,
                      halo=_norm(act), size=_norm(act),
                      tables=[("groups", _with_text(df, text))])

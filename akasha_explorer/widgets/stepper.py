@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..clikit import parse_now
-from ..config import Settings
+from ..config import PROFILES, Settings
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError
@@ -43,7 +43,7 @@ RING_COLOURS = {
     "Dense(FB)+FTS": "#c9a227", "FTS": "#ff7f0e",
     "BlackHole": "#000000", "seed": "#1f77b4", "graph_seed": "#17becf", "Graph": "#8c564b",
     "Bridge": "#e377c2", "candidate": "#1f77b4", "activation": "#2ca02c",
-    "ripple": "#98df8a", "dense": "#1f77b4", "suppressed": "#9e9e9e", "current": "#d62728",
+    "ripple": "#98df8a", "floor": "#1f77b4", "suppressed": "#9e9e9e", "current": "#d62728",
 }
 """Ring (border) colour per seed source / role / group."""
 
@@ -140,6 +140,8 @@ class RecallStepper(W.VBox):
         ISO 8601 or epoch seconds.
     settings
         Recall with other constants (an experiment; the write-back uses the store's).
+        The **profile** picker does the same with a named profile (v1, the V1-faithful
+        engine; v2, the default): a dry run only — Commit needs the store's own profile.
 
     Public parts for scripting and tests: :attr:`query`, :attr:`when`, :attr:`run_button`,
     :attr:`back_button`, :attr:`next_button`, :attr:`stage`, :attr:`view` (the
@@ -167,6 +169,12 @@ class RecallStepper(W.VBox):
         self.when = W.Text(value=str(now), description="now",
                            tooltip="'last' = newest message; 'now'; ISO 8601; epoch seconds",
                            layout=W.Layout(width="30%"))
+        own = mem.settings.profile_name()[0]
+        self.profile = W.Dropdown(
+            options=[(f"store's own ({own})", "")] + [(f"{p} (dry run)", p) for p in PROFILES
+                                                      if p != own],
+            value="", description="profile", layout=W.Layout(width="30%"),
+            tooltip="recall under another settings profile, as a dry run")
         self.back_button = W.Button(description="back", icon="arrow-left", disabled=True)
         self.next_button = W.Button(description="next", icon="arrow-right", disabled=True)
         self.stage = W.ToggleButtons(options=[(TITLES[s], s) for s in STAGES], value=STAGES[0],
@@ -198,6 +206,7 @@ class RecallStepper(W.VBox):
         self.current.observe(self._on_current, names="value")
         self.reinforce.observe(self._on_current, names="value")
         self.log_pick.observe(self._on_log_pick, names="value")
+        self.profile.observe(self._on_profile, names="value")
         self.view.on_select(self._on_select)
         self.view.layout = W.Layout(width="65%")
         self.refresh_query_log()
@@ -205,7 +214,7 @@ class RecallStepper(W.VBox):
         super().__init__([
             W.HTML(STYLE),
             W.HBox([self.query, self.run_button]),
-            W.HBox([self.log_pick, self.when]),
+            W.HBox([self.log_pick, self.when, self.profile]),
             W.HBox([self.back_button, self.stage, self.next_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
@@ -243,6 +252,17 @@ class RecallStepper(W.VBox):
         self.when.value = repr(float(ts))
         self.run()
 
+    def _on_profile(self, change: dict[str, Any]) -> None:
+        """Another profile: the store's own settings moved onto it (what the store set
+        apart from its profile kept), then recall again if there is a query."""
+        name = change["new"]
+        if name:
+            self.settings = Settings.profile(name, **self.mem.settings.profile_name()[1])
+        else:
+            self.settings = None
+        if self.query.value.strip():
+            self.run()
+
     def run(self, query: str | None = None, now: str | float | None = None) -> RecallTrace | None:
         """Recall ``query`` (default: the query box) at ``now`` (default: the now box) and show
         stage 1. Returns the trace, or None when the input was refused (see :attr:`status`)."""
@@ -266,10 +286,14 @@ class RecallStepper(W.VBox):
         self._fill_current()
         self._plan()
         self._layout()
+        other = self.settings is not None and self.settings != self.mem.settings
+        profile = (self.settings or self.mem.settings).profile_name()[0]
         self.status.value = note(
             f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible nodes "
-            f"and {trace.n_edges} edges — a dry run: nothing was written")
-        self.commit_button.disabled = self.mem.read_only or trace.writeback is None
+            f"and {trace.n_edges} edges with profile {profile} — a dry run: nothing was "
+            "written" + ("; other settings than the store's, so Commit is off" if other else ""))
+        self.commit_button.disabled = (self.mem.read_only or trace.writeback is None
+                                       or other)
         self.stage.disabled = False
         self.goto(STAGES[0])
         return trace
@@ -442,6 +466,11 @@ class RecallStepper(W.VBox):
         node = self.current.value
         if node is None:
             self.status.value = note("choose the current node first", error=True)
+            return None
+        if self.settings is not None and self.settings != self.mem.settings:
+            self.status.value = note("this recall ran with other settings than the store's "
+                                     "(a dry run); pick the store's own profile to commit",
+                                     error=True)
             return None
         try:
             plan = self.mem.commit(t, node, reinforce=self.reinforce.value)
