@@ -13,6 +13,9 @@ the real store's (fan ≈ 60 at the median, a few hubs near 300). Then times, in
 - a numpy brute-force top-10 cosine search over the same node vectors (``einsum``, as
   recall does; and ``vec @ q`` through BLAS, timed apart), and the ratio recall / brute.
 
+Both settings profiles run on the same mirrors in one run (v1: the V1-faithful engine; v2:
+the default, with the fused floor) and the last column gives v2's recall p50 over v1's.
+
 Run: ``python benchmarks/bench_engine.py [--quick]``.
 """
 
@@ -148,11 +151,10 @@ def _time(fn: Callable[[], object], repeat: int) -> list[float]:
     return out
 
 
-def bench(n: int, per_node: float, n_queries: int) -> dict[str, float]:
+def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, float]:
     t0 = time.perf_counter()
     m = build_mirror(n, per_node)
     build = time.perf_counter() - t0
-    st = Settings()
     qs = queries(m, n_queries)
     nodes, edges, now = m.nodes, m.edges, m.now
     n_edges = int(np.count_nonzero(edges.alive))       # before the write-backs add edges
@@ -232,25 +234,36 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [(3400, 52.0, 2.0), (10000, 56.2, 5.0)]
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
           f"{n_q} queries per size; times in ms (p50 unless marked)")
-    head = (f"{'nodes':>6} {'edges':>7} | {'recall':>6} {'p95':>6} {'cpu':>5} {'target':>6} | "
-            f"{'wb':>5} {'p95':>5} {'cpu':>5} | {'scan':>5} {'brute':>5} {'@':>5} | "
-            f"{'ratio':>5} {'cpu':>5} | {'pool':>4} {'act':>3} {'build s':>7}")
+    head = (f"{'prof':>4} {'nodes':>6} {'edges':>7} | {'recall':>6} {'p95':>6} {'cpu':>5} "
+            f"{'target':>6} | {'wb':>5} {'p95':>5} {'cpu':>5} | {'scan':>5} {'brute':>5} "
+            f"{'@':>5} | {'ratio':>5} {'cpu':>5} | {'pool':>4} {'act':>3} {'build s':>7} | "
+            f"{'v2/v1':>5}")
     print(head)
     for n, per, target in sizes:
-        r = bench(n, per, n_q)
-        print(f"{int(r['nodes']):>6} {int(r['edges']):>7} | {r['recall_p50']:>6.2f} "
-              f"{r['recall_p95']:>6.2f} {r['recall_cpu_p50']:>5.2f} {target:>6.1f} | "
-              f"{r['writeback_p50']:>5.2f} {r['writeback_p95']:>5.2f} "
-              f"{r['writeback_cpu_p50']:>5.2f} | {r['scan_p50']:>5.2f} {r['brute_p50']:>5.2f} "
-              f"{r['brute_blas_p50']:>5.2f} | {r['ratio']:>4.1f}x {r['ratio_cpu']:>4.1f}x | "
-              f"{r['pool_mean']:>4.0f} {r['activated_mean']:>3.0f} {r['build_s']:>7.1f}")
-        sys.stdout.flush()
+        base: dict[str, float] = {}
+        for profile in ("v1", "v2"):
+            r = bench(n, per, n_q, Settings.profile(profile))
+            base = base or r
+            vs = r["recall_p50"] / base["recall_p50"]
+            _row(profile, r, target, vs)
     print("recall: stages 1-4 with the trace (wall, p95, thread CPU); wb: plan_writeback + "
           "apply_plan;\nscan: cos_node + cos_msg over every node and message (inside "
           "recall); brute: numpy top-10 cosine (einsum);\n@: the same through BLAS "
-          "(vec @ q), timed apart; ratio: recall / brute (wall, cpu). Timings are "
-          "interleaved\nwith recalls, so each starts from the cache state a recall leaves.")
+          "(vec @ q), timed apart; ratio: recall / brute (wall, cpu); v2/v1: recall p50 "
+          "of the profile over v1's.\nTimings are interleaved with recalls, so each starts "
+          "from the cache state a recall leaves.")
     return 0
+
+
+def _row(profile: str, r: dict[str, float], target: float, vs: float) -> None:
+    print(f"{profile:>4} {int(r['nodes']):>6} {int(r['edges']):>7} | {r['recall_p50']:>6.2f} "
+          f"{r['recall_p95']:>6.2f} {r['recall_cpu_p50']:>5.2f} {target:>6.1f} | "
+          f"{r['writeback_p50']:>5.2f} {r['writeback_p95']:>5.2f} "
+          f"{r['writeback_cpu_p50']:>5.2f} | {r['scan_p50']:>5.2f} {r['brute_p50']:>5.2f} "
+          f"{r['brute_blas_p50']:>5.2f} | {r['ratio']:>4.1f}x {r['ratio_cpu']:>4.1f}x | "
+          f"{r['pool_mean']:>4.0f} {r['activated_mean']:>3.0f} {r['build_s']:>7.1f} | "
+          f"{vs:>5.2f}")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

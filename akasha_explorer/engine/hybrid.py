@@ -42,9 +42,9 @@ from numpy.typing import NDArray
 
 from ..config import Settings
 from .bm25 import LexicalHits
-from .seeds import effective_sigma, lexical_node_ranks, top_k
+from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import EdgeStore, NodeTable
-from .trace import ItemList, QueryTermRecord, Relevance, SeedTable
+from .trace import ItemList, Relevance, SeedTable
 
 __all__ = ["floor_items", "hybrid_seeds", "relevance"]
 
@@ -162,23 +162,10 @@ def hybrid_seeds(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     energy = [st.SEED_ENERGY * float(x) for x in floor.direct]
     hit = lexical_node_ranks(nodes, visible, lexical, len(lexical.msg_rows))
     relevant = any(hit.get(r) is not None or cos_node[r] > st.DENSE_SEED_MIN for r in rows)
-    if st.USE_SALIENCE and st.BLACKHOLE_MAX > 0:
-        mask = visible & (nodes.sigma > st.BLACKHOLE_SIGMA) & (cos_node > st.BLACKHOLE_COS)
-        if rows:
-            mask[np.asarray(rows)] = False
-        for node in top_k(cos_node, st.BLACKHOLE_MAX, mask).tolist():
-            rows.append(node)
-            source.append("BlackHole")
-            energy.append(st.SEED_ENERGY)
-            relevant = True
-    r = np.asarray(rows, dtype=np.int64)
-    fan = edges.fan_of(r)
-    e_fan = np.asarray(energy, dtype=np.float64) / np.sqrt(1.0 + fan)
-    terms = [QueryTermRecord(t.term, int(t.df), float(t.idf), bool(t.kept), t.reason)
-             for t in lexical.terms]
-    return SeedTable(
-        rows=rows, uids=[nodes.uid[i] for i in rows], source=source,
-        cos_node=cos_node[r].tolist(), cos_msg=cos_msg[r].tolist(),
-        bm25_rank=[hit.get(i) for i in rows], sigma=effective_sigma(nodes, r, st).tolist(),
-        fan=fan.tolist(), energy=energy, energy_boosted=list(energy),
-        energy_fan=e_fan.tolist(), terms=terms, fallback=not relevant, relevant=relevant)
+    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=st):
+        rows.append(node)
+        source.append("BlackHole")
+        energy.append(st.SEED_ENERGY)
+        relevant = True
+    return seed_table(nodes, edges, cos_node, cos_msg, lexical, rows, source, energy,
+                      list(energy), hit, settings=st, fallback=not relevant, relevant=relevant)

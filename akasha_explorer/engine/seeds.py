@@ -26,7 +26,8 @@ from .bm25 import LexicalHits
 from .state import EdgeStore, NodeTable
 from .trace import QueryTermRecord, SeedTable
 
-__all__ = ["effective_sigma", "lexical_node_ranks", "select_seeds", "top_k"]
+__all__ = ["blackhole_rows", "effective_sigma", "lexical_node_ranks", "seed_table",
+           "select_seeds", "top_k"]
 
 
 def top_k(values: ArrayLike, k: int, mask: ArrayLike | None = None) -> NDArray[np.int64]:
@@ -159,15 +160,38 @@ def select_seeds(
             energy.append(st.SEED_ENERGY)
             boosted.append(st.SEED_ENERGY)
             fts_only += 1
-    if st.USE_SALIENCE and st.BLACKHOLE_MAX > 0:
-        mask = visible & (nodes.sigma > st.BLACKHOLE_SIGMA) & (cos_node > st.BLACKHOLE_COS)
-        if rows:
-            mask[np.asarray(rows)] = False
-        for node in top_k(cos_node, st.BLACKHOLE_MAX, mask).tolist():
-            rows.append(node)
-            source.append("BlackHole")
-            energy.append(st.SEED_ENERGY)
-            boosted.append(st.SEED_ENERGY)
+    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=st):
+        rows.append(node)
+        source.append("BlackHole")
+        energy.append(st.SEED_ENERGY)
+        boosted.append(st.SEED_ENERGY)
+    return seed_table(nodes, edges, cos_node, cos_msg, lexical, rows, source, energy, boosted,
+                      hits, settings=st, fallback=bool(fallback),
+                      relevant=any(s != "Dense(FB)" for s in source))
+
+
+def blackhole_rows(nodes: NodeTable, cos_node: NDArray[np.float64],
+                   visible: NDArray[np.bool_], seeds: list[int], *,
+                   settings: Settings) -> list[int]:
+    """SPEC §4 stage 1 *BlackHole*: visible nodes not in ``seeds`` with ``σ >
+    BLACKHOLE_SIGMA`` and ``cos_node > BLACKHOLE_COS``, top ``BLACKHOLE_MAX`` by ``cos_node``
+    (none when ``USE_SALIENCE`` is off)."""
+    st = settings
+    if not (st.USE_SALIENCE and st.BLACKHOLE_MAX > 0):
+        return []
+    mask = visible & (nodes.sigma > st.BLACKHOLE_SIGMA) & (cos_node > st.BLACKHOLE_COS)
+    if seeds:
+        mask[np.asarray(seeds)] = False
+    return top_k(cos_node, st.BLACKHOLE_MAX, mask).tolist()
+
+
+def seed_table(nodes: NodeTable, edges: EdgeStore, cos_node: NDArray[np.float64],
+               cos_msg: NDArray[np.float64], lexical: LexicalHits, rows: list[int],
+               source: list[str], energy: list[float], boosted: list[float],
+               bm25_rank: dict[int, int], *, settings: Settings, fallback: bool,
+               relevant: bool) -> SeedTable:
+    """The :class:`SeedTable` of chosen seeds: their cosines, σ, fan, ``energy_fan =
+    energy_boosted / sqrt(1 + fan)`` and the query terms considered."""
     r = np.asarray(rows, dtype=np.int64)
     fan = edges.fan_of(r)
     e_fan = np.asarray(boosted, dtype=np.float64) / np.sqrt(1.0 + fan)
@@ -176,7 +200,7 @@ def select_seeds(
     return SeedTable(
         rows=rows, uids=[nodes.uid[i] for i in rows], source=source,
         cos_node=cos_node[r].tolist(), cos_msg=cos_msg[r].tolist(),
-        bm25_rank=[hits.get(i) for i in rows], sigma=effective_sigma(nodes, r, st).tolist(),
-        fan=fan.tolist(), energy=energy, energy_boosted=boosted, energy_fan=e_fan.tolist(),
-        terms=terms, fallback=bool(fallback),
-        relevant=any(s != "Dense(FB)" for s in source))
+        bm25_rank=[bm25_rank.get(i) for i in rows],
+        sigma=effective_sigma(nodes, r, settings).tolist(), fan=fan.tolist(), energy=energy,
+        energy_boosted=boosted, energy_fan=e_fan.tolist(), terms=terms, fallback=fallback,
+        relevant=relevant)
