@@ -154,6 +154,11 @@ class Settings:
         "neighbours (the turns just before and after it): the answer is often the line next "
         "to the one that matches. 0 turns it off.", ours=True)
 
+    TIME_PRIOR: float = _s(
+        0.0, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
+        "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
+        "0 turns it off (measured, not earned yet: see benchmarks/results).", ours=True)
+
     # -- §4 stage 2a: RWR on the micrograph ---------------------------------------------
     NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).")
     NEARBY_COS: float = _s(0.28, "§4.2a", "cos_node a window neighbour needs to join the micrograph.")

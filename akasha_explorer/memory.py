@@ -52,6 +52,7 @@ from .store import Journal, Manifest, WriterLock
 from .store.api import StoreMixin
 from .store.manifest import tokenizer_id
 from .store.mirror import Mirror
+from .text.timewords import time_windows
 from .text.tokenize import TermRules, terms
 from .vectors import VectorDB, sql_str
 
@@ -494,6 +495,15 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
 
+    @staticmethod
+    def time_windows(text: str, *, now: float, settings: Settings
+                     ) -> list[tuple[float, float, str]]:
+        """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
+        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`)."""
+        if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
+            return []
+        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)]
+
     def postings(self, settings: Settings | None = None) -> Postings:
         """The lexical index of the mirror's messages under the term rules of ``settings``
         (default: the store's own, kept up to date by every write). Other rules — a dry run
@@ -537,7 +547,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         lex = self.lexical(query, now=when, settings=s)
         if method == "akasha":
             trace = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=when,
-                                  settings=s, query=query, session=session)
+                                  settings=s, query=query, session=session,
+                                  windows=self.time_windows(query, now=when, settings=s))
         else:
             trace = self._recall_method(method, q, lex, now=when, settings=s, query=query,
                                         session=session)
@@ -625,8 +636,11 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         q = np.asarray(trace.q, np.float32)
         method = getattr(trace, "method", "akasha")
         if method == "akasha":
+            r = trace.relevance
+            windows = [(a, b, p) for (a, b), p in zip(r.windows, r.window_phrases, strict=True)]
             again = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=trace.now,
-                                  settings=s, query=trace.query, session=trace.session)
+                                  settings=s, query=trace.query, session=trace.session,
+                                  windows=windows)
         else:
             again = self._recall_method(method, q, lex, now=trace.now, settings=s,
                                         query=trace.query, session=trace.session)

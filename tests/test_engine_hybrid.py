@@ -94,6 +94,12 @@ def test_relevance_by_hand() -> None:
     assert (rel.bm25_top, rel.dense_top) == (6.0, pytest.approx(1.0))
 
 
+def test_a_store_of_one_turn_has_a_floor() -> None:
+    nodes = _nodes([0.4])
+    t = recall(nodes, toy_edges([]), Q, LexicalHits.empty(), now=1e6, settings=V2)
+    assert t.floor.uids == ["n0"] and t.floor.sources == ["Dense(FB)"]
+
+
 def test_relevance_ignores_invisible_and_forgotten_nodes() -> None:
     nodes = _nodes([0.9, 0.8, 0.7], sessions=["s", "s", "s"])
     nodes.kill(1)                                   # forgotten: no hit, no neighbour
@@ -198,3 +204,38 @@ def test_unseen_query_terms_take_no_place() -> None:
     v2 = {t.term: t.reason for t in select_terms(query, p, ts, alive, skip_unseen=True, **kw)}
     assert v1 == {"nowhere": "", "never": "", "spire": "over_max", "coffee": "over_max"}
     assert v2 == {"nowhere": "unseen", "never": "unseen", "spire": "", "coffee": ""}
+
+
+# -- time words ---------------------------------------------------------------------------------
+def test_time_words_name_windows() -> None:
+    from akasha_explorer.text.timewords import time_windows
+
+    now = 1_700_000_000.0                           # 2023-11-14 22:13 UTC
+    day = 86400.0
+    got = {w.phrase: (w.start, w.end) for w in time_windows(
+        "What did I do last week, and in May 2023? 最近呢？去年呢？", now)}
+    assert got["last week"] == (now - 14 * day, now)
+    assert "最近" not in got                          # the same window, named once
+    assert got["in may 2023"] == (1682899200.0, 1685577600.0)      # 2023-05-01 .. 06-01
+    assert got["去年"] == (1640995200.0, 1672531200.0)               # 2022
+    assert time_windows("you may go now", now) == []              # "may" the verb
+    assert time_windows("nothing about time", now) == []
+    (w,) = time_windows("on October 13, 2023", now)
+    assert w.end - w.start == day
+    (w,) = time_windows("阿岚10月2号生日", now)
+    assert w.phrase == "10月2号" and w.end - w.start == day
+
+
+def test_time_prior_lifts_the_turns_inside_the_window() -> None:
+    nodes = _nodes([0.8, 0.8, 0.8], sessions=["a", "b", "c"], ts=[0.0, 1000.0, 2000.0])
+    lex = LexicalHits.empty()
+    st = V2.replace(CONTEXT_NEIGHBOR=0.0)
+    off = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st,
+                 windows=[(900.0, 1100.0, "then")])
+    on = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st.replace(TIME_PRIOR=0.5),
+                windows=[(900.0, 1100.0, "then")])
+    assert off.floor.uids == ["n0", "n1", "n2"]     # all tied: each is the best there is
+    assert on.floor.uids[0] == "n1"
+    k = on.relevance.uids.index("n1")
+    assert on.relevance.in_time[k] and on.relevance.window_phrases == ["then"]
+    assert on.relevance.score[k] == pytest.approx(1.5 * off.relevance.score[0])

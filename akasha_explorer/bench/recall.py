@@ -164,6 +164,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- RWR": dict(RWR_STEPS=0),
         "- hybrid (V1 seeds, dense floor)": dict(HYBRID=False),
         "RELEVANCE_FLOOR on": dict(RELEVANCE_FLOOR=True),
+        "+ time prior (TIME_PRIOR=0.5)": dict(TIME_PRIOR=0.5),
     }
 
 
@@ -249,7 +250,7 @@ def _rank(b: _Built, text: str, q: NDArray[np.float32], methods: Sequence[str],
         t0 = time.perf_counter()
         lex = mem.lexical(text, now=now, settings=st)
         trace = engine_recall(mem.mirror.nodes, mem.mirror.edges, q, lex, now=now, settings=st,
-                              query=text)
+                              query=text, windows=mem.time_windows(text, now=now, settings=st))
         ms = (time.perf_counter() - t0) * 1000
         out["context"] = (_with_tail(context_order(trace), dense), ms)
         out["akasha"] = (_with_tail(trace.ranking(), dense), ms)

@@ -11,14 +11,17 @@ channel. Here both channels are fused into one relevance per node:
   scaled by the best hit of this query (the top ``FUSION_POOL`` messages are read);
 - ``dense = clip((cos_msg − zero) / (top − zero), 0, 1)`` — ``cos_msg`` min-max scaled
   between the best visible node (``top``) and the ``FUSION_POOL``-th best (``zero``), so a
-  weak dense channel (a CJK query on an English model) cannot outweigh a clear lexical hit;
+  weak dense channel (a CJK query on an English model) cannot outweigh a clear lexical hit
+  (when ``top == zero`` — one node, or all tied — the tied best get 1);
 - ``base = lexical + FUSION_DENSE_WEIGHT · dense`` — a calibrated linear fusion. Measured
   against reciprocal-rank fusion on both dev sets (LoCoMo R@10: RRF k=60 .594, k=10 .666,
   linear .678; MADial-zh: .572 / .610 / .628);
 - ``context = CONTEXT_NEIGHBOR · max(base(prev), base(next))`` — the turns just before and
   after a node in its session lend it their relevance: an answer is often the reply next
   to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
-- ``score = base + context``, ``norm = score / top score``.
+- ``score = base + context``, times ``1 + TIME_PRIOR`` for a node inside a time window
+  the query names (``last week``, ``in May 2023``, 最近, 去年…; off by default: measured,
+  it did not earn its place), ``norm = score / top score``.
 
 The top ``DENSE_TOP_K`` by ``score`` are the floor (the first block of the context), the
 graph seeds of stage 2b and — with the BlackHole seeds of V1 after them — the seeds of
@@ -36,6 +39,8 @@ term of every candidate (V1: ``cos_node``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,11 +74,15 @@ def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHit
 
 
 def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
-              lexical: LexicalHits, *, settings: Settings) -> tuple[Relevance, F64]:
+              lexical: LexicalHits, *, settings: Settings,
+              windows: Sequence[tuple[float, float, str]] = ()) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    Returns the trace part (the pool nodes, best first, ties by row) and ``norm`` for
-    every node of the mirror (0 for invisible nodes and nodes no channel reached).
+    ``windows`` are the time windows ``(start, end, phrase)`` the query named; with
+    ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
+    ``1 + TIME_PRIOR``. Returns the trace part (the pool nodes, best first, ties by row)
+    and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
+    reached).
     """
     st = settings
     n = nodes.n
@@ -85,9 +94,10 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         top, zero = float(cos_msg[pool[0]]), float(cos_msg[pool[-1]])
     else:
         top = zero = 0.0
-    dense = np.zeros(n)
     if top > zero:
         dense = np.where(visible, np.clip((cos_msg - zero) / (top - zero), 0.0, 1.0), 0.0)
+    else:  # one visible node, or all tied: each is the best there is
+        dense = np.where(visible & (cos_msg >= top), 1.0, 0.0) if pool.size else np.zeros(n)
     base = lex + st.FUSION_DENSE_WEIGHT * dense
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
@@ -102,6 +112,11 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         context[~visible] = 0.0
         source[~visible] = -1
     score = base + context
+    in_time = np.zeros(n, bool)
+    if st.TIME_PRIOR > 0 and windows:
+        for a, b, _ in windows:
+            in_time |= (nodes.ts >= a) & (nodes.ts < b)
+        score = np.where(in_time, score * (1.0 + st.TIME_PRIOR), score)
     best = float(score.max()) if n else 0.0
     norm = score / best if best > 0 else np.zeros(n)
     rows = np.flatnonzero(score > 0)
@@ -112,8 +127,10 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         lexical=lex[rows].tolist(), cos_msg=cos_msg[rows].tolist(), dense=dense[rows].tolist(),
         base=base[rows].tolist(), context=context[rows].tolist(),
         context_from=[uid[j] if j >= 0 else None for j in source[rows].tolist()],
-        score=score[rows].tolist(), norm=norm[rows].tolist(), bm25_top=bm_top,
-        dense_top=top, dense_zero=zero)
+        score=score[rows].tolist(), norm=norm[rows].tolist(), in_time=in_time[rows].tolist(),
+        bm25_top=bm_top, dense_top=top, dense_zero=zero,
+        windows=[[float(a), float(b)] for a, b, _ in windows],
+        window_phrases=[str(p) for _, _, p in windows])
     return rel, norm
 
 

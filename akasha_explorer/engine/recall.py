@@ -89,6 +89,7 @@ one session, gets context from it:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -148,6 +149,7 @@ def recall(
     visible: ArrayLike | None = None,
     query: str = "",
     session: str | None = None,
+    windows: Sequence[tuple[float, float, str]] = (),
 ) -> RecallTrace:
     """SPEC §4 stages 1–4: recall for one query over the mirror; nothing is written.
 
@@ -167,6 +169,9 @@ def recall(
         Optional bool mask over nodes; default ``alive & (ts <= now)``.
     query, session
         Recorded in the trace.
+    windows
+        Time windows ``(start, end, phrase)`` the query named
+        (:func:`akasha_explorer.text.timewords.time_windows`), used with ``TIME_PRIOR``.
 
     Returns
     -------
@@ -196,7 +201,7 @@ def recall(
     dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st, rows=top_msg)
     direct: NDArray[np.float64] | None = None
     if st.HYBRID:
-        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st)
+        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st, windows=windows)
         floor = floor_items(rel, cos_node, settings=st)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
                              settings=st)

@@ -68,8 +68,9 @@ class Relevance:
     bm25_top``; ``cos_msg`` and ``dense = clip((cos_msg − dense_zero) / (dense_top −
     dense_zero), 0, 1)``; ``base = lexical + FUSION_DENSE_WEIGHT · dense``; ``context =
     CONTEXT_NEIGHBOR · max(base of the session neighbours)`` with ``context_from`` the
-    neighbour that gave it; ``score = base + context`` and ``norm = score / top score``
-    (settlement's direct term).
+    neighbour that gave it; ``score = (base + context) · (1 + TIME_PRIOR)`` when the node
+    is inside a time window the query named (``in_time``), else ``base + context``; ``norm =
+    score / top score`` (settlement's direct term).
     """
 
     rows: list[int] = field(default_factory=list)
@@ -83,9 +84,13 @@ class Relevance:
     context_from: list[str | None] = field(default_factory=list)
     score: list[float] = field(default_factory=list)
     norm: list[float] = field(default_factory=list)
+    in_time: list[bool] = field(default_factory=list)
     bm25_top: float = 0.0
     dense_top: float = 0.0
     dense_zero: float = 0.0
+    windows: list[list[float]] = field(default_factory=list)
+    """Time windows ``[start, end)`` the query named (``TIME_PRIOR``)."""
+    window_phrases: list[str] = field(default_factory=list)
 
 
 @dataclass
