@@ -114,6 +114,9 @@ class Settings:
     FTS_CJK_SUBWORDS: bool = _s(
         True, "§4.1", "Also index the dictionary words inside a longer CJK word (jieba search "
         "mode: 杀戮尖塔 also gives 杀戮, 尖塔).", ours=True)
+    FTS_CJK_STOPWORDS: bool = _s(
+        True, "§4.1", "With INDEX_STOPWORDS, also drop Chinese function words (怎么样, 我们, "
+        "时候…) from the lexical index and queries.", ours=True)
     FTS_STEM: str = _s(
         "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
         "(cities -> citi), '' for none.", ours=True)
@@ -155,9 +158,9 @@ class Settings:
         "to the one that matches. 0 turns it off.", ours=True)
 
     TIME_PRIOR: float = _s(
-        0.0, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
+        0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
-        "0 turns it off (measured, not earned yet: see benchmarks/results).", ours=True)
+        "0 turns it off.", ours=True)
 
     # -- §4 stage 2a: RWR on the micrograph ---------------------------------------------
     NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).")
@@ -362,6 +365,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "v2": {},
     "v1": {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
+        "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
         "GRAPH_SETTLE": False,
     },

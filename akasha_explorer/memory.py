@@ -130,7 +130,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                     raise InvalidSettings(
                         f"store {self.path} was built with {shown}; a store keeps its settings so "
                         "it replays the same — pass settings=... to recall() for a dry-run "
-                        "experiment, or build a new store")
+                        "experiment, switch its profile with `akasha migrate STORE --profile "
+                        "v1|v2` (mem.migrate), or build a new store")
             if self._embedder is not None:
                 self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
         else:
@@ -631,7 +632,9 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
         :class:`TraceMismatch` naming the first difference."""
         self._check_open()
-        s = Settings.from_dict(trace.settings)
+        # a trace recorded before profiles existed lacks their settings: it was a v1 recall
+        s = Settings.from_dict(trace.settings, profile="v2" if "HYBRID" in trace.settings
+                               else "v1")
         lex = self.lexical(trace.query, now=trace.now, settings=s)
         q = np.asarray(trace.q, np.float32)
         method = getattr(trace, "method", "akasha")

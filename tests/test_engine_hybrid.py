@@ -229,7 +229,7 @@ def test_time_words_name_windows() -> None:
 def test_time_prior_lifts_the_turns_inside_the_window() -> None:
     nodes = _nodes([0.8, 0.8, 0.8], sessions=["a", "b", "c"], ts=[0.0, 1000.0, 2000.0])
     lex = LexicalHits.empty()
-    st = V2.replace(CONTEXT_NEIGHBOR=0.0)
+    st = V2.replace(CONTEXT_NEIGHBOR=0.0, TIME_PRIOR=0.0)
     off = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st,
                  windows=[(900.0, 1100.0, "then")])
     on = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st.replace(TIME_PRIOR=0.5),

@@ -106,7 +106,7 @@ def test_terms_rules_default() -> None:
 def test_term_rules_follow_the_settings() -> None:
     assert TermRules.of(Settings()) == TermRules()
     assert TermRules.of(Settings.profile("v1")).signature == (
-        "latin>=3;cjk>=3;join=1;sub=0;stop=1;stem=-")
+        "latin>=3;cjk>=3;join=1;sub=0;stop=1;zhstop=0;stem=-")
     with pytest.raises(InvalidSettings, match="Snowball"):
         terms("cities", rules=TermRules(stem="klingon"))
 

@@ -157,6 +157,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- CJK words (V1 term rules)": dict(FTS_CJK_MIN_LEN=3, FTS_CJK_JOIN=True,
                                             FTS_CJK_SUBWORDS=False),
         "- CJK sub-words": dict(FTS_CJK_SUBWORDS=False),
+        "- CJK stop words": dict(FTS_CJK_STOPWORDS=False),
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
         "- graph settle (V1 score_graph)": dict(GRAPH_SETTLE=False),
@@ -164,7 +165,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- RWR": dict(RWR_STEPS=0),
         "- hybrid (V1 seeds, dense floor)": dict(HYBRID=False),
         "RELEVANCE_FLOOR on": dict(RELEVANCE_FLOOR=True),
-        "+ time prior (TIME_PRIOR=0.5)": dict(TIME_PRIOR=0.5),
+        "- time prior (TIME_PRIOR=0)": dict(TIME_PRIOR=0.0),
     }
 
 

@@ -20,8 +20,8 @@ channel. Here both channels are fused into one relevance per node:
   after a node in its session lend it their relevance: an answer is often the reply next
   to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
 - ``score = base + context``, times ``1 + TIME_PRIOR`` for a node inside a time window
-  the query names (``last week``, ``in May 2023``, 最近, 去年…; off by default: measured,
-  it did not earn its place), ``norm = score / top score``.
+  the query names (``last week``, ``in May 2023``, 最近, 去年…; LoCoMo dev R@10 .755 →
+  .763, MADial-zh unchanged), ``norm = score / top score``.
 
 The top ``DENSE_TOP_K`` by ``score`` are the floor (the first block of the context), the
 graph seeds of stage 2b and — with the BlackHole seeds of V1 after them — the seeds of

@@ -8,7 +8,8 @@ set by :class:`TermRules` (from the store's settings):
   ``stopwords`` is on) — ``FTS_MIN_TOKEN_LEN`` — reduced to its stem when ``stem`` names a
   Snowball language (**[ours]**, ``FTS_STEM``: cities → citi, played → play, so a query
   for "cities" finds "city");
-- a CJK word of at least ``cjk_min`` characters — ``FTS_CJK_MIN_LEN``;
+- a CJK word of at least ``cjk_min`` characters — ``FTS_CJK_MIN_LEN`` — that is not a
+  Chinese function word (:data:`CJK_STOPWORDS`, with ``cjk_stopwords``);
 - with ``cjk_subwords`` (**[ours]**, ``FTS_CJK_SUBWORDS``), the dictionary words inside a
   longer CJK word as well (jieba's search mode: 杀戮尖塔 also gives 杀戮 and 尖塔), so a
   query word matches the longer words that contain it;
@@ -21,17 +22,19 @@ mostly two characters long (阿岚, 手指, 换药), so nearly every Chinese wor
 index only glued to a neighbour (和阿岚, 阿岚打), and a one-word query found nothing. The
 default rules index CJK words from two characters and their sub-words (measured on
 MADial-Bench-zh dev: BM25 R@10 .444 with V1's rules, .561 with plain jieba words, .644 with
-these; single characters: .620, so they stay out). Latin words keep V1's length rule and
-are stemmed (LoCoMo dev BM25 R@10 .607 → .653, multi-hop .270 → .359).
+these, .664 without Chinese function words; single characters: .620, so they stay out).
+Latin words keep V1's length rule and are stemmed (LoCoMo dev BM25 R@10 .607 → .653,
+multi-hop .270 → .359).
 
 Documents and queries go through the same function, so a query term matches exactly the
 index terms the same text would produce.
 
 >>> terms("昨天和 Limboo 玩杀戮尖塔，拔引流条的时候出血了")
-['昨天', 'limboo', '杀戮', '尖塔', '引流', '时候', '出血']
->>> terms("我们的自然语言处理课")          # a long word and the words inside it
-['我们', '自然语言', '自然', '语言', '处理']
->>> V1 = TermRules(latin_min=3, cjk_min=3, cjk_join=True, cjk_subwords=False, stem="")
+['昨天', 'limboo', '杀戮', '尖塔', '引流', '出血']
+>>> terms("我们的自然语言处理课")          # function words out; a long word and its parts in
+['自然语言', '自然', '语言', '处理']
+>>> V1 = TermRules(latin_min=3, cjk_min=3, cjk_join=True, cjk_subwords=False,
+...                cjk_stopwords=False, stem="")
 >>> terms("昨天和 Limboo 玩杀戮尖塔，拔引流条的时候出血了", rules=V1)
 ['昨天和', 'limboo', '玩杀戮', '杀戮尖塔', '拔引流', '引流条', '的时候', '时候出血', '出血了']
 >>> terms("The cats and the hat went to Tokyo")
@@ -52,8 +55,8 @@ from typing import Any
 
 import jieba
 
-__all__ = ["STOPWORDS", "TOKENIZER_VERSION", "TermRules", "is_cjk", "normalize", "segment",
-           "terms"]
+__all__ = ["CJK_STOPWORDS", "STOPWORDS", "TOKENIZER_VERSION", "TermRules", "is_cjk",
+           "normalize", "segment", "terms"]
 
 TOKENIZER_VERSION = f"jieba-{jieba.__version__}+akasha-terms-1"
 """The segmenter and the code of the term rules; a store records it with its
@@ -81,6 +84,16 @@ why why's will with won't would wouldn't yeah yes you you'd you'll you're you've
 yourself yourselves oh ok okay hey hi hmm lol
 """.split())
 """English stop words (a common list, lower case); dropped when ``stopwords=True``."""
+
+CJK_STOPWORDS = frozenset("""
+的 了 是 我 你 他 她 它 们 在 有 和 就 都 也 还 吗 呢 吧 啊 呀 哦 嗯 哈 这 那 个 一 不 没 很 太 又
+被 把 给 让 跟 与 及 或 而 但 但是 然后 所以 因为 如果 虽然 已经 一下 一些 一个 这个 那个 这些
+那些 这样 那样 怎么 怎么样 什么 为什么 哪 哪里 哪儿 哪个 多少 几 我们 你们 他们 她们 它们 自己
+大家 时候 现在 可以 可能 应该 需要 就是 还是 只是 不是 没有 知道 觉得 感觉 真的 非常 特别 一直
+一起 一定 还有 或者 而且 以后 之后 之前 以前 其实 当然 对 嘛 啦 呗 哇
+""".split())
+"""Chinese function words and fillers (怎么样, 我们, 时候…); dropped with ``cjk_stopwords``
+(**[ours]** ``FTS_CJK_STOPWORDS``; MADial-zh dev BM25 R@10 .644 → .664)."""
 
 
 def normalize(text: str) -> str:
@@ -133,7 +146,7 @@ class TermRules:
     default profile's, :meth:`of` reads them from a store's settings.
 
     >>> TermRules().signature
-    'latin>=3;cjk>=2;join=0;sub=1;stop=1;stem=english'
+    'latin>=3;cjk>=2;join=0;sub=1;stop=1;zhstop=1;stem=english'
     """
 
     latin_min: int = 3
@@ -141,22 +154,26 @@ class TermRules:
     cjk_join: bool = False
     cjk_subwords: bool = True
     stopwords: bool = True
+    cjk_stopwords: bool = True
     stem: str = "english"
 
     @classmethod
     def of(cls, settings: Any) -> TermRules:
         """The rules of a :class:`~akasha_explorer.config.Settings` (``FTS_MIN_TOKEN_LEN``,
         ``FTS_CJK_MIN_LEN``, ``FTS_CJK_JOIN``, ``FTS_CJK_SUBWORDS``, ``INDEX_STOPWORDS``,
-        ``FTS_STEM``)."""
+        ``FTS_CJK_STOPWORDS``, ``FTS_STEM``)."""
         return cls(latin_min=settings.FTS_MIN_TOKEN_LEN, cjk_min=settings.FTS_CJK_MIN_LEN,
                    cjk_join=settings.FTS_CJK_JOIN, cjk_subwords=settings.FTS_CJK_SUBWORDS,
-                   stopwords=settings.INDEX_STOPWORDS, stem=settings.FTS_STEM)
+                   stopwords=settings.INDEX_STOPWORDS,
+                   cjk_stopwords=settings.INDEX_STOPWORDS and settings.FTS_CJK_STOPWORDS,
+                   stem=settings.FTS_STEM)
 
     @property
     def signature(self) -> str:
         """A short string naming the rules; stored terms made under other rules are rebuilt."""
         return (f"latin>={self.latin_min};cjk>={self.cjk_min};join={int(self.cjk_join)};"
-                f"sub={int(self.cjk_subwords)};stop={int(self.stopwords)};stem={self.stem or '-'}")
+                f"sub={int(self.cjk_subwords)};stop={int(self.stopwords)};"
+                f"zhstop={int(self.cjk_stopwords)};stem={self.stem or '-'}")
 
     @property
     def min_len(self) -> int:
@@ -193,10 +210,11 @@ def _terms_cached(text: str, rules: TermRules) -> tuple[str, ...]:
     for i, (t, _) in enumerate(toks):
         cjk = is_cjk(t)
         if cjk:
-            if len(t) >= rules.cjk_min:
+            stop = CJK_STOPWORDS if rules.cjk_stopwords else frozenset()
+            if len(t) >= rules.cjk_min and t not in stop:
                 out.append(t)
             if rules.cjk_subwords and len(t) > sub_min:
-                out.extend(_subwords(t, sub_min))
+                out.extend(w for w in _subwords(t, sub_min) if w not in stop)
         elif len(t) >= rules.latin_min and not (rules.stopwords and t in STOPWORDS):
             out.append(stem(t) if stem is not None else t)
         if rules.cjk_join and cjk and i + 1 < len(toks):
