@@ -149,6 +149,11 @@ class Settings:
     FUSION_DENSE_WEIGHT: float = _s(
         0.5, "§4.1", "relevance = bm25 / best bm25 + FUSION_DENSE_WEIGHT * dense, dense = "
         "cos_msg min-max scaled between the FUSION_POOL-th best and the best.", ours=True)
+    FUSION_DENSE_WEIGHT_CJK: float = _s(
+        0.1, "§4.1", "The dense weight for the CJK share of a query when the model reads no "
+        "CJK (EMBED_CJK_DIMS > 0; the share is the squared norm of the query vector's hashed "
+        "CJK part): weight = FUSION_DENSE_WEIGHT * (1 - share) + this * share. The hashed "
+        "features are a weaker lexical channel, not meaning.", ours=True)
     FUSION_POOL: int = _s(
         100, "§4.1", "Messages read from the BM25 ranking, and the dense rank whose cosine is "
         "the zero of the dense scale.", ours=True)

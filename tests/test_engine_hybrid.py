@@ -92,6 +92,7 @@ def test_relevance_by_hand() -> None:
     assert rel.context_from[by["n3"]] == "n2" and rel.context_from[by["n2"]] == "n3"
     assert rel.score == sorted(rel.score, reverse=True)
     assert (rel.bm25_top, rel.dense_top) == (6.0, pytest.approx(1.0))
+    assert (rel.dense_weight, rel.cjk_share) == (0.5, 0.0)       # no query vector given
 
 
 def test_a_store_of_one_turn_has_a_floor() -> None:

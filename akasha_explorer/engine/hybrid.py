@@ -13,9 +13,12 @@ channel. Here both channels are fused into one relevance per node:
   between the best visible node (``top``) and the ``FUSION_POOL``-th best (``zero``), so a
   weak dense channel (a CJK query on an English model) cannot outweigh a clear lexical hit
   (when ``top == zero`` — one node, or all tied — the tied best get 1);
-- ``base = lexical + FUSION_DENSE_WEIGHT · dense`` — a calibrated linear fusion. Measured
-  against reciprocal-rank fusion on both dev sets (LoCoMo R@10: RRF k=60 .594, k=10 .666,
-  linear .678; MADial-zh: .572 / .610 / .628);
+- ``base = lexical + w · dense`` — a calibrated linear fusion, measured against
+  reciprocal-rank fusion on both dev sets (LoCoMo R@10: RRF k=60 .594, k=10 .666, linear
+  .678; MADial-zh: .572 / .610 / .628). ``w`` is ``FUSION_DENSE_WEIGHT`` (0.5) for text the
+  model reads, ``FUSION_DENSE_WEIGHT_CJK`` (0.1) for the CJK share of a query when the
+  model reads no CJK (:func:`dense_weight`): then the dense vector is hashed CJK words, a
+  weaker lexical channel (MADial-zh floor R@10 .646 at 0.5, .664 at 0.1, .640 at 0);
 - ``context = CONTEXT_NEIGHBOR · max(base(prev), base(next))`` — the turns just before and
   after a node in its session lend it their relevance: an answer is often the reply next
   to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
@@ -41,6 +44,7 @@ term of every candidate (V1: ``cos_node``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,7 +55,7 @@ from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
-__all__ = ["floor_items", "hybrid_seeds", "relevance"]
+__all__ = ["dense_weight", "floor_items", "hybrid_seeds", "relevance"]
 
 F64 = NDArray[np.float64]
 
@@ -73,12 +77,34 @@ def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHit
     return out
 
 
+def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[float, float]:
+    """``(weight, share)``: the dense channel's weight for query vector ``q`` and the
+    query's CJK share. With ``EMBED_CJK_DIMS > 0`` the model reads no CJK and a vector is
+    ``[sqrt(1 − share) · model, sqrt(share) · hashed CJK]`` (:mod:`akasha_explorer.embed`),
+    so the share is the squared norm of its last ``EMBED_CJK_DIMS`` values; the weight moves
+    from ``FUSION_DENSE_WEIGHT`` to ``FUSION_DENSE_WEIGHT_CJK`` with it.
+
+    >>> q = np.array([0.6, 0.0, 0.8], np.float32)        # 1 model dim + 2 CJK dims
+    >>> w, share = dense_weight(q, Settings(EMBED_CJK_DIMS=2))
+    >>> round(share, 4), round(w, 4)                     # 0.5 * 0.36 + 0.1 * 0.64
+    (0.64, 0.244)
+    """
+    st = settings
+    dims = st.EMBED_CJK_DIMS
+    share = float(np.dot(q[-dims:], q[-dims:])) if 0 < dims < q.shape[0] else 0.0
+    share = min(1.0, max(0.0, share))
+    return st.FUSION_DENSE_WEIGHT * (1.0 - share) + st.FUSION_DENSE_WEIGHT_CJK * share, share
+
+
 def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               lexical: LexicalHits, *, settings: Settings,
-              windows: Sequence[tuple[float, float, str]] = ()) -> tuple[Relevance, F64]:
+              windows: Sequence[tuple[float, float, str]] = (),
+              q: NDArray[np.floating[Any]] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    ``windows`` are the time windows ``(start, end, phrase)`` the query named; with
+    ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
+    ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
+    query named; with
     ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
     ``1 + TIME_PRIOR``. Returns the trace part (the pool nodes, best first, ties by row)
     and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
@@ -98,7 +124,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         dense = np.where(visible, np.clip((cos_msg - zero) / (top - zero), 0.0, 1.0), 0.0)
     else:  # one visible node, or all tied: each is the best there is
         dense = np.where(visible & (cos_msg >= top), 1.0, 0.0) if pool.size else np.zeros(n)
-    base = lex + st.FUSION_DENSE_WEIGHT * dense
+    weight, share = (st.FUSION_DENSE_WEIGHT, 0.0) if q is None else dense_weight(q, st)
+    base = lex + weight * dense
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
     if st.CONTEXT_NEIGHBOR > 0:
@@ -128,7 +155,7 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         base=base[rows].tolist(), context=context[rows].tolist(),
         context_from=[uid[j] if j >= 0 else None for j in source[rows].tolist()],
         score=score[rows].tolist(), norm=norm[rows].tolist(), in_time=in_time[rows].tolist(),
-        bm25_top=bm_top, dense_top=top, dense_zero=zero,
+        bm25_top=bm_top, dense_top=top, dense_zero=zero, dense_weight=weight, cjk_share=share,
         windows=[[float(a), float(b)] for a, b, _ in windows],
         window_phrases=[str(p) for _, _, p in windows])
     return rel, norm

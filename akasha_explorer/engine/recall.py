@@ -201,7 +201,8 @@ def recall(
     dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st, rows=top_msg)
     direct: NDArray[np.float64] | None = None
     if st.HYBRID:
-        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st, windows=windows)
+        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st, windows=windows,
+                                q=qv)
         floor = floor_items(rel, cos_node, settings=st)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
                              settings=st)

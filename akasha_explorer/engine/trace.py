@@ -66,7 +66,7 @@ class Relevance:
 
     Per node: ``bm25`` (best BM25 of its messages, 0 without a hit) and ``lexical = bm25 /
     bm25_top``; ``cos_msg`` and ``dense = clip((cos_msg − dense_zero) / (dense_top −
-    dense_zero), 0, 1)``; ``base = lexical + FUSION_DENSE_WEIGHT · dense``; ``context =
+    dense_zero), 0, 1)``; ``base = lexical + dense_weight · dense``; ``context =
     CONTEXT_NEIGHBOR · max(base of the session neighbours)`` with ``context_from`` the
     neighbour that gave it; ``score = (base + context) · (1 + TIME_PRIOR)`` when the node
     is inside a time window the query named (``in_time``), else ``base + context``; ``norm =
@@ -88,6 +88,12 @@ class Relevance:
     bm25_top: float = 0.0
     dense_top: float = 0.0
     dense_zero: float = 0.0
+    dense_weight: float = 0.0
+    """The dense channel's weight for this query (``FUSION_DENSE_WEIGHT``, moved towards
+    ``FUSION_DENSE_WEIGHT_CJK`` by ``cjk_share``)."""
+    cjk_share: float = 0.0
+    """The query's CJK share, as its vector's hashed CJK part carries it (0 when the model
+    reads CJK itself: ``EMBED_CJK_DIMS = 0``)."""
     windows: list[list[float]] = field(default_factory=list)
     """Time windows ``[start, end)`` the query named (``TIME_PRIOR``)."""
     window_phrases: list[str] = field(default_factory=list)
