@@ -19,7 +19,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -477,13 +477,18 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                 settings: Settings | None = None) -> LexicalHits:
         """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1)."""
         s = settings or self.settings
-        q = terms(text, rules=TermRules.of(s))
-        return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s)
+        rules = TermRules.of(s)
+        q = terms(text, rules=rules)
+        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
+                      for t in terms(w[2], rules=rules)}
+        return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
+                                  exclude=time_terms)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
-                      msg_mask: np.ndarray | None = None,
-                      settings: Settings | None = None) -> LexicalHits:
-        """:meth:`lexical` for already tokenised query terms."""
+                      msg_mask: np.ndarray | None = None, settings: Settings | None = None,
+                      exclude: Collection[str] = ()) -> LexicalHits:
+        """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
+        the query's relative time words)."""
         s = settings or self.settings
         n = self.mirror.nodes
         alive = n.msg_alive if msg_mask is None else msg_mask
@@ -491,19 +496,21 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
-                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN)
+                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
 
     @staticmethod
-    def time_windows(text: str, *, now: float, settings: Settings
+    def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
                      ) -> list[tuple[float, float, str]]:
         """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
-        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`)."""
+        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`).
+        ``relative=True``: only those named relative to now (最近, last week)."""
         if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
             return []
-        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)]
+        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
+                if w.relative or not relative]
 
     def postings(self, settings: Settings | None = None) -> Postings:
         """The lexical index of the mirror's messages under the term rules of ``settings``

@@ -240,3 +240,20 @@ def test_time_prior_lifts_the_turns_inside_the_window() -> None:
     k = on.relevance.uids.index("n1")
     assert on.relevance.in_time[k] and on.relevance.window_phrases == ["then"]
     assert on.relevance.score[k] == pytest.approx(1.5 * off.relevance.score[0])
+
+
+def test_relative_time_words_are_a_window_not_a_word(demo_store) -> None:
+    """最近 names the last two weeks; it is no lexical term (a message saying 最近 is not
+    about the query's time), while a date stays one."""
+    import akasha_explorer as ak
+
+    with ak.open(demo_store, read_only=True) as mem:
+        t = mem.recall("最近手指的伤怎么样了", now=mem.last_ts(), log=False)
+        reasons = {x.term: x.reason for x in t.seeds.terms}
+        assert reasons["最近"] == "time" and reasons["手指"] == ""
+        assert t.relevance.window_phrases == ["最近"]
+        for u in t.first_block().uids[:3]:          # the floor is about the finger
+            assert any("手指" in m["text"] for m in t.messages[u])
+        d = mem.recall("阿岚10月2号生日", now=mem.last_ts(), log=False)
+        assert "time" not in {x.reason for x in d.seeds.terms}
+        assert d.relevance.window_phrases == ["10月2号"]

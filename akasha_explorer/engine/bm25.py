@@ -25,7 +25,7 @@ Tokenisation is not done here (see :mod:`akasha_explorer.text`); this module see
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,8 +45,8 @@ class QueryTerm:
     idf: float
     kept: bool
     reason: str = ""
-    """Why it was dropped: ``"short"``, ``"low_idf"``, ``"unseen"`` or ``"over_max"``
-    (empty if kept)."""
+    """Why it was dropped: ``"short"``, ``"low_idf"``, ``"unseen"``, ``"time"`` or
+    ``"over_max"`` (empty if kept)."""
 
 
 @dataclass(frozen=True)
@@ -141,11 +141,14 @@ def select_terms(
     min_len: int,
     causal: bool = True,
     skip_unseen: bool = False,
+    exclude: Collection[str] = (),
 ) -> tuple[QueryTerm, ...]:
     """SPEC §4 stage 1: keep terms of ``>= min_len`` characters with IDF ``>= min_idf``
     (unseen terms get ``unseen_idf``), at most ``max_terms`` by IDF (ties: first seen).
     With ``skip_unseen`` (**[ours]** ``FTS_SKIP_UNSEEN``) a term no visible message contains
     is dropped (reason ``"unseen"``) instead of taking one of the ``max_terms`` places.
+    Terms in ``exclude`` are dropped with reason ``"time"`` (the query's relative time words,
+    used as a time window instead: **[ours]** ``TIME_PRIOR``).
 
     Returns every distinct term considered, kept ones first in IDF order, with the reason a
     dropped one was dropped — the trace shows them all.
@@ -167,6 +170,8 @@ def select_terms(
         reason = "short" if len(t) < min_len else ("low_idf" if idf < min_idf else "")
         if not reason and df == 0 and skip_unseen:
             reason = "unseen"
+        if not reason and t in exclude:
+            reason = "time"
         rows.append((t, df, idf, reason))
     order = sorted(range(len(rows)), key=lambda i: (rows[i][3] != "", -rows[i][2], i))
     out: list[QueryTerm] = []

@@ -35,11 +35,15 @@ _ZH_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
 
 @dataclass(frozen=True)
 class TimeWindow:
-    """A span of time a query names: ``[start, end)`` in epoch seconds, and the words."""
+    """A span of time a query names: ``[start, end)`` in epoch seconds, and the words.
+    ``relative`` words (最近, last week, yesterday) say when *from now*: they name no topic
+    and match nothing a message says about itself, so they are no lexical terms; dates
+    (May 2023, 10月2号) may be written in messages and stay terms."""
 
     start: float
     end: float
     phrase: str
+    relative: bool = False
 
 
 def _day(ts: float) -> str:
@@ -98,14 +102,14 @@ _ZH_MONTH = re.compile(r"(?:(\d{4})年)?(十[一二]|[一二三四五六七八�
 
 def time_windows(text: str, now: float) -> list[TimeWindow]:
     """The time windows ``text`` names, relative to ``now`` (see the module docstring);
-    in the order found, without repeats."""
+    in the order found, without repeats (a span named twice keeps its first phrase)."""
     low = text.casefold()
     out: dict[tuple[float, float], TimeWindow] = {}
     d_now = dt.datetime.fromtimestamp(now, dt.UTC)
 
-    def add(span: tuple[float, float], phrase: str) -> None:
+    def add(span: tuple[float, float], phrase: str, relative: bool = False) -> None:
         if span not in out and span[0] < span[1]:
-            out[span] = TimeWindow(span[0], span[1], phrase)
+            out[span] = TimeWindow(span[0], span[1], phrase, relative)
 
     taken: list[tuple[int, int]] = []
     for m in _EN_DATE.finditer(low):
@@ -130,7 +134,7 @@ def time_windows(text: str, now: float) -> list[TimeWindow]:
     rel = _relative(now)
     for pattern in (_EN_REL, _ZH_REL):
         for m in pattern.finditer(low):
-            add(rel[m.group(0)], m.group(0))
+            add(rel[m.group(0)], m.group(0), relative=True)
     for m in _ZH_MONTH.finditer(text):
         raw = m.group(2)
         month = int(raw) if raw.isdigit() else _ZH_NUM[raw]
