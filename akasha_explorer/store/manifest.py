@@ -30,7 +30,7 @@ def tokenizer_id(settings: Settings) -> str:
     """What a store records as its tokenizer: the segmenter's version and the term rules of
     ``settings``; a store whose record differs has its lexical terms rebuilt on open.
 
-    >>> tokenizer_id(Settings.profile("v1")).endswith("cjk>=3;join=1;sub=0;stop=1;stem=-")
+    >>> tokenizer_id(Settings.profile("v1")).endswith("cjk>=3;join=1;sub=0;stop=1;zhstop=0;stem=-")
     True
     """
     return f"{TOKENIZER_VERSION};{TermRules.of(settings).signature}"
