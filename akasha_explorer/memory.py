@@ -46,9 +46,10 @@ from .errors import (
     TraceMismatch,
 )
 from .graphdb import SCHEMA_VERSION, GraphDB
+from .graphdb.kuzu_db import graph_lock
 from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
-from .store import Journal, Manifest, WriterLock
+from .store import Journal, Manifest, WriterLock, folder
 from .store.api import StoreMixin
 from .store.mirror import Mirror
 from .text.tokenize import TOKENIZER_VERSION, terms
@@ -90,25 +91,35 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
 
     def __init__(self, path: Path, settings: Settings | None = None, *,
                  read_only: bool = False, embedder: Embedder | None = None) -> None:
-        self.path = Path(path).expanduser().resolve()
+        self.path = folder.store_path(path)
         self.read_only = read_only
         self._embedder = embedder
         self._lock: WriterLock | None = None
         self._closed = False
-        exists = Manifest.path(self.path).exists()
-        if not exists:
-            if read_only:
-                raise StoreError(f"no memory store at {self.path}")
-            if self.path.exists() and any(self.path.iterdir()):
-                raise StoreError(f"{self.path} exists and is not an empty folder or a memory "
-                                 "store; pick another path")
-            self.path.mkdir(parents=True, exist_ok=True)
+        exists = Manifest.path(self.path).is_file()
+        if read_only and not exists:
+            raise StoreError(folder.describe(self.path))
+        made = not self.path.exists()
         if not read_only:
-            self._lock = WriterLock(self.path)
-            self._lock.acquire()
+            if exists:
+                self._lock = WriterLock(self.path)
+                self._lock.acquire()
+            else:  # a new store, or a half-made one an interrupted creation left
+                self._lock, exists = folder.claim(self.path)
         try:
-            self._open(settings, exists)
+            try:
+                self._open(settings, exists)
+            except OSError as e:
+                raise folder.os_error(e, self.path, "open the store") from e
         except BaseException:
+            for part in ("graph", "vectors"):
+                obj = getattr(self, part, None)
+                if obj is not None:
+                    obj.close()
+            if not exists and self._lock is not None \
+                    and not Manifest.path(self.path).is_file():  # no half-made store left
+                folder.abandon(self.path, self._lock, made=made)
+                self._lock = None
             self._release()
             raise
 
@@ -143,11 +154,14 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
         except StoreLocked as e:  # say who holds it (see store.lock)
             detail = str(e.__cause__ or e).splitlines()[0]
-            raise WriterLock(self.path).graph_busy(read_only=self.read_only,
-                                                   detail=detail) from e
+            raise WriterLock(self.path).graph_busy(
+                read_only=self.read_only, detail=detail,
+                holder=graph_lock(self.path / "graph.kuzu")) from e
         self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
         if not exists:
             self.manifest.write(self.path)  # last: a half-created folder has no manifest
+        if not self.read_only:
+            folder.finish(self.path)  # (also a marker a kill left after the manifest)
         self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
         self.mirror = Mirror(self.dim)
         self.mirror.load(self.graph, self.vectors, self.journal)

@@ -42,12 +42,38 @@ from ..errors import ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from ..store.journal import fsync_dir
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["GraphDB"]
+__all__ = ["GraphDB", "graph_lock"]
 
 log = logging.getLogger(__name__)
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
+
+
+def graph_lock(path: Path) -> tuple[str, int] | None:
+    """Who holds Kuzu's own lock on the database file ``path``: ``("write", pid)`` for a
+    read-write open, ``("read", pid)`` for a read-only one, None when nobody (or only this
+    process). Kuzu 0.11 takes a POSIX ``fcntl`` lock on the file (write lock read-write,
+    read lock read-only); ``F_GETLK`` asks for the holder without taking anything."""
+    import fcntl
+    import struct
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+        typ, _, _, _, pid = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, probe))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if typ == fcntl.F_WRLCK:
+        return "write", pid
+    if typ == fcntl.F_RDLCK:
+        return "read", pid
+    return None
 
 
 def _schema_statements() -> list[str]:

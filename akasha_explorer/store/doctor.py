@@ -66,9 +66,9 @@ log = logging.getLogger(__name__)
 
 SEVERITIES = ("error", "leftover")
 _EXAMPLES = 5
-STALE = ("journal.tmp", "akasha.json.tmp", "graph.kuzu.rebuild", "graph.kuzu.rebuild.wal",
-         "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock", "graph.kuzu.rebuild.redo",
-         "graph.kuzu.redo.tmp")
+STALE = ("journal.tmp", "akasha.json.tmp", "akasha.creating", "graph.kuzu.rebuild",
+         "graph.kuzu.rebuild.wal", "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock",
+         "graph.kuzu.rebuild.redo", "graph.kuzu.redo.tmp")
 """Files only an interrupted write leaves in a store folder."""
 
 
