@@ -520,7 +520,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         Returns the new node's uid and the trace (None for an assistant-only turn).
         """
         self._check_write()
-        when = _wall() if ts is None else float(ts)
+        from .ingest.validate import check_ts
+        when = check_ts(_wall() if ts is None else ts, "add_turn ts")
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
         seq = self._next_seq(session)

@@ -258,3 +258,31 @@ def test_cli_demo_builds_the_demo_and_logs_a_tour(tmp_path: Path) -> None:
         assert [r["q"] for r in rows] == list(DEMO_TOUR)
         assert {r["s"] for r in rows} == {"demo-tour"} and not any(r["c"] for r in rows)
         assert mem.stats()["edges"] == 0  # dry runs: nothing written back
+
+
+@pytest.mark.parametrize("ts", [253_402_300_800.0, -1e9, float("nan"), 0.0])
+def test_one_time_check_for_every_way_in(mem: ak.Memory, ts: float) -> None:
+    """The range check of file importers holds for messages built in Python too: a
+    RawMessage list, ``add_turn`` and a plain message list with a start time."""
+    from akasha_explorer.ingest.importers import read_messages
+    from akasha_explorer.model import RawMessage
+
+    with pytest.raises(ak.InvalidInput, match=r"outside 1970-01-01 \.\. 2200-01-01"):
+        mem.ingest([RawMessage("s", 0, ts, "user", "hello there")])
+    with pytest.raises(ak.InvalidInput, match="outside 1970-01-01"):
+        mem.add_turn("hello there", "hi", session="s", ts=ts)
+    with pytest.raises(ak.InvalidInput, match="outside 1970-01-01"):
+        read_messages([{"role": "user", "content": "hi"}], session="s", start_ts=ts)
+    assert mem.stats()["messages"] == 0
+
+
+def test_raw_messages_get_every_field_check(mem: ak.Memory) -> None:
+    from akasha_explorer.model import RawMessage
+
+    for bad, match in [(RawMessage("s\x1b]0;x\x07", 0, 1.8e9, "user", "hi"), "session_id"),
+                       (RawMessage("s", 0, 1.8e9, "wizard", "hi"), "unknown role"),
+                       (RawMessage("s", -1, 1.8e9, "user", "hi"), "seq must be"),
+                       (RawMessage("s", 0, 1.8e9, "user", "a\x00b"), "NUL")]:
+        with pytest.raises(ak.InvalidInput, match=match):
+            mem.ingest([bad])
+    assert mem.stats()["messages"] == 0

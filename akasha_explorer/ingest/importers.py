@@ -29,7 +29,15 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
-from .validate import check_meta, check_role, check_seq, check_session, check_text, parse_ts
+from .validate import (
+    check_meta,
+    check_role,
+    check_seq,
+    check_session,
+    check_text,
+    check_ts,
+    parse_ts,
+)
 
 __all__ = ["FORMATS", "Imported", "load", "read_chatgpt", "read_jsonl", "read_locomo",
            "read_messages", "sniff"]
@@ -123,12 +131,19 @@ _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
 def parse_locomo_date(value: str, where: str) -> float:
-    """LoCoMo session times such as ``"1:56 pm on 8 May, 2023"`` (taken as UTC)."""
+    """LoCoMo session times such as ``"1:56 pm on 8 May, 2023"`` (taken as UTC), in the
+    range every importer checks (:func:`~.validate.check_ts`).
+
+    >>> parse_locomo_date("11:59 pm on 31 December, 1066", "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: x: timestamp '11:59 pm on 31 December, 1066' is outside ...
+    """
     try:
         d = dt.datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
     except (ValueError, AttributeError):
         raise InvalidInput(f"cannot parse LoCoMo date {value!r}", where=where) from None
-    return d.replace(tzinfo=dt.UTC).timestamp()
+    return check_ts(d.replace(tzinfo=dt.UTC).timestamp(), where, shown=value)
 
 
 def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
@@ -166,8 +181,10 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
                         meta[extra] = line[extra]
                 speaker = line.get("speaker")
                 check_meta(meta, lw)
+                ts = check_ts(t0 + LOCOMO_LINE_SECONDS * j, lw,
+                              shown=f"{date} + {LOCOMO_LINE_SECONDS * j:g} s")
                 out.append(RawMessage(
-                    session=session, seq=j, ts=t0 + LOCOMO_LINE_SECONDS * j, role="user",
+                    session=session, seq=j, ts=ts, role="user",
                     text=check_text(line.get("text"), lw),
                     speaker=(check_text(speaker, lw, field="speaker")
                              if speaker is not None else None),
@@ -279,7 +296,7 @@ def read_messages(data: Iterable[Any], *, session: str, start_ts: float | None =
             raise InvalidInput(f"expected an object, got {type(rec).__name__}", where=where)
         if "role" not in rec or "content" not in rec:
             raise InvalidInput("each message needs 'role' and 'content'", where=where)
-        ts = parse_ts(rec["ts"], where) if "ts" in rec else start_ts + i
+        ts = parse_ts(rec["ts"], where) if "ts" in rec else check_ts(start_ts + i, where)
         out.append(RawMessage(session=session, seq=i, ts=ts, role=check_role(rec["role"], where),
                               text=check_text(rec["content"], where), source=source))
     if not out:

@@ -48,12 +48,13 @@ from ..text.gates import gate_flags, injection_reasons
 from ..text.tokenize import normalize, terms
 from ..vectors import messages_schema, sql_str, turns_schema
 from .importers import Imported
+from .validate import check_meta, check_role, check_seq, check_session, check_text, check_ts
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["REVIEW_SCHEMA", "form_nodes", "index_text", "ingest", "json_list", "orphan_filter",
-           "pending_extraction", "salience"]
+__all__ = ["REVIEW_SCHEMA", "check_messages", "form_nodes", "index_text", "ingest", "json_list",
+           "orphan_filter", "pending_extraction", "salience"]
 
 REVIEW_SCHEMA = pa.schema([
     ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
@@ -172,6 +173,7 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
     t0 = time.perf_counter()
+    check_messages(imported)
     messages, unforget = _skip_forgotten(mem, imported.messages, report, allow_forgotten)
     new, dup_nodes = _check_against_store(mem, messages, report)
     if len(new) > mem.settings.INGEST_MAX_MESSAGES:
@@ -196,6 +198,24 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     report.seconds["total"] = time.perf_counter() - t0
     log.info(report.summary())
     return report
+
+
+def check_messages(imported: Imported) -> None:
+    """The checks every message passes whatever made it: its time in range (importers
+    check it too, with the file and line); messages built in Python (a ``RawMessage``
+    list, ``add_turn``) get every field check an importer would make."""
+    raw = imported.format == "raw"
+    for m in imported.messages:
+        where = f"{imported.source}: session {m.session!r} seq {m.seq}"
+        check_ts(m.ts, where)
+        if raw:
+            check_session(m.session, where)
+            check_seq(m.seq, where)
+            check_role(m.role, where)
+            check_text(m.text, where)
+            if m.speaker is not None:
+                check_text(m.speaker, where, field="speaker")
+            check_meta(m.meta, where)
 
 
 def _skip_forgotten(mem: Memory, msgs: list[RawMessage], report: IngestReport,

@@ -31,6 +31,7 @@ __all__ = [
     "check_seq",
     "check_session",
     "check_text",
+    "check_ts",
     "parse_ts",
 ]
 
@@ -158,10 +159,28 @@ def parse_ts(value: Any, where: str) -> float:
     else:
         raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got "
                            f"{type(value).__name__}", where=where)
-    if not math.isfinite(ts) or ts < TS_MIN or ts >= TS_MAX:
-        raise InvalidInput(f"timestamp {_short(value)} is outside 1970-01-01 .. 2200-01-01 "
-                           "(0 and negative values are usually missing data)", where=where)
-    return ts
+    return check_ts(ts, where, shown=value)
+
+
+def check_ts(ts: float, where: str, *, shown: Any = None) -> float:
+    """The one time-range check every message passes, whatever its importer: finite and
+    within 1970-01-01 .. 2200-01-01 (:data:`TS_MIN` .. :data:`TS_MAX`) — ``datetime``
+    cannot show a time past year 9999, and 0 or negative values are usually missing data.
+    ``shown`` is what the input said (default: ``ts``), for the message.
+
+    >>> check_ts(1788441245.0, "x")
+    1788441245.0
+    >>> check_ts(253402300800.0, "f:1", shown="31 December, 9999 + 30 s")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: f:1: timestamp '31 December, 9999 + 30 s' is outside ...
+    """
+    if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts) \
+            or ts < TS_MIN or ts >= TS_MAX:
+        raise InvalidInput(f"timestamp {_short(ts if shown is None else shown)} is outside "
+                           "1970-01-01 .. 2200-01-01 (0 and negative values are usually "
+                           "missing data)", where=where)
+    return float(ts)
 
 
 def _short(value: Any) -> str:

@@ -155,6 +155,19 @@ def main() -> None:
     bad["conversation"]["session_1_date_time"] = "the day after tomorrow"
     err("locomo_bad_date.json", json.dumps([bad]), "unparseable LoCoMo date",
         "cannot parse LoCoMo date", "locomo_bad_date.json: sample 0 (L1) session_1")
+    for name, date, kind, where in [
+        ("locomo_year_9999.json", "11:59 pm on 31 December, 9999",
+         "LoCoMo date in year 9999 (later lines would be in year 10000)", "session_1"),
+        ("locomo_year_1066.json", "11:59 pm on 31 December, 1066",
+         "LoCoMo date before 1970 (a negative timestamp)", "session_1"),
+        ("locomo_lines_past_2200.json", "11:58 pm on 31 December, 2199",
+         "LoCoMo lines whose time (+30 s a line) passes 2200", "session_1 line 4"),
+    ]:
+        bad = json.loads(json.dumps(locomo))
+        bad["conversation"]["session_1_date_time"] = date
+        bad["conversation"]["session_1"] = [
+            {"speaker": "Ann", "dia_id": f"D1:{k}", "text": f"line {k}"} for k in range(6)]
+        err(name, json.dumps([bad]), kind, "outside 1970-01-01 .. 2200-01-01", where)
     bad = json.loads(json.dumps(locomo))
     bad["conversation"]["session_1"] = ["just a string"]
     err("locomo_line_string.json", json.dumps([bad]), "LoCoMo line of the wrong type",
