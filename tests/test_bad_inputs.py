@@ -145,6 +145,8 @@ def test_accepted_inputs_are_stored_verbatim(entry: dict[str, Any], tmp_path: Pa
                                              embedder: Any) -> None:
     path = CORPUS / entry["file"]
     with ak.open(tmp_path / "s") as mem:
+        if entry.get("base"):  # the entry is ingested into a store holding _base.jsonl
+            mem.ingest(CORPUS / "_base.jsonl", progress=False)
         rep = mem.ingest(path, progress=False)
         assert rep.messages_added == entry["messages"]
         assert len(rep.skipped) == entry.get("skipped", 0)

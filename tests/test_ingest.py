@@ -111,6 +111,24 @@ def test_reingest_is_a_noop(mem: ak.Memory, tmp_path: Path) -> None:
     assert mem.vectors.count("messages") == 3
 
 
+def test_reingest_with_other_fields_is_reported_not_silently_dropped(mem: ak.Memory,
+                                                                     tmp_path: Path) -> None:
+    recs = _records(["hello there friend", "hi!", "what now?"])
+    mem.ingest(write_jsonl(tmp_path / "a.jsonl", recs))
+    digest = tree_digest(mem.path / "vectors")
+    recs[0]["ts"] += 3600
+    recs[1]["speaker"] = "Ann"
+    recs[2]["meta"] = {"mood": "tired"}
+    rep = mem.ingest(write_jsonl(tmp_path / "b.jsonl", recs))
+    assert rep.messages_added == 0 and rep.duplicates == 0
+    reasons = {s.where.rsplit(" ", 1)[-1]: s.reason for s in rep.skipped}
+    assert "different time" in reasons["0"] and "different speaker" in reasons["1"]
+    assert "different meta" in reasons["2"]
+    assert all("stored message is kept" in r for r in reasons.values())
+    assert tree_digest(mem.path / "vectors") == digest  # the stored messages stay as they were
+    assert mem.messages("s1:0")[0].ts == 1_788_000_000
+
+
 def test_exact_text_elsewhere_is_flagged_not_merged(mem: ak.Memory) -> None:
     mem.ingest([{"role": "user", "content": "buy oat milk"}], session="a")
     mem.ingest([{"role": "user", "content": "buy oat milk"}], session="b")

@@ -138,7 +138,10 @@ def salience(vectors: NDArray[np.float32], prior_sum: NDArray[np.float64],
 
 def _check_against_store(mem: Memory, msgs: list[RawMessage],
                          report: IngestReport) -> tuple[list[RawMessage], list[str]]:
-    """Split into new messages and exact duplicates; refuse conflicting ones."""
+    """Split into new messages and exact duplicates; refuse conflicting ones. A message
+    whose text is stored but whose time, role, speaker, source id or meta differ is not
+    stored again (raw messages are never altered) — and reported as skipped, not counted
+    as "already stored"."""
     seen: dict[str, str] = {}
     for m in msgs:
         prev = seen.get(m.uid)
@@ -149,7 +152,7 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
         seen[m.uid] = m.sha256
     stored = mem._stored_hashes()
     new: list[RawMessage] = []
-    dup_nodes: list[str] = []
+    same: list[RawMessage] = []
     for m in msgs:
         sha = stored.get(m.uid)
         if sha is None:
@@ -160,11 +163,53 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
                 "messages are never altered — use a new session id, or forget the old one first",
                 where=report.source)
         else:
-            report.duplicates += 1
-            node = mem._node_of_message(m.uid)
-            if node is not None:
-                dup_nodes.append(node)
+            same.append(m)
+    dup_nodes: list[str] = []
+    differ = _differences(mem, same)
+    for m in same:
+        fields = differ.get(m.uid)
+        if fields:
+            report.skipped.append(Skipped(
+                where=f"{report.source}: session {m.session!r} seq {m.seq}",
+                reason=f"already stored with the same text but a different {', '.join(fields)}; "
+                       "the stored message is kept (raw messages are never altered) — use a "
+                       "new session id, or forget the old one first, to store this one"))
+            continue
+        report.duplicates += 1
+        node = mem._node_of_message(m.uid)
+        if node is not None:
+            dup_nodes.append(node)
     return new, dup_nodes
+
+
+GATE_META = ("injection_rules", "dup_of")
+"""Keys the write gates add to a message's stored ``meta`` (not part of the input)."""
+
+
+def _differences(mem: Memory, msgs: list[RawMessage]) -> dict[str, list[str]]:
+    """For messages already stored with the same text: which other fields differ from the
+    stored row (uid -> field names; messages that match exactly are left out)."""
+    out: dict[str, list[str]] = {}
+    if not msgs:
+        return out
+    cols = ["uid", "ts", "role", "speaker", "ext_id", "meta"]
+    where = orphan_filter([m.uid for m in msgs]) if len(msgs) <= 500 else None  # else: all
+    by_uid = {r["uid"]: r for r in mem.vectors.read("messages", columns=cols,
+                                                    where=where).to_pylist()}
+    for m in msgs:
+        r = by_uid.get(m.uid)
+        if r is not None:
+            meta = json.loads(r["meta"]) if r["meta"] else {}
+            for k in GATE_META:
+                meta.pop(k, None)
+            fields = [name for name, a, b in (
+                ("time", r["ts"], m.ts), ("role", r["role"], m.role),
+                ("speaker", r["speaker"], m.speaker), ("source id", r["ext_id"], m.ext_id),
+                ("meta", meta, json.loads(json.dumps(m.meta, ensure_ascii=False))))
+                if a != b]
+            if fields:
+                out[m.uid] = fields
+    return out
 
 
 def ingest(mem: Memory, imported: Imported, *, replay: bool = False,

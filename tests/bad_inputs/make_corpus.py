@@ -144,6 +144,20 @@ def main() -> None:
     err("time_backwards.jsonl", line(seq=0, ts="2026-09-02T10:00:00Z") + "\n"
         + line(seq=1, ts="2026-09-01T10:00:00Z") + "\n", "time goes backwards in a session",
         "time goes backwards: seq 1 is earlier than seq 0", "session 'bad'", stage="pipeline")
+    err("duplicate_key.jsonl", OK2 + line(seq=2).replace('"text":', '"text": "first", "text":')
+        + "\n", "a key given twice in one JSON object (the first value would vanish)",
+        "duplicate key 'text' in a JSON object", "duplicate_key.jsonl:3")
+    err("duplicate_key_chatgpt.json", json.dumps([{"title": "t", "mapping": {}}]).replace(
+        '"title": "t"', '"title": "t", "title": "u"'), "a key given twice (ChatGPT file)",
+        "duplicate key 'title'", "duplicate_key_chatgpt.json")
+    base = [("user", "我的手指今天换药了"), ("assistant", "恢复得怎么样？"),
+            ("user", "周末和阿岚打杀戮尖塔"), ("assistant", "A10 过了吗？")]
+    add("reingest_other_fields.jsonl", "".join(line(session_id="base", seq=k, text=t, **kw)
+                                                 + "\n" for k, ((r, t), kw) in enumerate(zip(base, [
+        {"role": "user", "ts": "2026-09-01T11:00:00Z"}, {"role": "user"},
+        {"role": "user", "speaker": "小林"}, {"role": "assistant", "meta": {"mood": "tired"}}],
+        strict=True))), "re-ingest of stored messages (same text) with another time, role, "
+        "speaker or meta", "ingested", messages=0, skipped=4, base=True)
     # -- other formats
     locomo = {"sample_id": "L1", "conversation": {
         "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
@@ -178,6 +192,16 @@ def main() -> None:
     cyc = {"title": "loop", "mapping": {
         "a": {"id": "a", "parent": None, "children": ["b"], "message": None},
         "b": {"id": "b", "parent": "a", "children": ["a"], "message": None}}}
+    orphan = {"title": "orphan root", "mapping": {
+        "b": {"id": "b", "parent": "gone", "children": ["c"], "message": {
+            "id": "b", "author": {"role": "user"}, "create_time": 1.7e9,
+            "content": {"content_type": "text", "parts": ["where did we park?"]}}},
+        "c": {"id": "c", "parent": "b", "children": [], "message": {
+            "id": "c", "author": {"role": "assistant"}, "create_time": 1.7e9 + 5,
+            "content": {"content_type": "text", "parts": ["level 3, row F"]}}}}}
+    add("chatgpt_root_missing_parent.json", json.dumps([orphan, {"title": "x", "mapping": {}}]),
+        "ChatGPT branch whose root names a missing parent, no current_node; and an empty "
+        "conversation", "ingested", messages=2, skipped=2)
     err("chatgpt_cycle.json", json.dumps([cyc]), "ChatGPT mapping with a cycle (used to hang)",
         "no user or assistant messages found", "chatgpt_cycle.json")
     node = {"id": "m", "parent": None, "children": [], "message": "hello"}
