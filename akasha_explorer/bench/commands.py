@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from ..clikit import echo
+
 __all__ = ["COMMANDS"]
 
 
@@ -36,8 +38,8 @@ def locomo(data: str, conversations: int | None, methods: str, no_ablations: boo
                         ablations=not no_ablations)
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     for path in write_reports(result, out, command=command):
-        click.echo(f"wrote {path}")
-    click.echo(Path(out).with_suffix(".md").read_text("utf-8"))
+        echo(f"wrote {path}")
+    echo(Path(out).with_suffix(".md").read_text("utf-8"))
 
 
 @bench.command()
@@ -58,13 +60,13 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + "\n", "utf-8")
-    click.echo(text)
+    echo(text)
     cols = ("nodes", "edges", "open_s", "rss_after_recalls_mb", "recall_p50_ms",
             "recall_p95_ms", "lancedb_top10_p50_ms", "commit_p50_ms", "checkpoint_s",
             "replay_nodes_per_s")
-    click.echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in result.values():
-        click.echo("| " + " | ".join(
+        echo("| " + " | ".join(
             f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "–"))
             for c in cols) + " |")
 

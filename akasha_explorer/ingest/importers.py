@@ -198,7 +198,7 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
             if not isinstance(date, str):
                 raise InvalidInput(f"missing {key}_date_time", where=swhere)
             t0 = parse_locomo_date(date, swhere)
-            session = f"{sid}/{key}"
+            session = check_session(f"{sid}/{key}", swhere)
             for j, line in enumerate(lines):
                 lw = f"{swhere} line {j}"
                 if not isinstance(line, dict):

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import ROLES
+from ..text.terminal import session_id_problem
 
 __all__ = [
     "MAX_TEXT_CHARS",
@@ -75,12 +76,19 @@ def check_role(value: Any, where: str) -> str:
 
 
 def check_session(value: Any, where: str) -> str:
-    """A session id: non-empty, at most 256 characters, no control characters."""
+    """A session id: non-empty, at most 256 characters, no control, bidirectional or
+    invisible characters (the ones printing escapes, see
+    :func:`~akasha_explorer.text.terminal.session_id_problem`)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"session_id must be a non-empty string, got {value!r}", where=where)
-    if len(value) > 256 or any(ord(c) < 32 for c in value):
+    if len(value) > 256:
         raise InvalidInput("session_id must be at most 256 characters without control "
                            "characters", where=where)
+    problem = session_id_problem(value)
+    if problem:
+        raise InvalidInput(f"session_id {value[:60]!r} has {problem}; session ids are at most "
+                           "256 characters without control characters or invisible ones",
+                           where=where)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

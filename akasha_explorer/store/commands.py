@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import open as open_store
-from ..clikit import echo_json
+from ..clikit import echo, echo_json
 from ..errors import StoreError
 from . import folder
 
@@ -39,7 +39,7 @@ def doctor_cmd(store: str, repair: bool, as_json: bool) -> None:
     if as_json:
         echo_json(report.to_dict())
     else:
-        click.echo(report.summary())
+        echo(report.summary())
     if not report.ok:
         raise SystemExit(1)
 
@@ -53,7 +53,7 @@ def _half_made(path: Path, repair: bool, as_json: bool) -> None:
         echo_json({"path": str(path), "ok": True, "clean": True, "half_made": True,
                    "repairs": [f"removed {name}" for name in gone]})
         return
-    click.echo(f"{path}: a half-made store — its creation (an ingest into a new store or an "
+    echo(f"{path}: a half-made store — its creation (an ingest into a new store or an "
                "import) was interrupted, so nothing was stored in it\nrepaired:\n  - removed "
                f"{', '.join(gone) or 'nothing'}\nthe folder is empty now: ingest or import "
                "into it to make a store there")
