@@ -45,7 +45,7 @@ from .errors import (
     StoreLocked,
     TraceMismatch,
 )
-from .graphdb import SCHEMA_VERSION, GraphDB
+from .graphdb import SCHEMA_VERSION, GraphDB, chains
 from .graphdb.kuzu_db import graph_lock
 from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
@@ -296,11 +296,6 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         j = self.mirror.nodes.msg_index.get(msg_uid)
         return None if j is None else self.mirror.nodes.uid[int(self.mirror.nodes.msg_node[j])]
 
-    def _last_node_of_session(self, session: str) -> str | None:
-        rows = self.graph.rows("MATCH (t:Turn) WHERE t.session = $s RETURN t.uid AS u "
-                               "ORDER BY t.ts DESC, t.ord DESC LIMIT 1", {"s": session})
-        return rows[0]["u"] if rows else None
-
     def _write_stores(self, messages: Any, turns: Any, graph_batch: dict[str, Any]) -> None:
         """LanceDB first, then one Kuzu transaction (see ingest.pipeline)."""
         orphans = self.mirror.orphan_messages
@@ -322,8 +317,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                                   "s.first_ts = CASE WHEN r.f < s.first_ts THEN r.f "
                                   "ELSE s.first_ts END", graph_batch["session_updates"])
             self.graph.copy("Turn", graph_batch["Turn"])
-            if graph_batch["NEXT"] is not None:
-                self.graph.copy("NEXT", graph_batch["NEXT"])
+            chains.relink(self.graph, graph_batch["next_drop"], graph_batch["next_add"])
             self.graph.copy("IN_SESSION", graph_batch["IN_SESSION"])
             if graph_batch["ReviewItem"] is not None:
                 self.graph.copy("ReviewItem", graph_batch["ReviewItem"])

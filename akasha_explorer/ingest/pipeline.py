@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 
 from ..config import Settings
 from ..errors import InvalidInput
+from ..graphdb import chains
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
 from ..text.tokenize import normalize, terms
@@ -53,8 +54,9 @@ from .validate import check_meta, check_role, check_seq, check_session, check_te
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["REVIEW_SCHEMA", "check_messages", "form_nodes", "index_text", "ingest", "json_list",
-           "orphan_filter", "pending_extraction", "salience"]
+__all__ = ["REVIEW_SCHEMA", "check_messages", "check_time_order", "form_nodes", "index_text",
+           "ingest", "json_list", "orphan_filter", "pending_extraction", "salience",
+           "stored_sessions"]
 
 REVIEW_SCHEMA = pa.schema([
     ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
@@ -227,6 +229,7 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
                            "input by session and ingest the parts one after another",
                            where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
+    check_time_order(mem, new)
     pending = pending_extraction(mem)
     if pending:  # a crash came between an earlier batch's commit and its extraction
         mem._after_ingest(pending)
@@ -414,23 +417,27 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
                      ("resource_ts", nr["ts"]), ("recall_count", 0), ("replayed", False),
                      ("flags", nr["flags"])):
             turn[c].append(v)
-    # sessions: new ones and time ranges; NEXT chains per session in seq order
+    # sessions: new ones and time ranges; NEXT: each touched session's whole chain in seq
+    # order (stored nodes and new ones), only the links that differ are changed
     per_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for nr in node_rows:
         per_session[nr["session"]].append(nr)
-    sessions_new, sessions_upd, nxt = [], [], []
+    stored = stored_sessions(mem, list(per_session))
+    known = {r["u"] for r in mem.graph.rows("MATCH (s:Session) WHERE s.uid IN $s "
+                                            "RETURN s.uid AS u", {"s": list(per_session)})}
+    sessions_new, sessions_upd = [], []
     for sid, nrs in per_session.items():
         nrs.sort(key=lambda nr: msgs[nr["rows"][0]].seq)
         first_ts = min(nr["ts"] for nr in nrs)
         last_ts = max(msgs[r].ts for nr in nrs for r in nr["rows"])
-        prev = mem._last_node_of_session(sid)
-        if prev is None:
+        if sid not in known:
             sessions_new.append({"uid": sid, "source": msgs[nrs[0]["rows"][0]].source,
                                  "first_ts": first_ts, "last_ts": last_ts})
         else:
             sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
-            nxt.append((prev, nrs[0]["uid"]))
-        nxt.extend((a["uid"], b["uid"]) for a, b in itertools.pairwise(nrs))
+    want = chains.wanted([(u, sid) for sid, (nodes, _) in stored.items() for u in nodes]
+                         + [(nr["uid"], nr["session"]) for nr in node_rows])
+    have = {(a, b) for a, b, _, _ in chains.links(mem.graph, list(stored))} if stored else set()
     now = dt.datetime.now(dt.UTC).timestamp()
     review = []
     for nr in node_rows:
@@ -449,10 +456,46 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
                              for k in ("uid", "source", "first_ts", "last_ts")})
         if sessions_new else None,
         "session_updates": sessions_upd,
-        "NEXT": pa.table({"from": [a for a, _ in nxt], "to": [b for _, b in nxt]}) if nxt else None,
+        "next_drop": sorted(have - want), "next_add": sorted(want - have),
         "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
         "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
     }
+
+
+def stored_sessions(mem: Memory, sessions: Sequence[str]
+                    ) -> dict[str, tuple[list[str], list[tuple[int, float]]]]:
+    """For each of ``sessions`` that has stored nodes: their uids, and its stored messages
+    as ``(seq, ts)`` — read from the mirror (alive nodes only)."""
+    n = mem.mirror.nodes
+    codes = [n.session_code[s] for s in sessions if s in n.session_code]
+    if not codes or not n.n:
+        return {}
+    out: dict[str, tuple[list[str], list[tuple[int, float]]]] = {}
+    rows = np.flatnonzero(n.alive & np.isin(n.session, codes))
+    for i in rows.tolist():
+        sid = n.sessions[int(n.session[i])]
+        nodes, times = out.setdefault(sid, ([], []))
+        nodes.append(n.uid[i])
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        times.extend((chains.first_seq(n.msg_uid[j]), float(n.msg_ts[j])) for j in range(a, a + k))
+    return out
+
+
+def check_time_order(mem: Memory, new: Sequence[RawMessage]) -> None:
+    """Within a session, a later seq may not have an earlier time — across ingests too (one
+    file is checked by :func:`form_nodes`): a message stored earlier counts as much as one
+    of this input."""
+    by_session: dict[str, list[tuple[int, float, bool]]] = defaultdict(list)
+    for m in new:
+        by_session[m.session].append((m.seq, m.ts, True))
+    for sid, (_, times) in stored_sessions(mem, list(by_session)).items():
+        rows = sorted(by_session[sid] + [(q, t, False) for q, t in times])
+        for (sa, ta, na), (sb, tb, nb) in itertools.pairwise(rows):
+            if tb < ta:
+                raise InvalidInput(
+                    f"time goes backwards: seq {sb} ({'this input' if nb else 'stored'}) is "
+                    f"earlier than seq {sa} ({'this input' if na else 'stored'}); within a "
+                    "session a later seq needs a later or equal time", where=f"session {sid!r}")
 
 
 def json_list(values: Sequence[str]) -> str:
