@@ -128,13 +128,31 @@ class VectorDB:
         return int(getattr(self, table).count_rows())
 
     def optimize(self, *, cleanup: bool = False) -> None:
-        """Compact fragments; ``cleanup=True`` also deletes every older version's files."""
+        """Compact fragments; ``cleanup=True`` also deletes every older version's files
+        and leaves no deleted row in any data file (what ``forget`` needs).
+
+        Compaction rewrites a fragment only when enough of it was deleted (lance: 10 %)
+        or it is small beside others; below that, a deleted row stays in its data file,
+        masked by a deletion file — measured: a forgotten speaker name was still in the
+        current data file. So after the cleanup, a table whose latest version still has
+        a deletion file is rewritten from its own rows (one new version, every data file
+        fresh) and cleaned up again."""
         self._check_write()
         for t in (self.messages, self.turns):
-            if cleanup:
-                t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
-            else:
+            if not cleanup:
                 t.optimize()
+                continue
+            t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+            if self.deletion_files(t) > 0:
+                t.add(t.to_arrow(), mode="overwrite")
+                t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+
+    @staticmethod
+    def deletion_files(table: Any) -> int:
+        """How many deletion files the latest version of ``table`` has (rows deleted but
+        still in a data file)."""
+        meta = table.list_versions()[-1].get("metadata", {})
+        return int(meta.get("total_deletion_files", 0) or 0)
 
     def search(self, table: str, q: NDArray[np.float32], k: int) -> pa.Table:
         """Plain top-``k`` vector search (cosine) — the baseline the engine is compared to."""
