@@ -14,12 +14,13 @@ Open with :func:`open`; ``with akasha_explorer.open(path) as mem: ...`` closes i
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from .engine.recall import recall as engine_recall
 from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan, apply_plan
 from .errors import (
+    DiskFull,
     InvalidInput,
     InvalidSettings,
     ModelMismatch,
@@ -58,6 +60,7 @@ from .vectors import VectorDB, sql_str
 __all__ = ["Memory", "open"]
 
 log = logging.getLogger(__name__)
+log_ = log  # (recall() has a parameter named log)
 
 
 def open(path: str | Path, settings: Settings | None = None, *, read_only: bool = False,
@@ -190,7 +193,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             return
         try:
             if not self.read_only and hasattr(self, "mirror"):
-                self.checkpoint()
+                self._checkpoint_or_defer()
         finally:
             self._closed = True
             for part in ("journal", "graph", "vectors"):
@@ -297,7 +300,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         return None if j is None else self.mirror.nodes.uid[int(self.mirror.nodes.msg_node[j])]
 
     def _write_stores(self, messages: Any, turns: Any, graph_batch: dict[str, Any]) -> None:
-        """LanceDB first, then one Kuzu transaction (see ingest.pipeline)."""
+        """LanceDB first, then one Kuzu transaction (see ingest.pipeline). The free space
+        the whole batch needs is checked first: a batch the disk cannot hold is refused
+        before anything is written (:mod:`.store.space`)."""
+        from .store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
+        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
+                    f"storing {messages.num_rows} messages")
         orphans = self.mirror.orphan_messages
         if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
             torn = self.vectors.read("messages", columns=["node"],
@@ -470,8 +478,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         self._after_recall(trace)
         if log and not self.read_only:
             row = _query_row(trace, latency, method)
-            self.mirror.log_query(self.journal, row)
-            trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
+            try:
+                self.mirror.log_query(self.journal, row)
+            except DiskFull as e:  # the recall itself is fine: say so, do not fail it
+                log_.warning("recall %r: not written to the query log: %s", query[:60], e)
+            else:
+                trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
         return trace
 
     def commit(self, trace: RecallTrace, current_node: str, *,
@@ -489,12 +501,48 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         m = self.mirror
         plan = plan_writeback(trace, m.nodes, m.edges, row, now=trace.now,
                               settings=self.settings, reinforce=reinforce)
-        apply_plan(plan, m.nodes, m.edges)
-        m.journal_plan(self.journal, plan)
-        self._mark_committed(getattr(trace, "_log_uid", None))
+        try:
+            with self._journaled():
+                apply_plan(plan, m.nodes, m.edges)
+                m.journal_plan(self.journal, plan)
+        except BaseException:
+            trace.writeback = None  # not committed: it can be committed again
+            raise
+        try:
+            self._mark_committed(getattr(trace, "_log_uid", None))
+        except DiskFull as e:  # the commit is durable; only the log's flag waits
+            log_.warning("commit: the query log row was not marked committed: %s", e)
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
-            self.checkpoint()
+            self._checkpoint_or_defer()
         return plan
+
+    @contextlib.contextmanager
+    def _journaled(self) -> Iterator[None]:
+        """A change applied to the mirror and appended to the journal, all or nothing:
+        when the append fails (a full disk), the mirror is loaded again from what is
+        durable — the stores and the journal — so the failed change is nowhere, and the
+        error says so. A trace whose commit failed can be committed again."""
+        try:
+            yield
+        except BaseException:
+            self._reload_mirror()
+            raise
+
+    def _reload_mirror(self) -> None:
+        """Rebuild the mirror from the stores and the journal (see :meth:`_journaled`)."""
+        self.journal.close()
+        fresh = Mirror(self.dim)
+        fresh.load(self.graph, self.vectors, self.journal)
+        self.mirror = fresh
+
+    def _checkpoint_or_defer(self) -> None:
+        """A checkpoint that may wait: the journal holds every acknowledged change, so a
+        disk too full for Kuzu defers it (logged) instead of failing the call."""
+        try:
+            self.checkpoint()
+        except DiskFull as e:
+            log_.warning("store %s: checkpoint deferred (the journal keeps every change): %s",
+                         self.path, e)
 
     def _mark_committed(self, log_uid: str | None) -> None:
         if log_uid is None:
@@ -569,7 +617,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
     def _replay_rows(self, rows: Iterable[int], *, progress: bool | None = None) -> int:
         """Replay recall + write-back for node rows (see :mod:`akasha_explorer.replay`)."""
         from .replay import replay_rows
-        return replay_rows(self, list(rows), progress=self._progress(progress))
+        with self._journaled():  # a replay step whose journal record failed is undone
+            return replay_rows(self, list(rows), progress=self._progress(progress))
 
 
 def _message(r: dict[str, Any]) -> Message:

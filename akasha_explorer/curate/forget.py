@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB
+from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
 from ..vectors import sql_str
 from .ops import log_entry
 from .redact import Forgotten, forgotten_nodes, scrub
@@ -62,6 +63,9 @@ def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
         raise InvalidInput("forget takes exactly one of node=, session=, anchor=")
     mem._check_write()
     t0 = time.perf_counter()
+    ensure_free(mem.path, GRAPH_RESERVE + 2 * size_of(mem.graph.path)
+                + WRITE_FACTOR * size_of(mem.path / "vectors") // 2, "a forget (it rewrites "
+                "the graph file and the LanceDB tables without the forgotten rows)")
     mem.checkpoint()
     g = mem.graph
     what, target = given[0]
@@ -198,6 +202,7 @@ def rebuild_graph(mem: Memory) -> None:
     path = Path(old.path)
     tmp = path.with_name(path.name + ".rebuild")
     _remove(tmp)
+    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(path), "rebuilding the graph file")
     new = GraphDB(tmp)
     try:
         tables = old.rows("CALL show_tables() RETURN name, type")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ..errors import ReadOnlyStore
+from ..errors import DiskFull, ReadOnlyStore
+from ..store.space import WRITE_FACTOR, disk_full, ensure_free
 
 __all__ = ["VectorDB", "messages_schema", "sql_str", "turns_schema"]
 
@@ -71,6 +72,21 @@ def turns_schema(dim: int) -> pa.Schema:
     ])
 
 
+LANCE_RESERVE = 4 << 20
+"""Bytes kept free for a LanceDB write beyond its data (manifests, transaction files)."""
+
+
+@contextlib.contextmanager
+def _full_disk(path: Any) -> Iterator[None]:
+    """LanceDB's "No space left on device" (a RuntimeError or OSError) as DiskFull."""
+    try:
+        yield
+    except (OSError, RuntimeError) as e:
+        if disk_full(e):
+            raise DiskFull(f"the disk of {path} is full: {e}; free some space and retry") from e
+        raise
+
+
 def vectors_column(table: pa.Table, name: str = "vector") -> NDArray[np.float32]:
     """The fixed-size-list vector column as an (n, dim) float32 array (no Python loop)."""
     col = table.column(name).combine_chunks()
@@ -102,10 +118,14 @@ class VectorDB:
             raise ReadOnlyStore(f"the vector store {self.path} is open read-only")
 
     def add(self, table: str, data: pa.Table) -> None:
-        """Append rows (one new version); no-op for an empty table."""
+        """Append rows (one new version); no-op for an empty table. A full disk is
+        :class:`~akasha_explorer.errors.DiskFull` (LanceDB commits a version whole or not)."""
         self._check_write()
         if data.num_rows:
-            getattr(self, table).add(data)
+            ensure_free(self.path, LANCE_RESERVE + WRITE_FACTOR * data.nbytes,
+                        f"adding {data.num_rows} rows to {table}")
+            with _full_disk(self.path):
+                getattr(self, table).add(data)
 
     def read(self, table: str, columns: Sequence[str] | None = None,
              where: str | None = None) -> pa.Table:
@@ -121,8 +141,10 @@ class VectorDB:
         return q.limit(None).to_arrow()
 
     def delete(self, table: str, where: str) -> None:
+        """Delete the rows matching ``where`` (a new version with a deletion file)."""
         self._check_write()
-        getattr(self, table).delete(where)
+        with _full_disk(self.path):
+            getattr(self, table).delete(where)
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
@@ -139,13 +161,17 @@ class VectorDB:
         fresh) and cleaned up again."""
         self._check_write()
         for t in (self.messages, self.turns):
-            if not cleanup:
-                t.optimize()
-                continue
-            t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
-            if self.deletion_files(t) > 0:
-                t.add(t.to_arrow(), mode="overwrite")
+            with _full_disk(self.path):
+                if not cleanup:
+                    t.optimize()
+                    continue
                 t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+                if self.deletion_files(t) > 0:
+                    data = t.to_arrow()
+                    ensure_free(self.path, LANCE_RESERVE + WRITE_FACTOR * data.nbytes,
+                                "rewriting a table without its deleted rows")
+                    t.add(data, mode="overwrite")
+                    t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
 
     @staticmethod
     def deletion_files(table: Any) -> int:
