@@ -25,7 +25,8 @@ def doctor_cmd(store: str, repair: bool, as_json: bool) -> None:
     """Check that STORE's LanceDB, Kuzu, journal and mirror agree.
 
     Without --repair the store is opened read-only and nothing is changed. Exit status 1
-    when an error (not a mere leftover of a crash) remains.
+    when an error (not a mere leftover of a crash) remains. A half-made store — a creation
+    or import that was killed before it finished — is reported; --repair removes it.
     """
     path = folder.store_path(store)
     found = folder.kind(path)
