@@ -19,9 +19,12 @@ be undone), anchor notes (redacted), the saved context block behind ``akasha exp
 (deleted when its query or any of its handles names it) and the extraction-pending list
 (the forgotten node uids taken out).
 
->>> f = Forgotten(ids=frozenset({"s:1", "s"}), terms=frozenset({"zoltan"}))
->>> [f.names(v) for v in ["node:s:1", "s:10", "where does Zoltan live", "session s", "sun"]]
-[True, False, True, True, False]
+>>> f = Forgotten(ids=frozenset({"s:1"}), terms=frozenset({"zoltan"}))  # a node forget
+>>> [f.names(v) for v in ["node:s:1", "s:10", "where does Zoltan live", "sun"]]
+[True, False, True, False]
+>>> f = Forgotten(ids=frozenset({"s"}))  # a session forget: its nodes' ids name it too
+>>> [f.names(v) for v in ["session:s", "s:10", "sun", "its"]]
+[True, True, False, False]
 """
 
 from __future__ import annotations
