@@ -20,6 +20,11 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
   committed → rows missing from a ``COPY`` are inserted again (a ``replace`` restores the
   table exactly); not committed → the folder is dropped. :attr:`GraphDB.redone` says
   what was restored.
+- kuzu 0.11.3 aborts the process when a write meets a full disk (ENOSPC): every write
+  checks the free space it may need first (:mod:`..store.space`) and is refused whole with
+  :class:`~akasha_explorer.errors.DiskFull`; writes outside a transaction run as checked
+  auto-commits followed by ``CHECKPOINT``, so the WAL is empty between writes.
+- :func:`graph_lock` names the process holding Kuzu's own lock on the file.
 """
 
 from __future__ import annotations
