@@ -10,6 +10,7 @@ True
 from .config import Settings
 from .errors import (
     AkashaError,
+    DiskFull,
     IntegrityError,
     InvalidInput,
     InvalidSettings,
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AkashaError",
+    "DiskFull",
     "IngestReport",
     "IntegrityError",
     "InvalidInput",

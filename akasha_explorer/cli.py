@@ -19,10 +19,11 @@ from typing import Any
 import click
 
 from . import open as open_store
-from .clikit import echo_json, parse_now
+from .clikit import echo, echo_doc, echo_json, parse_now
 from .config import DEFAULT_PROFILE, PROFILES, Settings, setting_docs
 from .errors import AkashaError
 from .ingest.importers import load
+from .text.terminal import SafeFormatter, terminal_safe
 
 __all__ = ["cli", "main"]
 
@@ -35,8 +36,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except AkashaError as e:
-            raise click.ClickException(str(e)) from e
+        except AkashaError as e:  # messages may quote stored text: escaped like all output
+            raise click.ClickException(terminal_safe(str(e))) from e
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,7 +46,9 @@ class _Group(click.Group):
 def cli(verbose: int) -> None:
     """akasha — see, debug and curate what a personal agent remembers."""
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # log lines quote ids and paths: escaped like output
+    handler.setFormatter(SafeFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 @cli.command()
@@ -65,11 +68,11 @@ def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None,
     imported = load(file, format=fmt, session=session)  # refuse bad input before touching STORE
     with open_store(store) as mem:
         report = mem.ingest(imported, replay=replay, allow_forgotten=allow_forgotten)
-        click.echo(report.summary())
+        echo(report.summary())
         for s in report.skipped[:20]:
-            click.echo(f"  skipped {s.where}: {s.reason}")
+            echo(f"  skipped {s.where}: {s.reason}")
         if len(report.skipped) > 20:
-            click.echo(f"  ... and {len(report.skipped) - 20} more skipped")
+            echo(f"  ... and {len(report.skipped) - 20} more skipped")
 
 
 @cli.command()
@@ -86,7 +89,7 @@ def stats(store: str, as_json: bool) -> None:
     for k, v in s.items():
         if isinstance(v, dict):
             v = ", ".join(f"{a}={b}" for a, b in v.items()) or "-"
-        click.echo(f"{k:<{width}}  {v}")
+        echo(f"{k:<{width}}  {v}")
 
 
 @cli.command()
@@ -102,15 +105,15 @@ def show(store: str, node_id: str, as_json: bool) -> None:
         echo_json({"node": state.__dict__, "messages": [
             {**m.__dict__, "verified": m.verified} for m in msgs]})
         return
-    click.echo(f"node {node_id}  session {state.session}  sigma {state.sigma:.3f}  "
+    echo(f"node {node_id}  session {state.session}  sigma {state.sigma:.3f}  "
                f"strength {state.strength:.3f}  resource {state.resource:.3f}  "
                f"recalled {state.recall_count}x")
     for m in msgs:
         when = dt.datetime.fromtimestamp(m.ts, dt.UTC).isoformat(timespec="seconds")
         who = m.speaker or m.role
         flags = f"  [{', '.join(m.flags)}]" if m.flags else ""
-        click.echo(f"\n{when}  {who} ({m.role}){flags}  sha256 ok={m.verified}")
-        click.echo(m.text)
+        echo(f"\n{when}  {who} ({m.role}){flags}  sha256 ok={m.verified}")
+        echo(m.text)
 
 
 def _preview(mem: Any, uid: str, width: int = 60) -> str:
@@ -120,11 +123,11 @@ def _preview(mem: Any, uid: str, width: int = 60) -> str:
 
 
 def _print_group(mem: Any, title: str, items: Any) -> None:
-    click.echo(f"\n{title} ({len(items)})")
+    echo(f"\n{title} ({len(items)})")
     if not len(items):
-        click.echo("  (nothing)")
+        echo("  (nothing)")
     for k, u in enumerate(items.uids):
-        click.echo(f"  {k + 1:>2}. {items.scores[k]:7.3f}  {items.sources[k]:<10} {u:<28} "
+        echo(f"  {k + 1:>2}. {items.scores[k]:7.3f}  {items.sources[k]:<10} {u:<28} "
                    f"{_preview(mem, u)}")
 
 
@@ -147,11 +150,11 @@ def recall(store: str, query: str, now: str, commit_to: str | None, as_json: boo
         if commit_to is not None:
             mem.commit(trace, commit_to)
         if as_json:
-            click.echo(trace.to_json())
+            echo_doc(trace.to_json())
             return
         when = dt.datetime.fromtimestamp(trace.now, dt.UTC).isoformat(timespec="seconds")
         c = trace.counts
-        click.echo(f"recall {query!r} at {when}: {c['seeds']} seeds, micrograph {c['pool']}, "
+        echo(f"recall {query!r} at {when}: {c['seeds']} seeds, micrograph {c['pool']}, "
                    f"{c['graph']} graph candidates"
                    + ("" if trace.relevant else "  [no relevant seed: fallback only]"))
         profile = mem.settings.profile_name()[0]
@@ -163,7 +166,7 @@ def recall(store: str, query: str, now: str, commit_to: str | None, as_json: boo
         _print_group(mem, "ripple_items — background", trace.ripple)
         if commit_to is not None:
             wb = trace.writeback
-            click.echo(f"\ncommitted with current node {commit_to}: "
+            echo(f"\ncommitted with current node {commit_to}: "
                        f"{len(wb.nodes.uids) if wb else 0} nodes, "
                        f"{len(wb.edges.kind) if wb else 0} edges strengthened, "
                        f"{len(wb.depressed.src) if wb else 0} depressed")
@@ -186,14 +189,14 @@ def explain(store: str, query: str, node_id: str, now: str, as_json: bool) -> No
     if as_json:
         echo_json(info)
         return
-    click.echo(f"{node_id}: {preview}")
+    echo(f"{node_id}: {preview}")
     if not info.get("candidate"):
-        click.echo(f"not a candidate: {info.get('reason')}")
+        echo(f"not a candidate: {info.get('reason')}")
     width = max(len(k) for k in info)
     for k, v in info.items():
         if v is None or (isinstance(v, float) and v != v):
             continue
-        click.echo(f"  {k:<{width}}  {v:.6g}" if isinstance(v, float) else f"  {k:<{width}}  {v}")
+        echo(f"  {k:<{width}}  {v:.6g}" if isinstance(v, float) else f"  {k:<{width}}  {v}")
 
 
 DEMO_TOUR = ("和阿岚打杀戮尖塔，A10 过了吗", "手指换药疼不疼", "what did I say about the finger?",
@@ -214,16 +217,16 @@ def demo(store: str, no_replay: bool) -> None:
         profile = mem.settings.profile_name()[0]
         if profile != DEFAULT_PROFILE:  # a demo store an older version made: show today's engine
             mem.migrate(DEFAULT_PROFILE)
-            click.echo(f"demo store migrated from profile {profile} to {DEFAULT_PROFILE}")
+            echo(f"demo store migrated from profile {profile} to {DEFAULT_PROFILE}")
         report = mem.ingest(path, replay=not no_replay)
-        click.echo(report.summary())
+        echo(report.summary())
         if report.messages_added:
             now = mem.last_ts() + 3600.0
             for k, q in enumerate(DEMO_TOUR):
                 mem.recall(q, now=now + 60.0 * k, session="demo-tour")
-            click.echo(f"logged {len(DEMO_TOUR)} example recalls (dry runs, session demo-tour)")
+            echo(f"logged {len(DEMO_TOUR)} example recalls (dry runs, session demo-tour)")
         s = mem.stats()
-    click.echo(f"demo memory at {Path(store).resolve()}: {s['sessions']} sessions, "
+    echo(f"demo memory at {Path(store).resolve()}: {s['sessions']} sessions, "
                f"{s['messages']} messages, {s['nodes']} nodes, {s['edges']} co-activation "
                f"edges, {s['review_pending']} review items pending")
 
@@ -244,7 +247,7 @@ def lab(store: str, notebooks: str, port: int | None) -> None:
         cmd.append(f"--port={port}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers and CI machines often run as root
-    click.echo(f"AKASHA_STORE={env['AKASHA_STORE']}; starting: {' '.join(cmd)}")
+    echo(f"AKASHA_STORE={env['AKASHA_STORE']}; starting: {' '.join(cmd)}")
     raise SystemExit(subprocess.call(cmd, env=env))
 
 
@@ -268,14 +271,14 @@ def settings_cmd(store: str | None, as_json: bool) -> None:
         return
     if own is not None:
         extra = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "nothing"
-        click.echo(f"store {store}: profile {profile} (set apart from it: {extra}); "
-                   f"`akasha migrate STORE --profile v1|v2` switches it\n")
+        echo(f"store {store}: profile {profile} (set apart from it: {extra}); "
+             f"`akasha migrate STORE --profile v1|v2` switches it\n")
     for d in docs:
         ours = " [ours]" if d["ours"] else ""
         v1 = f"   v1: {d['v1']!r}" if d["v1"] != d["default"] else ""
         here = f"   store: {d['store']!r}" if own is not None else ""
-        click.echo(f"{d['name']} = {d['default']!r}{v1}{here}  ({d['section']}{ours})\n"
-                   f"    {d['help']}")
+        echo(f"{d['name']} = {d['default']!r}{v1}{here}  ({d['section']}{ours})\n"
+             f"    {d['help']}")
 
 
 @cli.command("migrate")
@@ -291,11 +294,11 @@ def migrate_cmd(store: str, profile: str) -> None:
         before = mem.settings.profile_name()[0]
         diff = mem.migrate(profile)
     if not diff:
-        click.echo(f"store {store} already uses profile {profile}; nothing changed")
+        echo(f"store {store} already uses profile {profile}; nothing changed")
         return
-    click.echo(f"store {store}: profile {before} -> {profile}")
+    echo(f"store {store}: profile {before} -> {profile}")
     for k, (a, b) in diff.items():
-        click.echo(f"  {k}: {a!r} -> {b!r}")
+        echo(f"  {k}: {a!r} -> {b!r}")
 
 
 def _register_areas() -> None:

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .errors import InvalidInput
+from .text.terminal import json_safe, terminal_safe
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-__all__ = ["echo_json", "parse_now"]
+__all__ = ["echo", "echo_doc", "echo_json", "parse_now"]
 
 
 def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
@@ -49,6 +50,20 @@ def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
     return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
 
 
+def echo(text: Any = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print one line (or block) of command output — the only way ``akasha`` commands
+    print: terminal control characters in it (stored text may hold them) are escaped,
+    see :mod:`akasha_explorer.text.terminal`."""
+    click.echo(terminal_safe(str(text)), err=err, nl=nl)
+
+
+def echo_doc(doc: str) -> None:
+    """Print a JSON document made elsewhere (e.g. ``trace.to_json()``), its control and
+    bidirectional characters as JSON escapes: the output decodes to the same values."""
+    click.echo(json_safe(doc))
+
+
 def echo_json(obj: Any) -> None:
-    """Print ``obj`` as indented JSON (non-ASCII kept, unknown types via str)."""
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+    """Print ``obj`` as indented JSON (non-ASCII kept, unknown types via str; control and
+    bidirectional characters as ``\\u`` escapes)."""
+    echo_doc(json.dumps(obj, ensure_ascii=False, indent=2, default=str))

@@ -11,6 +11,7 @@
      │    ├── SchemaMismatch    store schema newer than this code / no migration path
      │    ├── ModelMismatch     store built with another embedding model
      │    ├── ReadOnlyStore     a write on a store opened read-only
+ │    ├── DiskFull          not enough free space for a write; nothing was changed
      │    └── IntegrityError    stored bytes no longer match their sha256 / stores disagree
      └── TraceMismatch         replaying a trace did not reproduce it
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 __all__ = [
     "AkashaError",
+    "DiskFull",
     "IntegrityError",
     "InvalidInput",
     "InvalidSettings",
@@ -75,6 +77,11 @@ class ModelMismatch(StoreError):
 
 class ReadOnlyStore(StoreError):
     """A write was attempted on a store opened read-only."""
+
+
+class DiskFull(StoreError):
+    """The disk holding the store has too little free space for a write; the write was
+    refused (or rolled back) whole, nothing was changed."""
 
 
 class IntegrityError(StoreError):

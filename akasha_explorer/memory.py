@@ -14,12 +14,13 @@ Open with :func:`open`; ``with akasha_explorer.open(path) as mem: ...`` closes i
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import sys
 import time
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from .engine.recall import recall as engine_recall
 from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan, apply_plan
 from .errors import (
+    DiskFull,
     InvalidInput,
     InvalidSettings,
     ModelMismatch,
@@ -45,10 +47,11 @@ from .errors import (
     StoreLocked,
     TraceMismatch,
 )
-from .graphdb import SCHEMA_VERSION, GraphDB
+from .graphdb import SCHEMA_VERSION, GraphDB, chains
+from .graphdb.kuzu_db import graph_lock
 from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
-from .store import Journal, Manifest, WriterLock
+from .store import Journal, Manifest, WriterLock, folder
 from .store.api import StoreMixin
 from .store.manifest import tokenizer_id
 from .store.mirror import Mirror
@@ -59,6 +62,7 @@ from .vectors import VectorDB, sql_str
 __all__ = ["Memory", "open"]
 
 log = logging.getLogger(__name__)
+log_ = log  # (recall() has a parameter named log)
 
 
 def open(path: str | Path, settings: Settings | None = None, *, read_only: bool = False,
@@ -92,25 +96,35 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
 
     def __init__(self, path: Path, settings: Settings | None = None, *,
                  read_only: bool = False, embedder: Embedder | None = None) -> None:
-        self.path = Path(path).expanduser().resolve()
+        self.path = folder.store_path(path)
         self.read_only = read_only
         self._embedder = embedder
         self._lock: WriterLock | None = None
         self._closed = False
-        exists = Manifest.path(self.path).exists()
-        if not exists:
-            if read_only:
-                raise StoreError(f"no memory store at {self.path}")
-            if self.path.exists() and any(self.path.iterdir()):
-                raise StoreError(f"{self.path} exists and is not an empty folder or a memory "
-                                 "store; pick another path")
-            self.path.mkdir(parents=True, exist_ok=True)
+        exists = Manifest.path(self.path).is_file()
+        if read_only and not exists:
+            raise StoreError(folder.describe(self.path))
+        made = not self.path.exists()
         if not read_only:
-            self._lock = WriterLock(self.path)
-            self._lock.acquire()
+            if exists:
+                self._lock = WriterLock(self.path)
+                self._lock.acquire()
+            else:  # a new store, or a half-made one an interrupted creation left
+                self._lock, exists = folder.claim(self.path)
         try:
-            self._open(settings, exists)
+            try:
+                self._open(settings, exists)
+            except OSError as e:
+                raise folder.os_error(e, self.path, "open the store") from e
         except BaseException:
+            for part in ("graph", "vectors"):
+                obj = getattr(self, part, None)
+                if obj is not None:
+                    obj.close()
+            if not exists and self._lock is not None \
+                    and not Manifest.path(self.path).is_file():  # no half-made store left
+                folder.abandon(self.path, self._lock, made=made)
+                self._lock = None
             self._release()
             raise
 
@@ -146,11 +160,14 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
         except StoreLocked as e:  # say who holds it (see store.lock)
             detail = str(e.__cause__ or e).splitlines()[0]
-            raise WriterLock(self.path).graph_busy(read_only=self.read_only,
-                                                   detail=detail) from e
+            raise WriterLock(self.path).graph_busy(
+                read_only=self.read_only, detail=detail,
+                holder=graph_lock(self.path / "graph.kuzu")) from e
         self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
         if not exists:
             self.manifest.write(self.path)  # last: a half-created folder has no manifest
+        if not self.read_only:
+            folder.finish(self.path)  # (also a marker a kill left after the manifest)
         self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
         stale_terms = exists and self.manifest.tokenizer != tokenizer_id(self.settings)
         if stale_terms and not self.read_only:
@@ -239,7 +256,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             return
         try:
             if not self.read_only and hasattr(self, "mirror"):
-                self.checkpoint()
+                self._checkpoint_or_defer()
         finally:
             self._closed = True
             for part in ("journal", "graph", "vectors"):
@@ -345,13 +362,13 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         j = self.mirror.nodes.msg_index.get(msg_uid)
         return None if j is None else self.mirror.nodes.uid[int(self.mirror.nodes.msg_node[j])]
 
-    def _last_node_of_session(self, session: str) -> str | None:
-        rows = self.graph.rows("MATCH (t:Turn) WHERE t.session = $s RETURN t.uid AS u "
-                               "ORDER BY t.ts DESC, t.ord DESC LIMIT 1", {"s": session})
-        return rows[0]["u"] if rows else None
-
     def _write_stores(self, messages: Any, turns: Any, graph_batch: dict[str, Any]) -> None:
-        """LanceDB first, then one Kuzu transaction (see ingest.pipeline)."""
+        """LanceDB first, then one Kuzu transaction (see ingest.pipeline). The free space
+        the whole batch needs is checked first: a batch the disk cannot hold is refused
+        before anything is written (:mod:`.store.space`)."""
+        from .store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
+        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
+                    f"storing {messages.num_rows} messages")
         orphans = self.mirror.orphan_messages
         if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
             torn = self.vectors.read("messages", columns=["node"],
@@ -371,8 +388,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                                   "s.first_ts = CASE WHEN r.f < s.first_ts THEN r.f "
                                   "ELSE s.first_ts END", graph_batch["session_updates"])
             self.graph.copy("Turn", graph_batch["Turn"])
-            if graph_batch["NEXT"] is not None:
-                self.graph.copy("NEXT", graph_batch["NEXT"])
+            chains.relink(self.graph, graph_batch["next_drop"], graph_batch["next_add"])
             self.graph.copy("IN_SESSION", graph_batch["IN_SESSION"])
             if graph_batch["ReviewItem"] is not None:
                 self.graph.copy("ReviewItem", graph_batch["ReviewItem"])
@@ -564,8 +580,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         self._after_recall(trace)
         if log and not self.read_only:
             row = _query_row(trace, latency, method)
-            self.mirror.log_query(self.journal, row)
-            trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
+            try:
+                self.mirror.log_query(self.journal, row)
+            except DiskFull as e:  # the recall itself is fine: say so, do not fail it
+                log_.warning("recall %r: not written to the query log: %s", query[:60], e)
+            else:
+                trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
         return trace
 
     def commit(self, trace: RecallTrace, current_node: str, *,
@@ -583,12 +603,48 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         m = self.mirror
         plan = plan_writeback(trace, m.nodes, m.edges, row, now=trace.now,
                               settings=self.settings, reinforce=reinforce)
-        apply_plan(plan, m.nodes, m.edges)
-        m.journal_plan(self.journal, plan)
-        self._mark_committed(getattr(trace, "_log_uid", None))
+        try:
+            with self._journaled():
+                apply_plan(plan, m.nodes, m.edges)
+                m.journal_plan(self.journal, plan)
+        except BaseException:
+            trace.writeback = None  # not committed: it can be committed again
+            raise
+        try:
+            self._mark_committed(getattr(trace, "_log_uid", None))
+        except DiskFull as e:  # the commit is durable; only the log's flag waits
+            log_.warning("commit: the query log row was not marked committed: %s", e)
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
-            self.checkpoint()
+            self._checkpoint_or_defer()
         return plan
+
+    @contextlib.contextmanager
+    def _journaled(self) -> Iterator[None]:
+        """A change applied to the mirror and appended to the journal, all or nothing:
+        when the append fails (a full disk), the mirror is loaded again from what is
+        durable — the stores and the journal — so the failed change is nowhere, and the
+        error says so. A trace whose commit failed can be committed again."""
+        try:
+            yield
+        except BaseException:
+            self._reload_mirror()
+            raise
+
+    def _reload_mirror(self) -> None:
+        """Rebuild the mirror from the stores and the journal (see :meth:`_journaled`)."""
+        self.journal.close()
+        fresh = Mirror(self.dim)
+        fresh.load(self.graph, self.vectors, self.journal)
+        self.mirror = fresh
+
+    def _checkpoint_or_defer(self) -> None:
+        """A checkpoint that may wait: the journal holds every acknowledged change, so a
+        disk too full for Kuzu defers it (logged) instead of failing the call."""
+        try:
+            self.checkpoint()
+        except DiskFull as e:
+            log_.warning("store %s: checkpoint deferred (the journal keeps every change): %s",
+                         self.path, e)
 
     def _mark_committed(self, log_uid: str | None) -> None:
         if log_uid is None:
@@ -608,7 +664,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         Returns the new node's uid and the trace (None for an assistant-only turn).
         """
         self._check_write()
-        when = _wall() if ts is None else float(ts)
+        from .ingest.validate import check_ts
+        when = check_ts(_wall() if ts is None else ts, "add_turn ts")
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
         seq = self._next_seq(session)
@@ -667,7 +724,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
     def _replay_rows(self, rows: Iterable[int], *, progress: bool | None = None) -> int:
         """Replay recall + write-back for node rows (see :mod:`akasha_explorer.replay`)."""
         from .replay import replay_rows
-        return replay_rows(self, list(rows), progress=self._progress(progress))
+        with self._journaled():  # a replay step whose journal record failed is undone
+            return replay_rows(self, list(rows), progress=self._progress(progress))
 
 
 def _message(r: dict[str, Any]) -> Message:

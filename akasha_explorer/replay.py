@@ -70,7 +70,7 @@ def replay_rows(mem: Memory, rows: list[int], *, progress: bool = False) -> int:
         done += 1
     if rows:
         mem.journal.sync()
-        mem.checkpoint()
+        mem._checkpoint_or_defer()
     log.info("replayed %d nodes", done)
     return done
 

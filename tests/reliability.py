@@ -209,6 +209,10 @@ def run_job(job: dict[str, Any]) -> None:
     """One worker: open the store, do the job, close. Killed at any point by the test."""
     import akasha_explorer as ak
 
+    if job["phase"] == "import":  # a whole-store export into a new store folder
+        from akasha_explorer.export.store import import_store
+        import_store(job["src"], job["store"])
+        return
     mem = ak.open(job["store"])
     if job["phase"] == "ingest":
         for f in job["files"]:

@@ -13,8 +13,15 @@ messages, vectors, nodes, sessions, links, the replayed edge weights and node st
 anchors, aliases, mentions, triples, episodes and review items.
 Acknowledged commits survive every kill; unacknowledged ones are all-or-nothing.
 
-The normal suite kills ``KILLS`` workers (about two minutes on two cores);
-``AKASHA_STRESS_RUNS=200`` (``make stress``) kills that many, in as many rounds as needed.
+Store *creation* and *import* are killed too (:func:`test_kill9_store_creation` and
+:func:`test_kill9_store_import`): whatever moment the kill hits, the path is never bricked
+— it holds nothing, a half-made store (the next ingest or import discards it and says so,
+as does ``akasha doctor --repair``) or a finished store; running the same command again
+gives a store equal, row for row, to one made without a kill.
+
+The normal suite kills ``KILLS`` workers (about two minutes on two cores) and
+``CREATE_KILLS`` creations and imports each; ``AKASHA_STRESS_RUNS=200`` (``make stress``)
+kills that many, in as many rounds as needed, and at least 50 creations and 50 imports.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ from .reliability import DYNAMIC, Zygote, dump, first_difference, watch
 STRESS = int(os.environ.get("AKASHA_STRESS_RUNS", "0") or 0)
 KILLS = STRESS or 14
 """Workers killed by the main test (about 10 while ingesting, the rest while committing)."""
+CREATE_KILLS = max(50, STRESS // 4) if STRESS else 6
+"""Kills of store creation (an ingest into a new store) and, as many, of an import."""
 SEED = int(os.environ.get("AKASHA_CRASH_SEED", "20260908"))
 LEFTOVERS = {"orphan_messages", "orphan_turns", "torn_journal", "checkpointed_journal",
              "stale_files", "extract_pending", "forget_pending"}
@@ -244,6 +253,101 @@ def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
         assert rep.clean, rep.summary()
         uids = mem.vectors.read("messages", columns=["uid"]).column("uid").to_pylist()
         assert len(uids) == len(set(uids)) == mem.stats()["messages"]
+
+
+# -- creation and import -------------------------------------------------------------------------
+def _kill_creation(z: Zygote, job: dict[str, Any], store: Path, rng: random.Random,
+                   span: float) -> tuple[int, str]:
+    """Start ``job`` and kill it at a seeded moment of a store's creation: at a random time
+    within ``span`` seconds, or right after one of the files creation writes appears."""
+    pid = z.start(job)
+    mode = rng.choice(["time", "time", "writer.lock", "akasha.creating", "graph.kuzu",
+                       "vectors", "akasha.json"])
+    if mode == "time":
+        time.sleep(rng.uniform(0.0, span))
+    elif not watch([store / mode], timeout=span * 3, poll=0.0002):
+        mode += "-timeout"
+    z.kill(pid)
+    status = z.wait(pid)
+    log = Path(job["log"]).read_text("utf-8", "replace") if Path(job["log"]).exists() else ""
+    assert status in (0, -signal.SIGKILL), f"worker failed ({status}, {mode}):\n{log[-3000:]}"
+    return status, mode
+
+
+def _recover(store: Path, rng: random.Random, seen: Counter[str]) -> None:
+    """After a killed creation: the path holds nothing, a half-made store or a store —
+    never something a person has to remove by hand. Half the time `akasha doctor --repair`
+    runs first (it must discard a half-made store and say so, or leave a store clean)."""
+    from akasha_explorer.store import folder
+
+    found = folder.kind(store)
+    seen[found] += 1
+    assert found in ("missing", "empty", "half-made", "store"), sorted(os.listdir(store))
+    if found == "half-made":
+        r = CliRunner().invoke(cli, ["doctor", str(store)])
+        assert r.exit_code == 1 and "half-made memory store" in r.output, r.output
+    if rng.random() < 0.5 and found in ("half-made", "store"):
+        r = CliRunner().invoke(cli, ["doctor", str(store), "--repair"])
+        assert r.exit_code == 0, r.output
+        if found == "half-made":
+            assert "a half-made store" in r.output and "removed" in r.output, r.output
+            assert folder.kind(store) == "empty"
+        seen["doctor --repair"] += 1
+
+
+def _creation_kills(z: Zygote, tmp_path: Path, rng: random.Random, job: dict[str, Any],
+                    what: str) -> None:
+    """Run ``job`` (which makes the store ``job["store"]``) once to a reference, then
+    killed at seeded moments until :data:`CREATE_KILLS` kills landed (a run that finished
+    first counts as a run, not a kill), each followed by :func:`_recover` and the same
+    command run again to the end: the store must equal the reference row for row and the
+    doctor must find nothing."""
+    from akasha_explorer.store import folder
+
+    ref = tmp_path / "ref"
+    t0 = time.monotonic()
+    assert _run(z, {**job, "store": str(ref), "log": str(tmp_path / "ref.log")}, ref, None) == 0
+    span = time.monotonic() - t0  # the whole run (creation, then the ingest, if any)
+    reference = dump(ref)
+    seen: Counter[str] = Counter()
+    modes: Counter[str] = Counter()
+    kills = k = 0
+    while kills < CREATE_KILLS:
+        k += 1
+        assert k <= 3 * CREATE_KILLS, f"only {kills} of {k} runs were killed before finishing"
+        store = tmp_path / f"s{k}"
+        run = {**job, "store": str(store), "log": str(tmp_path / f"s{k}.log")}
+        status, mode = _kill_creation(z, run, store, rng, span)
+        kills += status != 0
+        modes[mode] += 1
+        _recover(store, rng, seen)
+        if job["phase"] != "import" or folder.kind(store) != "store":
+            assert _run(z, run, store, None) == 0  # the same command again completes it
+        else:  # an import killed after its manifest is complete (a new import is refused)
+            r = CliRunner().invoke(cli, ["import", str(store), job["src"]])
+            assert r.exit_code == 1 and "not an empty folder" in r.output, r.output
+        diff = first_difference(dump(store), reference)
+        assert diff is None, f"kill {k} ({mode}): the store differs from the reference: {diff}"
+        with ak.open(store) as mem:
+            assert mem.doctor().clean
+        shutil.rmtree(store)
+    print(f"\n{what}: {kills} kills in {k} runs (a whole run {span:.2f}s); moments "
+          f"{dict(modes)}; found after the kill {dict(seen)}")
+
+
+def test_kill9_store_creation(zygote: Zygote, tmp_path: Path) -> None:
+    """`akasha ingest NEW_STORE FILE --replay` killed while it creates the store."""
+    files = [str(p) for p in _parts(tmp_path / "in", sessions=2, per_file=2)]
+    _creation_kills(zygote, tmp_path, random.Random(SEED + 1),
+                    {"phase": "ingest", "files": files}, "creation")
+
+
+def test_kill9_store_import(zygote: Zygote, demo_store: Path, tmp_path: Path) -> None:
+    """`akasha import NEW_STORE EXPORT` killed while it builds the store."""
+    with ak.open(demo_store) as mem:
+        src = mem.export(tmp_path / "export", format="store")
+    _creation_kills(zygote, tmp_path, random.Random(SEED + 2),
+                    {"phase": "import", "src": str(src)}, "import")
 
 
 # -- the doctor finds what it claims to find ---------------------------------------------------

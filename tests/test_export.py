@@ -66,6 +66,26 @@ def test_graphml_reads_back_with_equal_nodes_edges_and_attributes(
     assert got_edges == want_edges
 
 
+@pytest.mark.parametrize("fmt", ["graphml", "gexf"])
+def test_ids_xml_cannot_hold_stay_unique(tmp_path: Path, fmt: str, embedder: Any) -> None:
+    """Session ids differing only in U+FFFE / U+FFFF / U+FFFD used to export as one id
+    (every character XML cannot hold became U+FFFD): networkx read back 2 of 3 nodes."""
+    sessions = ["s\ufffe", "s\uffff", "s\ufffd"]
+    with ak.open(tmp_path / "store") as mem:
+        for k, sid in enumerate(sessions):
+            mem.ingest([{"role": "user", "content": f"we talked about the garden, part {k}"}],
+                       session=sid, progress=False)
+        for k in range(3):
+            tr = mem.recall("the garden", now=mem.last_ts() + 60 * (k + 1))
+            mem.commit(tr, f"{sessions[k]}:0")
+        out = mem.export(tmp_path / f"g.{fmt}", format=fmt)
+        n_edges = mem.stats()["edges"]
+    g = nx.read_graphml(out) if fmt == "graphml" else nx.read_gexf(out, version="1.3")
+    assert g.number_of_nodes() == 3
+    assert sorted(g.nodes) == ["s\\u{FFFE}:0", "s\\u{FFFF}:0", "s\ufffd:0"]
+    assert g.number_of_edges() == n_edges > 0
+
+
 @pytest.mark.parametrize("name", ["nodes", "anchors"])
 def test_gexf_1_3_reads_back_with_viz_and_time(views: dict[str, GraphView], tmp_path: Path,
                                                name: str) -> None:

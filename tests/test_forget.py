@@ -28,12 +28,14 @@ def _files_with(folder: Path, needle: str) -> list[str]:
 
 
 def _lance_clean(folder: Path, msg_uids: list[str]) -> None:
-    """No version of any table holds the rows; no data file outlives its version."""
+    """No version of any table holds the rows; no data file outlives its version; no
+    data file holds a deleted row (a deletion file would mean the row is still there)."""
     db = lancedb.connect(str(folder / "vectors"))
     for name in ("messages", "turns"):
         t = db.open_table(name)
         versions = t.list_versions()
         assert len(versions) == 1, (name, len(versions))
+        assert versions[-1]["metadata"]["total_deletion_files"] == "0", (name, versions[-1])
         uids = set(t.to_arrow().column("uid").to_pylist())
         assert not uids & set(msg_uids)
         on_disk = list((folder / "vectors" / f"{name}.lance" / "data").iterdir())
@@ -157,3 +159,74 @@ def test_cli_forget(demo_store: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "nodes=1" in r.output
     assert _files_with(demo_store, "我不喜欢香菜，别的都还行") == []
+
+
+SECRET = "zq-evening"
+WORDS = ["Zoltan", "Quimby", "Quimbyhaven", "lighthouse-keeper"]
+
+
+def _strings_naming(mem: ak.Memory, needles: list[str], *, skip_audit: str) -> list[str]:
+    """Every string value of every Kuzu table that holds a needle (case-insensitive),
+    except the tombstones (ids only) and the forget's own audit entry."""
+    from .reliability import kuzu_dump
+
+    hits = []
+    for table, rows in kuzu_dump(mem.graph, skip_meta=()).items():
+        if table == "Forgotten":
+            continue
+        for row in rows:
+            if table == "AuditLog" and row[0] == skip_audit:
+                continue
+            blob = repr(row).casefold()
+            hits += [f"{table}: {n} in {str(row)[:160]}" for n in needles
+                     if n.casefold() in blob]
+    return hits
+
+
+def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path: Path) -> None:
+    """Everything that names a forgotten session goes: its messages in every LanceDB
+    column (speaker and meta too, in no data file), query-log rows that named it (by its
+    words, its session, or their items), the saved context behind `akasha expand`, the
+    why of audit entries and review decisions, anchor notes."""
+    import json as _json
+
+    from akasha_explorer.curate.redact import LAST_CONTEXT_KEY
+
+    rows = [{"session_id": SECRET, "seq": k, "ts": 1_800_000_000 + 60 * k, "role": r,
+             "speaker": sp, "text": t, "meta": {"place": "Quimbyhaven harbour"}}
+            for k, (r, sp, t) in enumerate([
+                ("user", "Zoltan Quimby", "I moved to Quimbyhaven, next to the lighthouse-keeper"),
+                ("assistant", "Akashic", "Quimbyhaven! Is the lighthouse-keeper friendly?"),
+                ("user", "Zoltan Quimby", "Very. Call me Zoltan, everyone here does")])]
+    src = tmp_path / "secret.jsonl"
+    src.write_text("".join(_json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    with ak.open(demo_store) as mem:
+        mem.ingest(src, replay=True, progress=False)
+        now = mem.last_ts() + 60
+        mem.recall("手指换药疼不疼", now=now)                            # names nothing of it
+        mem.recall("where does Zoltan live now?", now=now)              # names it by a word
+        mem.recall("what did we talk about", now=now, session=SECRET)  # its session
+        mem.commit(mem.recall("the harbour and the lighthouse", now=now + 1), f"{SECRET}:0")
+        block = mem.context("who is the lighthouse-keeper?", now=now + 2)  # saved for expand
+        assert block.handles
+        item = mem.review.list()[0]
+        mem.review.reject(item.uid, why="Zoltan Quimby says this is wrong")
+        anchor = mem.anchors()[0]
+        mem.rename_anchor(anchor["uid"], anchor["name"], why="as Zoltan calls it")
+        mem.checkpoint()
+        assert _strings_naming(mem, [*WORDS, SECRET], skip_audit="")  # the test can fail
+        mem.forget(session=SECRET, why="user asked")
+        own = mem.audit(limit=1)[0]
+        assert own["action"] == "forget"
+        hits = _strings_naming(mem, [*WORDS, SECRET], skip_audit=own["uid"])
+        assert hits == [], hits
+        assert mem.graph.meta_get(LAST_CONTEXT_KEY) is None
+        assert mem.review.get(item.uid).why == "redacted"
+        left = mem.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q")
+        assert [r["q"] for r in left] == ["手指换药疼不疼"]  # the rest of the query log stays
+        assert mem.doctor().clean
+    r = CliRunner().invoke(cli, ["expand", str(demo_store), "[1]"])
+    assert r.exit_code == 1 and "has none yet" in r.output, r.output
+    for w in WORDS + [r["text"] for r in rows] + ["Zoltan Quimby", "Quimbyhaven harbour"]:
+        assert _files_with(demo_store, w) == [], w
+    _lance_clean(demo_store, [f"{SECRET}:{k}" for k in range(3)])

@@ -111,6 +111,24 @@ def test_reingest_is_a_noop(mem: ak.Memory, tmp_path: Path) -> None:
     assert mem.vectors.count("messages") == 3
 
 
+def test_reingest_with_other_fields_is_reported_not_silently_dropped(mem: ak.Memory,
+                                                                     tmp_path: Path) -> None:
+    recs = _records(["hello there friend", "hi!", "what now?"])
+    mem.ingest(write_jsonl(tmp_path / "a.jsonl", recs))
+    digest = tree_digest(mem.path / "vectors")
+    recs[0]["ts"] += 3600
+    recs[1]["speaker"] = "Ann"
+    recs[2]["meta"] = {"mood": "tired"}
+    rep = mem.ingest(write_jsonl(tmp_path / "b.jsonl", recs))
+    assert rep.messages_added == 0 and rep.duplicates == 0
+    reasons = {s.where.rsplit(" ", 1)[-1]: s.reason for s in rep.skipped}
+    assert "different time" in reasons["0"] and "different speaker" in reasons["1"]
+    assert "different meta" in reasons["2"]
+    assert all("stored message is kept" in r for r in reasons.values())
+    assert tree_digest(mem.path / "vectors") == digest  # the stored messages stay as they were
+    assert mem.messages("s1:0")[0].ts == 1_788_000_000
+
+
 def test_exact_text_elsewhere_is_flagged_not_merged(mem: ak.Memory) -> None:
     mem.ingest([{"role": "user", "content": "buy oat milk"}], session="a")
     mem.ingest([{"role": "user", "content": "buy oat milk"}], session="b")
@@ -258,3 +276,31 @@ def test_cli_demo_builds_the_demo_and_logs_a_tour(tmp_path: Path) -> None:
         assert [r["q"] for r in rows] == list(DEMO_TOUR)
         assert {r["s"] for r in rows} == {"demo-tour"} and not any(r["c"] for r in rows)
         assert mem.stats()["edges"] == 0  # dry runs: nothing written back
+
+
+@pytest.mark.parametrize("ts", [253_402_300_800.0, -1e9, float("nan"), 0.0])
+def test_one_time_check_for_every_way_in(mem: ak.Memory, ts: float) -> None:
+    """The range check of file importers holds for messages built in Python too: a
+    RawMessage list, ``add_turn`` and a plain message list with a start time."""
+    from akasha_explorer.ingest.importers import read_messages
+    from akasha_explorer.model import RawMessage
+
+    with pytest.raises(ak.InvalidInput, match=r"outside 1970-01-01 \.\. 2200-01-01"):
+        mem.ingest([RawMessage("s", 0, ts, "user", "hello there")])
+    with pytest.raises(ak.InvalidInput, match="outside 1970-01-01"):
+        mem.add_turn("hello there", "hi", session="s", ts=ts)
+    with pytest.raises(ak.InvalidInput, match="outside 1970-01-01"):
+        read_messages([{"role": "user", "content": "hi"}], session="s", start_ts=ts)
+    assert mem.stats()["messages"] == 0
+
+
+def test_raw_messages_get_every_field_check(mem: ak.Memory) -> None:
+    from akasha_explorer.model import RawMessage
+
+    for bad, match in [(RawMessage("s\x1b]0;x\x07", 0, 1.8e9, "user", "hi"), "session_id"),
+                       (RawMessage("s", 0, 1.8e9, "wizard", "hi"), "unknown role"),
+                       (RawMessage("s", -1, 1.8e9, "user", "hi"), "seq must be"),
+                       (RawMessage("s", 0, 1.8e9, "user", "a\x00b"), "NUL")]:
+        with pytest.raises(ak.InvalidInput, match=match):
+            mem.ingest([bad])
+    assert mem.stats()["messages"] == 0

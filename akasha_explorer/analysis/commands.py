@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from .. import open as open_store
-from ..clikit import echo_json, parse_now
+from ..clikit import echo, echo_json, parse_now
 from .api import EXPORT_FORMATS
 from .surprises import KINDS
 from .views import VIEWS
@@ -54,18 +54,18 @@ def communities_cmd(store: str, view: str, resolution: float | None, seed: int |
         echo_json(table.to_dict(orient="records"))
         return
     if table.empty:
-        click.echo(f"no communities: the {view} view has no edges yet")
+        echo(f"no communities: the {view} view has no edges yet")
         return
-    click.echo(f"{len(table)} communities ({view} view)")
+    echo(f"{len(table)} communities ({view} view)")
     for r in table.itertuples(index=False):
         span = f"{r.first_time[:10]} … {r.last_time[:10]}" if r.first_time else ""
         sessions = f"{r.sessions} sessions  " if r.sessions else ""
-        click.echo(f"\n#{r.community}  {r.size} nodes  {span}  {sessions}"
+        echo(f"\n#{r.community}  {r.size} nodes  {span}  {sessions}"
                    f"inside {r.w_internal:.3f} / cut {r.w_cut:.3f}")
-        click.echo(f"   label: {r.label}")
-        click.echo(f"   e.g.:  {r.examples}")
+        echo(f"   label: {r.label}")
+        echo(f"   e.g.:  {r.examples}")
     if store_episodes:
-        click.echo(f"\nstored {len(table)} community episodes")
+        echo(f"\nstored {len(table)} community episodes")
 
 
 def _fmt(v: Any) -> str:
@@ -92,21 +92,21 @@ def surprises_cmd(store: str, top: int, no_queue: bool, resolution: float | None
         return
     for kind in KINDS:
         part = frame[frame["kind"] == kind]
-        click.echo(f"\n== {kind} ({len(part)})")
+        echo(f"\n== {kind} ({len(part)})")
         if part.empty:
-            click.echo("   no query in the log missed twice" if kind == "knowledge_gap"
+            echo("   no query in the log missed twice" if kind == "knowledge_gap"
                        else "   none found")
         for r in part.itertuples(index=False):
             who = r.subject + (f"  <->  {r.other}" if r.other else "")
-            click.echo(f"- {who}   score {r.score:.4g}")
+            echo(f"- {who}   score {r.score:.4g}")
             if r.subject_text:
-                click.echo(f"    {r.subject_text[:70]}")
+                echo(f"    {r.subject_text[:70]}")
             if r.other_text:
-                click.echo(f"    {r.other_text[:70]}")
-            click.echo(f"    {r.why}")
-            click.echo("    " + ", ".join(f"{k}={_fmt(v)}" for k, v in r.numbers.items()))
+                echo(f"    {r.other_text[:70]}")
+            echo(f"    {r.why}")
+            echo("    " + ", ".join(f"{k}={_fmt(v)}" for k, v in r.numbers.items()))
             if r.review_uid:
-                click.echo(f"    review item: {r.review_uid}")
+                echo(f"    review item: {r.review_uid}")
 
 
 @click.command("ppr")
@@ -131,7 +131,7 @@ def ppr_cmd(store: str, seeds: tuple[str, ...], view: str, top: int, damping: fl
     for r in frame.to_dict(orient="records"):
         mark = "*" if r["seed"] else " "
         text = r.get("text") or r.get("label") or ""
-        click.echo(f"{r['rank']:3d}{mark} {r['ppr']:.4f}  {r['id']}  {str(text)[:60]}")
+        echo(f"{r['rank']:3d}{mark} {r['ppr']:.4f}  {r['id']}  {str(text)[:60]}")
 
 
 @click.command("export")
@@ -151,7 +151,7 @@ def export_cmd(store: str, fmt: str, out: str, view: str, resolution: float | No
     with open_store(store, read_only=fmt != "store") as mem:
         path = mem.export(out, format=fmt, view=view, now=_when(now, mem),
                           resolution=resolution, seed=seed)
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 @click.command("import")
@@ -164,7 +164,7 @@ def import_cmd(store: str, path: str) -> None:
     import_store(path, store)
     with open_store(store, read_only=True) as mem:
         s = mem.stats()
-    click.echo(f"imported {path} into {store}: {s['sessions']} sessions, {s['messages']} "
+    echo(f"imported {path} into {store}: {s['sessions']} sessions, {s['messages']} "
                f"messages, {s['nodes']} nodes, {s['edges']} edges")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..clikit import echo
 from .madial import MADIAL_METHODS
 from .recall import METHODS
 
@@ -33,8 +34,8 @@ def _report(result: dict[str, object], out: str) -> None:
 
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     for path in write_reports(result, out, command=command):  # type: ignore[arg-type]
-        click.echo(f"wrote {path}")
-    click.echo(Path(out).with_suffix(".md").read_text("utf-8"))
+        echo(f"wrote {path}")
+    echo(Path(out).with_suffix(".md").read_text("utf-8"))
 
 
 _PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v2",
@@ -99,13 +100,13 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + "\n", "utf-8")
-    click.echo(text)
+    echo(text)
     cols = ("nodes", "edges", "open_s", "rss_after_recalls_mb", "recall_p50_ms",
             "recall_p95_ms", "lancedb_top10_p50_ms", "commit_p50_ms", "checkpoint_s",
             "replay_nodes_per_s")
-    click.echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
     for r in result.values():
-        click.echo("| " + " | ".join(
+        echo("| " + " | ".join(
             f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "–"))
             for c in cols) + " |")
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InvalidInput, NotFound
+from ..errors import DiskFull, InvalidInput, NotFound
 from ..vectors import sql_str
 from .context import ContextBlock, build_context, context_items, normalize_handle
 from .expand import Expansion, expand_node
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 __all__ = ["BriefMixin"]
+
+_log = logging.getLogger(__name__)  # (context() has a parameter named log)
 
 LAST_CONTEXT_KEY = "brief.last_context"
 """Meta key holding the handle map of the last :meth:`BriefMixin.context` block."""
@@ -86,9 +89,13 @@ class BriefMixin:
                               tokenizer=tokenizer, floor_items=self.settings.CONTEXT_FLOOR_ITEMS,
                               tz=tz)
         if not self.read_only:
-            self.graph.meta_set(LAST_CONTEXT_KEY, json.dumps(
-                {"query": block.query, "now": block.now, "handles": block.handles},
-                ensure_ascii=False))
+            try:
+                self.graph.meta_set(LAST_CONTEXT_KEY, json.dumps(
+                    {"query": block.query, "now": block.now, "handles": block.handles},
+                    ensure_ascii=False))
+            except DiskFull as e:  # the block is fine; only `expand` in a later process waits
+                _log.warning("context handles not saved (a later `akasha expand` cannot "
+                            "resolve them): %s", e)
         return block
 
     # -- expand --------------------------------------------------------------------------------

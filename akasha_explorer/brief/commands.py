@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from .. import open as open_store
-from ..clikit import echo_json, parse_now
+from ..clikit import echo, echo_json, parse_now
 from .context import STYLES
 from .health import format_health
 
@@ -36,9 +36,9 @@ def context_cmd(store: str, query: str, budget: int | None, style: str, now: str
     with open_store(store) as mem:
         block = mem.context(query, budget_tokens=budget, style=style, now=parse_now(now, mem),
                             session=session, tz=tz)
-    click.echo(block.text)
+    echo(block.text)
     if block.over_budget:
-        click.echo(f"(over budget: {block.tokens} tokens for a budget of {block.budget}; the "
+        echo(f"(over budget: {block.tokens} tokens for a budget of {block.budget}; the "
                    "top items keep their pointers and atoms)", err=True)
 
 
@@ -59,7 +59,7 @@ def expand_cmd(store: str, handle: str, around: int | None, tz: str | None,
     if as_json:
         echo_json(exp.to_dict())
     else:
-        click.echo(exp.text(tz))
+        echo(exp.text(tz))
     if not exp.verified:
         raise SystemExit(2)
 
@@ -79,7 +79,7 @@ def health_cmd(store: str, window: float | None, windows: int, as_json: bool) ->
     if as_json:
         echo_json(h)
     else:
-        click.echo(format_health(h))
+        echo(format_health(h))
 
 
 COMMANDS: list[click.Command] = [context_cmd, expand_cmd, health_cmd]

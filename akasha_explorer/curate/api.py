@@ -217,7 +217,15 @@ class CurateMixin:
         return {"op": "link", "a": a, "b": b, "plan": plan.to_dict()}
 
     def _mirror_ops(self, ops: Sequence[dict[str, Any]], dry: bool) -> None:
-        """The :data:`..curate.ops.MirrorHook` of this memory: check or apply link ops."""
+        """The :data:`..curate.ops.MirrorHook` of this memory: check or apply link ops
+        (applied all or nothing: a journal append that fails reloads the mirror)."""
+        if dry:
+            self._apply_mirror_ops(ops, dry=True)
+            return
+        with self._journaled():  # type: ignore[attr-defined]
+            self._apply_mirror_ops(ops, dry=False)
+
+    def _apply_mirror_ops(self, ops: Sequence[dict[str, Any]], *, dry: bool) -> None:
         from ..engine.writeback import WritebackPlan, apply_plan
         m, journal = self.mirror, self.journal  # type: ignore[attr-defined]
         for op in ops:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import click
 
 from .. import open as open_store
-from ..clikit import echo_json
+from ..clikit import echo, echo_json
 from ..errors import InvalidInput
+from ..text.terminal import terminal_safe
 
 __all__ = ["COMMANDS"]
 
@@ -30,10 +31,10 @@ def anchors(store: str, search: str | None, kind: str | None, show_all: bool,
         return
     for r in rows:
         status = "" if r["status"] == "active" else f" [{r['status']}]"
-        click.echo(f"{r['uid']}  {r['name']}  ({r['kind']}{status})  {r['mentions']} mentions"
+        echo(f"{r['uid']}  {r['name']}  ({r['kind']}{status})  {r['mentions']} mentions"
                    f" in {r['nodes']} nodes  aliases: {' / '.join(r['aliases']) or '-'}")
     if not rows:
-        click.echo("no anchors" + (f" matching {search!r}" if search else ""))
+        echo("no anchors" + (f" matching {search!r}" if search else ""))
 
 
 @click.group()
@@ -56,9 +57,9 @@ def review_list(store: str, kind: str | None, status: str, as_json: bool) -> Non
         echo_json([it.__dict__ for it in items])
         return
     for it in items:
-        click.echo(f"{it.uid}  {it.kind}  {it.status}  conf {it.confidence:.2f}  {it.detail}")
+        echo(f"{it.uid}  {it.kind}  {it.status}  conf {it.confidence:.2f}  {it.detail}")
     if not items:
-        click.echo("the review queue is empty")
+        echo("the review queue is empty")
 
 
 def _decide(verb: str):  # type: ignore[no-untyped-def]
@@ -70,7 +71,7 @@ def _decide(verb: str):  # type: ignore[no-untyped-def]
     def cmd(store: str, item_id: str, why: str | None, by: str) -> None:
         with open_store(store) as mem:
             audit = getattr(mem.review, verb)(item_id, why=why, by=by)
-        click.echo(f"{verb}d {item_id} (audit {audit})")
+        echo(f"{verb}d {item_id} (audit {audit})")
 
     return cmd
 
@@ -93,10 +94,10 @@ def forget(store: str, node: str | None, session: str | None, anchor: str | None
     if len(given) != 1:
         raise InvalidInput("give exactly one of --node, --session, --anchor")
     if not yes:
-        click.confirm(f"forget {given[0][0]} {given[0][1]} for good?", abort=True)
+        click.confirm(terminal_safe(f"forget {given[0][0]} {given[0][1]} for good?"), abort=True)
     with open_store(store) as mem:
         counts = mem.forget(**dict(given), why=why)
-    click.echo("forgot " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    echo("forgot " + ", ".join(f"{k}={v}" for k, v in counts.items()))
 
 
 COMMANDS: list[click.Command] = [anchors, review, forget]

@@ -4,9 +4,12 @@ it owns, so that the forgotten text's bytes are on no file of the store afterwar
 Order: checkpoint (the journal is folded into Kuzu and truncated, so no later checkpoint or
 journal replay can bring a deleted edge or query back); delete from Kuzu in one transaction
 (turns with their COACT / NEXT / MENTIONS / IN_EPISODE edges, the triples and review items
-they own, anchors and aliases left without any mention, query-log rows holding the text;
-audit entries that touched them are redacted); mask the rows in the mirror; delete the
-LanceDB rows and compact with cleanup of every older version; finally **rebuild the Kuzu
+they own, anchors and aliases left without any mention; then every other row that *names*
+what was forgotten — query log, review items, audit entries, anchor notes, the saved
+context block — deleted or redacted, see :mod:`.redact`); mask the rows in the mirror;
+delete the LanceDB rows and compact with cleanup of every older version, rewriting a table
+whose compaction kept deleted rows in a data file (:meth:`VectorDB.optimize`, ``purge``:
+the speaker and every other column of a forgotten row leave the disk); finally **rebuild the Kuzu
 file** — Kuzu 0.11 keeps deleted strings in its pages (measured: after ``DELETE`` and
 ``CHECKPOINT`` the bytes are still in ``graph.kuzu``), so the live rows are copied into a
 fresh database file that replaces the old one. One audit entry records that a forget
@@ -27,13 +30,16 @@ import os
 import shutil
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB
+from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
 from ..vectors import sql_str
 from .ops import log_entry
+from .redact import Forgotten, forgotten_nodes, scrub
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -57,6 +63,9 @@ def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
         raise InvalidInput("forget takes exactly one of node=, session=, anchor=")
     mem._check_write()
     t0 = time.perf_counter()
+    ensure_free(mem.path, GRAPH_RESERVE + 2 * size_of(mem.graph.path)
+                + WRITE_FACTOR * size_of(mem.path / "vectors") // 2, "a forget (it rewrites "
+                "the graph file and the LanceDB tables without the forgotten rows)")
     mem.checkpoint()
     g = mem.graph
     what, target = given[0]
@@ -86,7 +95,7 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
     rows = [nodes.index[u] for u in uids if u in nodes.index]
     msg_uids = [nodes.msg_uid[j] for i in rows
                 for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i]))]
-    texts = [mem._all_texts().get(m, "") for m in msg_uids]
+    named = forgotten_nodes(mem, uids, msg_uids, session)
     triples = [r["u"] for r in g.rows("MATCH (t:Triple) WHERE t.node IN $n RETURN t.uid AS u",
                                       {"n": uids})]
     touched = [r["a"] for r in g.rows(
@@ -98,10 +107,8 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
     links = g.rows("MATCH (a:Turn)-[:NEXT]->(t:Turn)-[:NEXT]->(b:Turn) WHERE t.uid IN $n "
                    "AND NOT a.uid IN $n AND NOT b.uid IN $n RETURN a.uid AS a, b.uid AS b",
                    {"n": uids}) if session is None else []
-    queries = [r["u"] for r in g.rows("MATCH (q:QueryLog) RETURN q.uid AS u, q.query AS q")
-               if any(t and (t in (r["q"] or "") or (r["q"] and r["q"] in t)) for t in texts)]
     counts: dict[str, Any] = {"nodes": len(uids), "messages": len(msg_uids),
-                              "triples": len(triples), "queries": len(queries)}
+                              "triples": len(triples)}
     with g.transaction():
         g.meta_set(PENDING_KEY, "nodes")  # with the deletes; cleared once the purge is done
         g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s DETACH DELETE r",
@@ -115,14 +122,13 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
         g.unwind("MERGE (f:Forgotten {uid: r.u}) SET f.ts = r.t",
                  [{"u": u, "t": when} for u in msg_uids])
         g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)
-        g.execute("MATCH (q:QueryLog) WHERE q.uid IN $q DELETE q", {"q": queries})
         g.execute("MATCH (e:Episode) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_EPISODE]->(e) } "
                   "DELETE e")
         g.execute("MATCH (s:Session) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_SESSION]->(s) } "
                   "DETACH DELETE s")
         counts.update(_prune_anchors(g, sorted(set(touched))))
-        counts["audit_redacted"] = _redact(g, set(uids) | set(msg_uids) | set(triples)
-                                           | set(counts.pop("_gone")))
+        counts.update(scrub(mem, replace(named, ids=named.ids | set(triples)
+                                         | set(counts.pop("_gone")))))
     m = mem.mirror
     for i in rows:
         nodes.kill(i)
@@ -183,25 +189,9 @@ def _forget_anchor(mem: Memory, uid: str) -> dict[str, Any]:
                   "DELETE r", {"s": [uid, *triples], "u": uid})
         g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
         g.execute("MATCH (a:Anchor {uid: $u}) DETACH DELETE a", {"u": uid})
-        red = _redact(g, {uid, *triples})
+        red = scrub(mem, Forgotten(ids=frozenset({uid, *triples})))
     return {"anchors": 1, "aliases": aliases, "mentions": mentions, "triples": len(triples),
-            "audit_redacted": red}
-
-
-def _redact(g: GraphDB, ids: set[str]) -> int:
-    """Blank the ops of audit entries that mention any of ``ids`` (they may hold names or
-    surfaces); such entries can no longer be undone."""
-    if not ids:
-        return 0
-    n = 0
-    for r in g.rows("MATCH (x:AuditLog) WHERE x.before <> 'redacted' RETURN x.uid AS u, "
-                    "x.target AS t, x.before AS b, x.after AS a"):
-        blob = f"{r['t']}\x1f{r['b']}\x1f{r['a']}"
-        if any(i in blob for i in ids):
-            g.execute("MATCH (x:AuditLog {uid: $u}) SET x.before = 'redacted', "
-                      "x.after = 'redacted', x.target = 'redacted'", {"u": r["u"]})
-            n += 1
-    return n
+            **red}
 
 
 # -- graph file rebuild -------------------------------------------------------------------------
@@ -212,6 +202,7 @@ def rebuild_graph(mem: Memory) -> None:
     path = Path(old.path)
     tmp = path.with_name(path.name + ".rebuild")
     _remove(tmp)
+    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(path), "rebuilding the graph file")
     new = GraphDB(tmp)
     try:
         tables = old.rows("CALL show_tables() RETURN name, type")

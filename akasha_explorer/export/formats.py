@@ -8,6 +8,7 @@ GraphML export adds (:func:`with_viz`).
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,8 @@ def write_parquet(view: GraphView, folder: str | Path) -> Path:
 
 def write_csv(view: GraphView, folder: str | Path) -> Path:
     """``nodes.csv`` and ``edges.csv`` (UTF-8) in ``folder``; returns the folder. Text
-    cells that start like a spreadsheet formula get a leading ``'`` (:func:`_formula_safe`).
+    cells that start like a spreadsheet formula — also after leading whitespace, and in
+    fullwidth forms — get a leading ``'`` (:func:`_formula_safe`).
 
     >>> import tempfile, pandas as pd
     >>> v = GraphView("x", pd.DataFrame({"id": ["阿岚"]}), pd.DataFrame(
@@ -82,22 +84,41 @@ def write_csv(view: GraphView, folder: str | Path) -> Path:
     return out
 
 
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA = ("=", "+", "-", "@")
+_CONTROL_START = ("\t", "\r", "\n")
+
+
+def _formula_like(v: str) -> bool:
+    """Would a spreadsheet read the cell ``v`` as a formula? Decision (issue 18): defuse
+    when, after any leading whitespace (spaces, newlines, ideographic space — some
+    programs trim it), the first character is ``=``, ``+``, ``-`` or ``@`` *in any width*
+    (``＝`` and ``﹦`` are read as ``=`` by spreadsheets with an East-Asian input locale:
+    the first character is compared after NFKC), or the cell starts with a tab, CR or LF.
+    Erring on the side of a harmless ``'``: a text cell like ``-3`` also gets one.
+
+    >>> [_formula_like(v) for v in ["=1", " =1", "\\n@x", "＝1+1", "\\t1", "a=1", "3-1"]]
+    [True, True, True, True, True, False, False]
+    """
+    if v.startswith(_CONTROL_START):
+        return True
+    head = v.lstrip()[:1]
+    return bool(head) and unicodedata.normalize("NFKC", head).startswith(_FORMULA)
 
 
 def _formula_safe(df: Any) -> Any:
-    """Text cells a spreadsheet would run as a formula (``=cmd|' /C calc'!A0``, ``+…``,
-    ``-…``, ``@…``) get a leading ``'`` (OWASP CSV injection advice) — in the CSV copy
+    """Text cells a spreadsheet would run as a formula (:func:`_formula_like`:
+    ``=cmd|' /C calc'!A0``, ``+…``, ``-…``, ``@…``, also after leading whitespace and in
+    fullwidth forms) get a leading ``'`` (OWASP CSV injection advice) — in the CSV copy
     only; numbers and the stored text are untouched.
 
     >>> import pandas as pd
-    >>> f = _formula_safe(pd.DataFrame({"t": ["=1+2", "ok", "@SUM(A1)"], "n": [-1, 2, 3]}))
+    >>> f = _formula_safe(pd.DataFrame({"t": ["=1+2", "ok", " ＠SUM(A1)"], "n": [-1, 2, 3]}))
     >>> f["t"].tolist(), f["n"].tolist()
-    (["'=1+2", 'ok', "'@SUM(A1)"], [-1, 2, 3])
+    (["'=1+2", 'ok', "' ＠SUM(A1)"], [-1, 2, 3])
     """
     out = df.copy()
     for c in out.columns:
         if out[c].dtype == object or str(out[c].dtype) in ("string", "str"):
-            out[c] = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA) else v
+            out[c] = [f"'{v}" if isinstance(v, str) and _formula_like(v) else v
                       for v in out[c]]
     return out

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.views import GraphView
-from .sanitize import clean_frame, xml_attr, xml_cdata
+from .sanitize import clean_frame, xml_attr, xml_cdata, xml_key_columns
 from .viz import colour, layout, rgb, sizes
 
 __all__ = ["NS", "NS_VIZ", "value_text", "write_gexf"]
@@ -87,6 +87,7 @@ def write_gexf(view: GraphView, path: str | Path, *, seed: int = 0,
     """
     ncols = clean_frame(view.nodes, xml=True)
     ecols = clean_frame(view.edges, xml=True)
+    xml_key_columns(view.nodes, ncols, view.edges, ecols)
     ndecl = declare(ncols, ("id", "label"), "n")
     edecl = declare(ecols, ("source", "target", "weight", "start"), "e")
     xy = layout(view, seed=seed) if positions is None else positions

@@ -16,7 +16,7 @@ from typing import Any
 from ..analysis.views import GraphView
 from .formats import with_viz
 from .gexf import declare, value_text
-from .sanitize import clean_frame, xml_attr, xml_cdata
+from .sanitize import clean_frame, xml_attr, xml_cdata, xml_key_columns
 
 __all__ = ["NS", "write_graphml"]
 
@@ -42,6 +42,7 @@ def write_graphml(view: GraphView, path: str | Path, *, seed: int = 0) -> Path:
     viz = with_viz(view, seed=seed)
     ncols = clean_frame(viz.nodes, xml=True)
     ecols = clean_frame(viz.edges, xml=True)
+    xml_key_columns(viz.nodes, ncols, viz.edges, ecols)
     ndecl = declare(ncols, ("id",), "n")
     edecl = declare(ecols, ("source", "target"), "e")
     out = Path(path)

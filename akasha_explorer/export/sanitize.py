@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["clean_column", "clean_frame", "clean_value", "records", "xml_attr", "xml_cdata",
-           "xml_text"]
+           "xml_ids", "xml_key_columns", "xml_text"]
 
 _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -44,6 +44,49 @@ def xml_text(s: str) -> str:
     'ok\\ufffd\\ufffd[0m\\n'
     """
     return _XML_BAD.sub("\ufffd", s.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def xml_ids(ids: Sequence[Any]) -> dict[str, str]:
+    """A one-to-one map from ids to ids XML 1.0 can hold. :func:`xml_text` alone would map
+    U+FFFE and U+FFFF (and every other character XML cannot hold) to one U+FFFD, so two
+    session ids differing only there became one node id. Here an id XML can hold stays as
+    it is; in one it cannot, each such character is written ``\\u{XXXX}``; should that
+    still equal another id, ``~2``, ``~3`` … is appended. Every exported id is unique.
+
+    >>> a, b = "s" + chr(0xFFFE) + ":0", "s" + chr(0xFFFF) + ":0"
+    >>> m = xml_ids([a, b, "s:0"])
+    >>> print(m[a], m[b], m["s:0"])
+    s\\u{FFFE}:0 s\\u{FFFF}:0 s:0
+    >>> m = xml_ids([a, m[a]])  # an id that already reads like the escape
+    >>> print(m[a])
+    s\\u{FFFE}:0~2
+    """
+    keys = list(dict.fromkeys(str(i) for i in ids))
+    out = {k: k for k in keys if k == xml_text(k)}  # representable ids never change
+    taken = set(out.values())
+    for k in keys:
+        if k in out:
+            continue
+        base = _XML_BAD.sub(lambda m: f"\\u{{{ord(m.group()):04X}}}", k)
+        base = base.replace("\r\n", "\\u{000D}\n").replace("\r", "\\u{000D}")
+        cand, n = base, 1
+        while cand in taken:
+            n += 1
+            cand = f"{base}~{n}"
+        out[k] = cand
+        taken.add(cand)
+    return out
+
+
+def xml_key_columns(nodes: pd.DataFrame, ncols: dict[str, list[Any]], edges: pd.DataFrame,
+                    ecols: dict[str, list[Any]]) -> None:
+    """Replace the ``id`` column of cleaned node columns and the ``source`` / ``target``
+    columns of cleaned edge columns by the unique XML ids of :func:`xml_ids` (in place)."""
+    ids = xml_ids([*nodes["id"].tolist(), *edges["source"].tolist(),
+                   *edges["target"].tolist()])
+    ncols["id"] = [ids[str(v)] for v in nodes["id"].tolist()]
+    for c in ("source", "target"):
+        ecols[c] = [ids[str(v)] for v in edges[c].tolist()]
 
 
 _ATTR = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;",

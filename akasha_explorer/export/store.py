@@ -208,11 +208,21 @@ def _messages(src: Path, dim: int) -> pa.Table:
 
 
 def import_store(src: str | Path, dst: str | Path) -> Path:
-    """Build a new store at ``dst`` (a new or empty folder) from the export at ``src``."""
+    """Build a new store at ``dst`` (a new or empty folder) from the export at ``src``.
+
+    The export is read and checked before ``dst`` is touched. The folder is then claimed
+    like any new store (:func:`akasha_explorer.store.folder.claim`: writer lock, creation
+    marker, manifest last), so a second import racing into the same folder is refused
+    with the holder named, and an import killed half-way leaves a *half-made* store that
+    the next import (or ``akasha doctor --repair``) discards and says so."""
+    from ..store import folder
+
     source = Path(src).expanduser().resolve()
-    target = Path(dst).expanduser().resolve()
     head = _read_head(source)
-    _empty_target(target, "store folder")
+    target = folder.store_path(dst)
+    if folder.kind(target) in ("store", "foreign"):
+        raise InvalidInput(f"store folder {target} exists and is not an empty folder; pick a "
+                           "new path")
     from ..store.paths import enclosing_store
     if enclosing_store(target.parent) is not None:
         raise InvalidInput(f"{target} is inside the memory store {enclosing_store(target.parent)}; "
@@ -221,7 +231,12 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
     messages = _messages(source, dim)
     turns = pq.read_table(source / "vectors" / "turns.parquet")
     turns = turns.select([f.name for f in turns_schema(dim)]).cast(turns_schema(dim))
-    target.mkdir(parents=True, exist_ok=True)
+    made = not target.exists()
+    lock, exists = folder.claim(target)
+    if exists:
+        lock.release()
+        raise InvalidInput(f"store folder {target} exists and is not an empty folder (another "
+                           "process made a store there meanwhile); pick a new path")
     try:
         graph = GraphDB(target / "graph.kuzu")
         try:
@@ -237,11 +252,20 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
         if (source / "journal.jsonl").exists():
             shutil.copyfile(source / "journal.jsonl", target / "journal.jsonl")
         tmp = target / "akasha.json.tmp"
-        tmp.write_text(json.dumps(head["manifest"], ensure_ascii=False, indent=2,
-                                  sort_keys=True) + "\n", encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(head["manifest"], ensure_ascii=False, indent=2,
+                                sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, target / "akasha.json")  # last: no manifest means no store
-    except BaseException:
-        shutil.rmtree(target, ignore_errors=True)
+        folder.finish(target)
+    except BaseException as e:
+        if not (target / "akasha.json").is_file():
+            folder.abandon(target, lock, made=made)
+        if isinstance(e, OSError):
+            raise folder.os_error(e, target, "import the store") from e
         raise
+    finally:
+        lock.release()
     log.info("imported %s into %s", source, target)
     return target

@@ -20,14 +20,21 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
   committed → rows missing from a ``COPY`` are inserted again (a ``replace`` restores the
   table exactly); not committed → the folder is dropped. :attr:`GraphDB.redone` says
   what was restored.
+- kuzu 0.11.3 aborts the process when a write meets a full disk (ENOSPC): every write
+  checks the free space it may need first (:mod:`..store.space`) and is refused whole with
+  :class:`~akasha_explorer.errors.DiskFull`; writes outside a transaction run as checked
+  auto-commits followed by ``CHECKPOINT``, so the WAL is empty between writes.
+- :func:`graph_lock` names the process holding Kuzu's own lock on the file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator, Sequence
 from importlib import resources
@@ -38,16 +45,49 @@ import kuzu
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from ..errors import ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
+from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from ..store.journal import fsync_dir
+from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["GraphDB"]
+__all__ = ["GraphDB", "graph_lock"]
 
 log = logging.getLogger(__name__)
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
+
+
+_WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER|INSTALL|LOAD)\b")
+"""Cypher keywords of a statement that writes (our Cypher writes keywords in capitals)."""
+_ROW_BYTES = 256
+"""Bytes assumed per row of an ``UNWIND`` batch when checking free space."""
+
+
+def graph_lock(path: Path) -> tuple[str, int] | None:
+    """Who holds Kuzu's own lock on the database file ``path``: ``("write", pid)`` for a
+    read-write open, ``("read", pid)`` for a read-only one, None when nobody (or only this
+    process). Kuzu 0.11 takes a POSIX ``fcntl`` lock on the file (write lock read-write,
+    read lock read-only); ``F_GETLK`` asks for the holder without taking anything."""
+    import fcntl
+    import struct
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+        typ, _, _, _, pid = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, probe))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if typ == fcntl.F_WRLCK:
+        return "write", pid
+    if typ == fcntl.F_RDLCK:
+        return "read", pid
+    return None
 
 
 def _schema_statements() -> list[str]:
@@ -62,6 +102,8 @@ class GraphDB:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        if not read_only and not self.path.exists():
+            ensure_free(self.path.parent, GRAPH_RESERVE, "creating the graph")
         try:
             self._db = kuzu.Database(str(self.path), read_only=read_only)
         except RuntimeError as e:
@@ -70,9 +112,19 @@ class GraphDB:
                 raise StoreLocked(
                     f"the graph {self.path} is held by another process ({msg}); close it or "
                     "wait for it to finish") from e
+            if "shadow" in msg.lower() and read_only:
+                raise StoreError(
+                    f"the graph {self.path} has a checkpoint a crash or a full disk interrupted "
+                    f"({msg}); Kuzu finishes it only in a read-write open — run `akasha doctor "
+                    f"{self.path.parent} --repair` once (with some free space), then read "
+                    "again") from e
+            if disk_full(e):
+                raise DiskFull(f"cannot open the graph {self.path}: the disk is full ({msg}); "
+                               "free some space and retry") from e
             raise StoreError(f"cannot open the graph {self.path}: {msg}") from e
         self._conn = kuzu.Connection(self._db)
         self._in_tx = False
+        self._tx_bytes = 0
         self._redo: list[tuple[str, str, pa.Table]] = []
         self.redone: dict[str, int] = {}
         """Rows restored from the redo folder at open (table -> rows), empty normally."""
@@ -122,9 +174,43 @@ class GraphDB:
         if self.read_only:
             raise ReadOnlyStore(f"the graph {self.path} is open read-only")
 
+    def _need(self, extra: int = 0) -> None:
+        """Refuse a graph write the disk may not hold (see :mod:`..store.space`): the
+        reserve plus :data:`WRITE_FACTOR` times the data of this transaction so far."""
+        self._tx_bytes += extra
+        ensure_free(self.path.parent, GRAPH_RESERVE + WRITE_FACTOR * self._tx_bytes,
+                    "a write to the graph")
+
     def execute(self, query: str, params: dict[str, Any] | None = None) -> Any:
-        """Run one Cypher statement with parameters; returns Kuzu's QueryResult."""
-        return self._conn.execute(query, params or {})
+        """Run one Cypher statement with parameters; returns Kuzu's QueryResult.
+
+        A statement that writes (``CREATE``, ``MERGE``, ``SET``, ``DELETE`` …) outside a
+        :meth:`transaction` runs in one of its own, so that every write is checked for
+        free space first and checkpointed after (Kuzu's WAL stays empty between writes:
+        nothing is left for a close to write on a full disk)."""
+        if not self.read_only and _WRITES.search(query):
+            if not self._in_tx:
+                return self._autocommit(lambda: self._run(query, params), len(query))
+            self._need(len(query) + 64 * len(params or {}))
+        return self._run(query, params)
+
+    def _autocommit(self, write: Any, nbytes: int) -> Any:
+        """One write outside a :meth:`transaction`: checked for free space first, Kuzu's
+        own auto-commit, then ``CHECKPOINT`` (the WAL stays empty between writes)."""
+        self._check_write()
+        self._tx_bytes = 0
+        self._need(nbytes)
+        out = write()
+        self._conn.execute("CHECKPOINT")
+        return out
+
+    def _run(self, query: str, params: dict[str, Any] | None) -> Any:
+        try:
+            return self._conn.execute(query, params or {})
+        except RuntimeError as e:
+            if disk_full(e):
+                raise DiskFull(f"the disk of {self.path} is full: {e}") from e
+            raise
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts (small results only)."""
@@ -148,13 +234,21 @@ class GraphDB:
             return
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
-        if self._in_tx:
-            self._redo.append(("copy", table, data))
+        if not self._in_tx:
+            self._autocommit(lambda: self._copy(table, data), data.nbytes)
+            return
+        self._need(data.nbytes)
+        self._redo.append(("copy", table, data))
         self._copy(table, data)
 
     def _copy(self, table: str, data: pa.Table) -> None:
         _copy_src = data  # Kuzu scans this local variable by name
-        self._conn.execute(f"COPY {table} FROM _copy_src")
+        try:
+            self._conn.execute(f"COPY {table} FROM _copy_src")
+        except RuntimeError as e:
+            if disk_full(e):
+                raise DiskFull(f"the disk of {self.path} is full: {e}") from e
+            raise
 
     def replace(self, table: str, data: pa.Table) -> None:
         """Make ``table`` hold exactly ``data`` (delete every row, then ``COPY``); inside a
@@ -162,9 +256,13 @@ class GraphDB:
         self._check_write()
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
+        if not self._in_tx:  # a delete and a copy: all or nothing
+            with self.transaction():
+                self.replace(table, data)
+            return
+        self._need(data.nbytes)
         self._delete_all(table)
-        if self._in_tx:
-            self._redo.append(("replace", table, data))
+        self._redo.append(("replace", table, data))
         if data.num_rows:
             self._copy(table, data)
 
@@ -180,8 +278,17 @@ class GraphDB:
     def unwind(self, query: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> None:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""
         self._check_write()
+        if not rows:
+            return
+        stmt = f"UNWIND $rows AS r {query}"
         for i in range(0, len(rows), batch):
-            self._conn.execute(f"UNWIND $rows AS r {query}", {"rows": list(rows[i:i + batch])})
+            part = {"rows": list(rows[i:i + batch])}
+            if not self._in_tx:
+                self._autocommit(functools.partial(self._run, stmt, part),
+                                 _ROW_BYTES * len(part["rows"]))
+                continue
+            self._need(_ROW_BYTES * len(part["rows"]))
+            self._run(stmt, part)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -198,6 +305,8 @@ class GraphDB:
         if self._in_tx:
             yield
             return
+        self._tx_bytes = 0
+        self._need()  # before BEGIN: a refused write changes nothing
         self._conn.execute("BEGIN TRANSACTION")
         self._in_tx = True
         self._redo = []
@@ -207,6 +316,7 @@ class GraphDB:
                 seq = int(self.meta_get(TX_SEQ, "0") or 0) + 1
                 self.meta_set(TX_SEQ, str(seq))
                 self._write_redo(seq)
+            self._need()  # the COMMIT and CHECKPOINT write it all once more
         except BaseException:
             self._in_tx = False
             self._redo = []
@@ -328,7 +438,7 @@ class GraphDB:
     def meta_set(self, key: str, value: str) -> None:
         """Set a value of the Meta table."""
         self._check_write()
-        self._conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        self.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
 
     def count(self, label: str) -> int:
         """Number of nodes with ``label`` (or rels, for a rel table name)."""

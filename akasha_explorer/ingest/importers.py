@@ -29,7 +29,15 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
-from .validate import check_meta, check_role, check_seq, check_session, check_text, parse_ts
+from .validate import (
+    check_meta,
+    check_role,
+    check_seq,
+    check_session,
+    check_text,
+    check_ts,
+    parse_ts,
+)
 
 __all__ = ["FORMATS", "Imported", "load", "read_chatgpt", "read_jsonl", "read_locomo",
            "read_messages", "sniff"]
@@ -65,9 +73,37 @@ def _read_text(path: Path) -> str:
                            where=f"{path}:{line}") from None
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice (raised by :func:`_unique_keys`)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing a key given twice: ``json`` would silently keep
+    the last value and lose the first, a reduction nobody would see."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return out
+
+
 def _parse_json(text: str, where: str) -> Any:
+    """Parse JSON text; malformed JSON, a too-deep nesting and a key given twice in one
+    object are :class:`InvalidInput` naming ``where``.
+
+    >>> _parse_json('{"text": "a", "text": "b"}', "f:1")
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: f:1: duplicate key 'text' in a JSON object ...
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        raise InvalidInput(f"duplicate key {str(e)!r} in a JSON object (it would keep only the "
+                           "last value); fix the source", where=where) from None
     except json.JSONDecodeError as e:
         raise InvalidInput(f"malformed JSON: {e.msg} (line {e.lineno}, column {e.colno})",
                            where=where) from None
@@ -123,12 +159,19 @@ _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
 def parse_locomo_date(value: str, where: str) -> float:
-    """LoCoMo session times such as ``"1:56 pm on 8 May, 2023"`` (taken as UTC)."""
+    """LoCoMo session times such as ``"1:56 pm on 8 May, 2023"`` (taken as UTC), in the
+    range every importer checks (:func:`~.validate.check_ts`).
+
+    >>> parse_locomo_date("11:59 pm on 31 December, 1066", "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: x: timestamp '11:59 pm on 31 December, 1066' is outside ...
+    """
     try:
         d = dt.datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
     except (ValueError, AttributeError):
         raise InvalidInput(f"cannot parse LoCoMo date {value!r}", where=where) from None
-    return d.replace(tzinfo=dt.UTC).timestamp()
+    return check_ts(d.replace(tzinfo=dt.UTC).timestamp(), where, shown=value)
 
 
 def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
@@ -155,7 +198,7 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
             if not isinstance(date, str):
                 raise InvalidInput(f"missing {key}_date_time", where=swhere)
             t0 = parse_locomo_date(date, swhere)
-            session = f"{sid}/{key}"
+            session = check_session(f"{sid}/{key}", swhere)
             for j, line in enumerate(lines):
                 lw = f"{swhere} line {j}"
                 if not isinstance(line, dict):
@@ -166,8 +209,10 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
                         meta[extra] = line[extra]
                 speaker = line.get("speaker")
                 check_meta(meta, lw)
+                ts = check_ts(t0 + LOCOMO_LINE_SECONDS * j, lw,
+                              shown=f"{date} + {LOCOMO_LINE_SECONDS * j:g} s")
                 out.append(RawMessage(
-                    session=session, seq=j, ts=t0 + LOCOMO_LINE_SECONDS * j, role="user",
+                    session=session, seq=j, ts=ts, role="user",
                     text=check_text(line.get("text"), lw),
                     speaker=(check_text(speaker, lw, field="speaker")
                              if speaker is not None else None),
@@ -179,13 +224,23 @@ def read_locomo(data: Any, *, source: str = "locomo") -> Imported:
 
 
 # -- ChatGPT -------------------------------------------------------------------------------
-def _main_branch(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, Any]]:
+def _main_branch(mapping: dict[str, Any], current: Any,
+                 where: str) -> tuple[list[dict[str, Any]], list[Skipped]]:
+    """The main branch of a ChatGPT conversation, root first, and what is worth telling
+    about it: a branch whose root names a parent the export lacks (it is read from there),
+    or a ``current_node`` that is not in the mapping (the deepest last-child leaf is used)."""
     bad = next((k for k, v in mapping.items() if not isinstance(v, dict)), None)
     if bad is not None:
         raise InvalidInput(f"mapping entry {str(bad)[:40]!r} is not an object", where=where)
+    notes: list[Skipped] = []
     if not isinstance(current, str) or current not in mapping:
-        # fall back: the deepest leaf reached by always following the last child
-        roots = [k for k, v in mapping.items() if not v.get("parent")]
+        if current is not None:
+            notes.append(Skipped(where, f"current_node {str(current)[:60]!r} is not in the "
+                                        "mapping; read the branch of last replies instead"))
+        # fall back: the deepest leaf reached by always following the last child, from a
+        # root — a node without a parent, or whose parent the export does not hold
+        roots = [k for k, v in mapping.items()
+                 if not v.get("parent") or v.get("parent") not in mapping]
         current = roots[0] if roots else None
         down: set[str] = set()
         while current is not None and current not in down:
@@ -201,7 +256,11 @@ def _main_branch(mapping: dict[str, Any], current: Any, where: str) -> list[dict
         seen.add(current)
         chain.append(mapping[current])
         current = mapping[current].get("parent")
-    return chain[::-1]
+    if current is not None and not (isinstance(current, str) and current in seen):
+        notes.append(Skipped(where, f"parent {str(current)[:60]!r} of the branch's first "
+                                    "message is not in the export; what came before it is "
+                                    "missing, the branch is read from there"))
+    return chain[::-1], notes
 
 
 def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
@@ -219,7 +278,9 @@ def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
         conv_ts = conv.get("create_time")
         seq = 0
         last_ts = None
-        for node in _main_branch(conv["mapping"], conv.get("current_node"), where):
+        branch, notes = _main_branch(conv["mapping"], conv.get("current_node"), where)
+        skipped.extend(notes)
+        for node in branch:
             msg = node.get("message")
             if not msg:
                 continue
@@ -258,6 +319,10 @@ def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
                                   meta=check_meta({"title": conv.get("title")}, mw)
                                   if seq == 0 else {}))
             seq += 1
+        if seq == 0:
+            skipped.append(Skipped(where, f"no user or assistant message on the main branch "
+                                          f"({len(conv['mapping'])} mapping entries): the "
+                                          "conversation is left out"))
     if not out:
         raise InvalidInput("no user or assistant messages found", where=source)
     return Imported(source, "chatgpt", out, skipped)
@@ -279,7 +344,7 @@ def read_messages(data: Iterable[Any], *, session: str, start_ts: float | None =
             raise InvalidInput(f"expected an object, got {type(rec).__name__}", where=where)
         if "role" not in rec or "content" not in rec:
             raise InvalidInput("each message needs 'role' and 'content'", where=where)
-        ts = parse_ts(rec["ts"], where) if "ts" in rec else start_ts + i
+        ts = parse_ts(rec["ts"], where) if "ts" in rec else check_ts(start_ts + i, where)
         out.append(RawMessage(session=session, seq=i, ts=ts, role=check_role(rec["role"], where),
                               text=check_text(rec["content"], where), source=source))
     if not out:

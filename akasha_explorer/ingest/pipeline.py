@@ -43,17 +43,20 @@ from numpy.typing import NDArray
 
 from ..config import Settings
 from ..errors import InvalidInput
+from ..graphdb import chains
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB, messages_schema, sql_str, turns_schema
 from .importers import Imported
+from .validate import check_meta, check_role, check_seq, check_session, check_text, check_ts
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["REVIEW_SCHEMA", "form_nodes", "index_text", "ingest", "json_list", "orphan_filter",
-           "pending_extraction", "salience"]
+__all__ = ["REVIEW_SCHEMA", "check_messages", "check_time_order", "form_nodes", "index_text",
+           "ingest", "json_list", "orphan_filter", "pending_extraction", "salience",
+           "stored_sessions"]
 
 REVIEW_SCHEMA = pa.schema([
     ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
@@ -165,7 +168,10 @@ def salience(vectors: NDArray[np.float32], prior_sum: NDArray[np.float64],
 
 def _check_against_store(mem: Memory, msgs: list[RawMessage],
                          report: IngestReport) -> tuple[list[RawMessage], list[str]]:
-    """Split into new messages and exact duplicates; refuse conflicting ones."""
+    """Split into new messages and exact duplicates; refuse conflicting ones. A message
+    whose text is stored but whose time, role, speaker, source id or meta differ is not
+    stored again (raw messages are never altered) — and reported as skipped, not counted
+    as "already stored"."""
     seen: dict[str, str] = {}
     for m in msgs:
         prev = seen.get(m.uid)
@@ -176,7 +182,7 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
         seen[m.uid] = m.sha256
     stored = mem._stored_hashes()
     new: list[RawMessage] = []
-    dup_nodes: list[str] = []
+    same: list[RawMessage] = []
     for m in msgs:
         sha = stored.get(m.uid)
         if sha is None:
@@ -187,11 +193,53 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
                 "messages are never altered — use a new session id, or forget the old one first",
                 where=report.source)
         else:
-            report.duplicates += 1
-            node = mem._node_of_message(m.uid)
-            if node is not None:
-                dup_nodes.append(node)
+            same.append(m)
+    dup_nodes: list[str] = []
+    differ = _differences(mem, same)
+    for m in same:
+        fields = differ.get(m.uid)
+        if fields:
+            report.skipped.append(Skipped(
+                where=f"{report.source}: session {m.session!r} seq {m.seq}",
+                reason=f"already stored with the same text but a different {', '.join(fields)}; "
+                       "the stored message is kept (raw messages are never altered) — use a "
+                       "new session id, or forget the old one first, to store this one"))
+            continue
+        report.duplicates += 1
+        node = mem._node_of_message(m.uid)
+        if node is not None:
+            dup_nodes.append(node)
     return new, dup_nodes
+
+
+GATE_META = ("injection_rules", "dup_of")
+"""Keys the write gates add to a message's stored ``meta`` (not part of the input)."""
+
+
+def _differences(mem: Memory, msgs: list[RawMessage]) -> dict[str, list[str]]:
+    """For messages already stored with the same text: which other fields differ from the
+    stored row (uid -> field names; messages that match exactly are left out)."""
+    out: dict[str, list[str]] = {}
+    if not msgs:
+        return out
+    cols = ["uid", "ts", "role", "speaker", "ext_id", "meta"]
+    where = orphan_filter([m.uid for m in msgs]) if len(msgs) <= 500 else None  # else: all
+    by_uid = {r["uid"]: r for r in mem.vectors.read("messages", columns=cols,
+                                                    where=where).to_pylist()}
+    for m in msgs:
+        r = by_uid.get(m.uid)
+        if r is not None:
+            meta = json.loads(r["meta"]) if r["meta"] else {}
+            for k in GATE_META:
+                meta.pop(k, None)
+            fields = [name for name, a, b in (
+                ("time", r["ts"], m.ts), ("role", r["role"], m.role),
+                ("speaker", r["speaker"], m.speaker), ("source id", r["ext_id"], m.ext_id),
+                ("meta", meta, json.loads(json.dumps(m.meta, ensure_ascii=False))))
+                if a != b]
+            if fields:
+                out[m.uid] = fields
+    return out
 
 
 def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
@@ -200,6 +248,7 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
     t0 = time.perf_counter()
+    check_messages(imported)
     messages, unforget = _skip_forgotten(mem, imported.messages, report, allow_forgotten)
     new, dup_nodes = _check_against_store(mem, messages, report)
     if len(new) > mem.settings.INGEST_MAX_MESSAGES:
@@ -208,6 +257,7 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
                            "input by session and ingest the parts one after another",
                            where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
+    check_time_order(mem, new)
     pending = pending_extraction(mem)
     if pending:  # a crash came between an earlier batch's commit and its extraction
         mem._after_ingest(pending)
@@ -224,6 +274,24 @@ def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
     report.seconds["total"] = time.perf_counter() - t0
     log.info(report.summary())
     return report
+
+
+def check_messages(imported: Imported) -> None:
+    """The checks every message passes whatever made it: its time in range (importers
+    check it too, with the file and line); messages built in Python (a ``RawMessage``
+    list, ``add_turn``) get every field check an importer would make."""
+    raw = imported.format == "raw"
+    for m in imported.messages:
+        where = f"{imported.source}: session {m.session!r} seq {m.seq}"
+        check_ts(m.ts, where)
+        if raw:
+            check_session(m.session, where)
+            check_seq(m.seq, where)
+            check_role(m.role, where)
+            check_text(m.text, where)
+            if m.speaker is not None:
+                check_text(m.speaker, where, field="speaker")
+            check_meta(m.meta, where)
 
 
 def _skip_forgotten(mem: Memory, msgs: list[RawMessage], report: IngestReport,
@@ -377,23 +445,27 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
                      ("resource_ts", nr["ts"]), ("recall_count", 0), ("replayed", False),
                      ("flags", nr["flags"])):
             turn[c].append(v)
-    # sessions: new ones and time ranges; NEXT chains per session in seq order
+    # sessions: new ones and time ranges; NEXT: each touched session's whole chain in seq
+    # order (stored nodes and new ones), only the links that differ are changed
     per_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for nr in node_rows:
         per_session[nr["session"]].append(nr)
-    sessions_new, sessions_upd, nxt = [], [], []
+    stored = stored_sessions(mem, list(per_session))
+    known = {r["u"] for r in mem.graph.rows("MATCH (s:Session) WHERE s.uid IN $s "
+                                            "RETURN s.uid AS u", {"s": list(per_session)})}
+    sessions_new, sessions_upd = [], []
     for sid, nrs in per_session.items():
         nrs.sort(key=lambda nr: msgs[nr["rows"][0]].seq)
         first_ts = min(nr["ts"] for nr in nrs)
         last_ts = max(msgs[r].ts for nr in nrs for r in nr["rows"])
-        prev = mem._last_node_of_session(sid)
-        if prev is None:
+        if sid not in known:
             sessions_new.append({"uid": sid, "source": msgs[nrs[0]["rows"][0]].source,
                                  "first_ts": first_ts, "last_ts": last_ts})
         else:
             sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
-            nxt.append((prev, nrs[0]["uid"]))
-        nxt.extend((a["uid"], b["uid"]) for a, b in itertools.pairwise(nrs))
+    want = chains.wanted([(u, sid) for sid, (nodes, _) in stored.items() for u in nodes]
+                         + [(nr["uid"], nr["session"]) for nr in node_rows])
+    have = {(a, b) for a, b, _, _ in chains.links(mem.graph, list(stored))} if stored else set()
     now = dt.datetime.now(dt.UTC).timestamp()
     review = []
     for nr in node_rows:
@@ -412,10 +484,46 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
                              for k in ("uid", "source", "first_ts", "last_ts")})
         if sessions_new else None,
         "session_updates": sessions_upd,
-        "NEXT": pa.table({"from": [a for a, _ in nxt], "to": [b for _, b in nxt]}) if nxt else None,
+        "next_drop": sorted(have - want), "next_add": sorted(want - have),
         "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
         "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
     }
+
+
+def stored_sessions(mem: Memory, sessions: Sequence[str]
+                    ) -> dict[str, tuple[list[str], list[tuple[int, float]]]]:
+    """For each of ``sessions`` that has stored nodes: their uids, and its stored messages
+    as ``(seq, ts)`` — read from the mirror (alive nodes only)."""
+    n = mem.mirror.nodes
+    codes = [n.session_code[s] for s in sessions if s in n.session_code]
+    if not codes or not n.n:
+        return {}
+    out: dict[str, tuple[list[str], list[tuple[int, float]]]] = {}
+    rows = np.flatnonzero(n.alive & np.isin(n.session, codes))
+    for i in rows.tolist():
+        sid = n.sessions[int(n.session[i])]
+        nodes, times = out.setdefault(sid, ([], []))
+        nodes.append(n.uid[i])
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        times.extend((chains.first_seq(n.msg_uid[j]), float(n.msg_ts[j])) for j in range(a, a + k))
+    return out
+
+
+def check_time_order(mem: Memory, new: Sequence[RawMessage]) -> None:
+    """Within a session, a later seq may not have an earlier time — across ingests too (one
+    file is checked by :func:`form_nodes`): a message stored earlier counts as much as one
+    of this input."""
+    by_session: dict[str, list[tuple[int, float, bool]]] = defaultdict(list)
+    for m in new:
+        by_session[m.session].append((m.seq, m.ts, True))
+    for sid, (_, times) in stored_sessions(mem, list(by_session)).items():
+        rows = sorted(by_session[sid] + [(q, t, False) for q, t in times])
+        for (sa, ta, na), (sb, tb, nb) in itertools.pairwise(rows):
+            if tb < ta:
+                raise InvalidInput(
+                    f"time goes backwards: seq {sb} ({'this input' if nb else 'stored'}) is "
+                    f"earlier than seq {sa} ({'this input' if na else 'stored'}); within a "
+                    "session a later seq needs a later or equal time", where=f"session {sid!r}")
 
 
 def json_list(values: Sequence[str]) -> str:

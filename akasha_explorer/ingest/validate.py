@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import ROLES
+from ..text.terminal import session_id_problem
 
 __all__ = [
     "MAX_TEXT_CHARS",
@@ -31,6 +32,7 @@ __all__ = [
     "check_seq",
     "check_session",
     "check_text",
+    "check_ts",
     "parse_ts",
 ]
 
@@ -74,12 +76,19 @@ def check_role(value: Any, where: str) -> str:
 
 
 def check_session(value: Any, where: str) -> str:
-    """A session id: non-empty, at most 256 characters, no control characters."""
+    """A session id: non-empty, at most 256 characters, no control, bidirectional or
+    invisible characters (the ones printing escapes, see
+    :func:`~akasha_explorer.text.terminal.session_id_problem`)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"session_id must be a non-empty string, got {value!r}", where=where)
-    if len(value) > 256 or any(ord(c) < 32 for c in value):
+    if len(value) > 256:
         raise InvalidInput("session_id must be at most 256 characters without control "
                            "characters", where=where)
+    problem = session_id_problem(value)
+    if problem:
+        raise InvalidInput(f"session_id {value[:60]!r} has {problem}; session ids are at most "
+                           "256 characters without control characters or invisible ones",
+                           where=where)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -158,10 +167,28 @@ def parse_ts(value: Any, where: str) -> float:
     else:
         raise InvalidInput(f"ts must be an ISO 8601 string or epoch seconds, got "
                            f"{type(value).__name__}", where=where)
-    if not math.isfinite(ts) or ts < TS_MIN or ts >= TS_MAX:
-        raise InvalidInput(f"timestamp {_short(value)} is outside 1970-01-01 .. 2200-01-01 "
-                           "(0 and negative values are usually missing data)", where=where)
-    return ts
+    return check_ts(ts, where, shown=value)
+
+
+def check_ts(ts: float, where: str, *, shown: Any = None) -> float:
+    """The one time-range check every message passes, whatever its importer: finite and
+    within 1970-01-01 .. 2200-01-01 (:data:`TS_MIN` .. :data:`TS_MAX`) — ``datetime``
+    cannot show a time past year 9999, and 0 or negative values are usually missing data.
+    ``shown`` is what the input said (default: ``ts``), for the message.
+
+    >>> check_ts(1788441245.0, "x")
+    1788441245.0
+    >>> check_ts(253402300800.0, "f:1", shown="31 December, 9999 + 30 s")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: f:1: timestamp '31 December, 9999 + 30 s' is outside ...
+    """
+    if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts) \
+            or ts < TS_MIN or ts >= TS_MAX:
+        raise InvalidInput(f"timestamp {_short(ts if shown is None else shown)} is outside "
+                           "1970-01-01 .. 2200-01-01 (0 and negative values are usually "
+                           "missing data)", where=where)
+    return float(ts)
 
 
 def _short(value: Any) -> str:

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .. import open as open_store
-from ..clikit import echo_json
+from ..clikit import echo, echo_json
+from ..errors import StoreError
+from . import folder
 
 __all__ = ["COMMANDS"]
 
@@ -21,16 +25,39 @@ def doctor_cmd(store: str, repair: bool, as_json: bool) -> None:
     """Check that STORE's LanceDB, Kuzu, journal and mirror agree.
 
     Without --repair the store is opened read-only and nothing is changed. Exit status 1
-    when an error (not a mere leftover of a crash) remains.
+    when an error (not a mere leftover of a crash) remains. A half-made store — a creation
+    or import that was killed before it finished — is reported; --repair removes it.
     """
-    with open_store(store, read_only=not repair) as mem:
+    path = folder.store_path(store)
+    found = folder.kind(path)
+    if found == "half-made":
+        _half_made(path, repair, as_json)
+        return
+    if found != "store":  # doctor never makes a store
+        raise StoreError(folder.describe(path))
+    with open_store(path, read_only=not repair) as mem:
         report = mem.doctor(repair=repair)
     if as_json:
         echo_json(report.to_dict())
     else:
-        click.echo(report.summary())
+        echo(report.summary())
     if not report.ok:
         raise SystemExit(1)
+
+
+def _half_made(path: Path, repair: bool, as_json: bool) -> None:
+    """doctor on a folder an interrupted creation or import left (see store.folder)."""
+    if not repair:
+        raise StoreError(folder.describe(path))
+    gone = folder.remove_half_made(path)
+    if as_json:
+        echo_json({"path": str(path), "ok": True, "clean": True, "half_made": True,
+                   "repairs": [f"removed {name}" for name in gone]})
+        return
+    echo(f"{path}: a half-made store — its creation (an ingest into a new store or an "
+               "import) was interrupted, so nothing was stored in it\nrepaired:\n  - removed "
+               f"{', '.join(gone) or 'nothing'}\nthe folder is empty now: ingest or import "
+               "into it to make a store there")
 
 
 COMMANDS: list[click.Command] = [doctor_cmd]

@@ -10,7 +10,8 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
 - **node vectors** — LanceDB ``turns``: one row per Kuzu ``Turn`` (``duplicate_turns``,
   ``orphan_turns``, ``missing_turn_vectors``).
 - **graph** — each turn in exactly one session, the one it names (``session_links``);
-  ``NEXT`` is a chain per session (``next_links``); one ``COACT`` edge per pair, no
+  ``NEXT`` is one chain per session in first-seq order (``next_links``, repaired by
+  relinking those sessions); one ``COACT`` edge per pair, no
   self-loops (``duplicate_edges``); triples point at existing turns (``orphan_triples``).
 - **journal** — complete records only (``torn_journal``), none already folded into Kuzu
   (``checkpointed_journal``).
@@ -52,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ReadOnlyStore
+from ..graphdb import chains
 from ..model import sha256_text
 from ..vectors import sql_str
 from .journal import Journal
@@ -66,9 +68,9 @@ log = logging.getLogger(__name__)
 
 SEVERITIES = ("error", "leftover")
 _EXAMPLES = 5
-STALE = ("journal.tmp", "akasha.json.tmp", "graph.kuzu.rebuild", "graph.kuzu.rebuild.wal",
-         "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock", "graph.kuzu.rebuild.redo",
-         "graph.kuzu.redo.tmp")
+STALE = ("journal.tmp", "akasha.json.tmp", "akasha.creating", "graph.kuzu.rebuild",
+         "graph.kuzu.rebuild.wal", "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock",
+         "graph.kuzu.rebuild.redo", "graph.kuzu.redo.tmp")
 """Files only an interrupted write leaves in a store folder."""
 
 
@@ -286,16 +288,21 @@ def _check_graph(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
         "RETURN t.uid AS u")]  # (Kuzu collects no match as null, not [])
     found.add("session_links", "error", bad_s,
               "nodes not linked to exactly one session, the one they name")
-    nxt = g.arrow("MATCH (a:Turn)-[:NEXT]->(b:Turn) RETURN a.uid AS a, b.uid AS b, "
-                  "a.session AS sa, b.session AS sb").to_pydict()
-    checked["next_edges"] = len(nxt["a"])
-    outs, ins = Counter(nxt["a"]), Counter(nxt["b"])
-    bad_n = sorted({u for u, c in outs.items() if c > 1} | {u for u, c in ins.items() if c > 1}
-                   | {a for a, x, y in zip(nxt["a"], nxt["sa"], nxt["sb"], strict=True)
-                      if x != y})
-    found.add("next_links", "error", bad_n,
-              "NEXT is not one chain per session (a node with two successors or "
-              "predecessors, or a link across sessions)")
+    nxt = chains.links(g)
+    checked["next_edges"] = len(nxt)
+    turns = g.arrow("MATCH (t:Turn) RETURN t.uid AS u, t.session AS s").to_pydict()
+    session_of = dict(zip(turns["u"], turns["s"], strict=True))
+    want = chains.wanted(session_of.items())
+    have = Counter((a, b) for a, b, _, _ in nxt)
+    bad_pairs = ({p for p, c in have.items() if c > 1 or p not in want} | (want - set(have)))
+    bad_sessions = sorted(({session_of[u] for p in bad_pairs for u in p if u in session_of}
+                           | {x for _, _, x, y in nxt if x != y}
+                           | {y for _, _, x, y in nxt if x != y}) - {None})
+    found.add("next_links", "error", [f"{a}->{b}" for a, b in bad_pairs],
+              "NEXT is not one chain per session in seq order (a link missing, doubled, "
+              f"out of order or across sessions, in {len(bad_sessions)} session(s)); "
+              "--repair relinks them")
+    found.data["next_sessions"] = bad_sessions
     co = g.arrow("MATCH (a:Turn)-[e:COACT]->(b:Turn) RETURN a.uid AS a, b.uid AS b").to_pydict()
     checked["coact_edges"] = len(co["a"])
     pairs = Counter(zip(co["a"], co["b"], strict=True))
@@ -433,6 +440,16 @@ def repair(mem: Memory, report: DoctorReport) -> DoctorReport:
                 mem.mirror.mark_edges_gone(mem.mirror.edges.drop_node(i))
         did.append(f"removed {len(broken)} Kuzu nodes whose messages or vector LanceDB no "
                    f"longer holds: {', '.join(broken[:_EXAMPLES])}")
+    relink = data.get("next_sessions", [])
+    if relink:
+        g = mem.graph
+        turns = g.rows("MATCH (t:Turn) WHERE t.session IN $s RETURN t.uid AS u, t.session AS s",
+                       {"s": relink})
+        with g.transaction():
+            chains.relink(g, [(a, b) for a, b, _, _ in chains.links(g, relink)],
+                          chains.wanted((r["u"], r["s"]) for r in turns))
+        did.append(f"relinked the NEXT chain of {len(relink)} session(s) in seq order: "
+                   f"{', '.join(relink[:_EXAMPLES])}")
     if data.get("forget_pending"):
         from ..curate.forget import purge
         purge(mem)

@@ -41,23 +41,47 @@ class WriterLock:
             return {}
 
     def acquire(self) -> None:
-        """Take the lock or raise :class:`StoreLocked` naming the holder."""
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.close()
-            h = self.holder()
-            raise StoreLocked(
-                f"store {self.path.parent} is open for writing in another process "
-                f"(pid {h.get('pid', '?')} on {h.get('host', '?')}, since {h.get('since', '?')}); "
-                "close it there, or open this store read-only") from None
+        """Take the lock or raise :class:`StoreLocked` naming the holder (a
+        :class:`StoreError` when the folder cannot hold a lock file: read-only, no access)."""
+        for _ in range(10):
+            try:
+                fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - until release()
+            except OSError as e:
+                from .folder import os_error
+                raise os_error(e, self.path.parent, "take the writer lock of the store") from None
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.close()
+                h = self.holder()
+                doing = ("being created by" if (self.path.parent / "akasha.creating").exists()
+                         else "open for writing in")
+                raise StoreLocked(
+                    f"store {self.path.parent} is {doing} another process "
+                    f"(pid {h.get('pid', '?')} on {h.get('host', '?')}, since "
+                    f"{h.get('since', '?')}); close it there (or wait for it to finish), or "
+                    "open this store read-only") from None
+            if self._same_file(fh):
+                break
+            fh.close()  # the file was removed or replaced between open and flock: again
+        else:
+            raise StoreLocked(f"the writer lock {self.path} keeps being replaced by another "
+                              "process; retry")
         fh.seek(0)
         fh.truncate()
         fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                              "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}))
         fh.flush()
         self._fh = fh
+
+    def _same_file(self, fh: IO[str]) -> bool:
+        """True when ``self.path`` still names the file ``fh`` has open."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(fh.fileno())
+        return (st.st_ino, st.st_dev) == (mine.st_ino, mine.st_dev)
 
     def held(self) -> bool:
         """True when some process holds the writer lock now (probed without taking it)."""
@@ -75,10 +99,15 @@ class WriterLock:
             fh.close()  # closing drops a lock taken by the probe
         return False
 
-    def graph_busy(self, *, read_only: bool, detail: str) -> StoreLocked:
+    def graph_busy(self, *, read_only: bool, detail: str,
+                   holder: tuple[str, int] | None = None) -> StoreLocked:
         """The error for a graph file Kuzu would not open: Kuzu 0.11 lets many processes
-        read a database, or one write it, never both at once (measured across processes)."""
+        read a database, or one write it, never both at once (measured across processes).
+        ``holder`` is what Kuzu's own lock on the graph file says (``("write" | "read",
+        pid)``, see :func:`akasha_explorer.graphdb.kuzu_db.graph_lock`): it names a writer
+        even when that writer's ``writer.lock`` was deleted."""
         folder = self.path.parent
+        kind, pid = holder or ("", 0)
         if read_only and self.held():
             h = self.holder()
             return StoreLocked(
@@ -86,11 +115,18 @@ class WriterLock:
                 f" on {h.get('host', '?')}, since {h.get('since', '?')}); Kuzu cannot read a "
                 "database while another process writes it — close the writer, or read through "
                 "the writer's own Memory object")
+        if kind == "write":
+            return StoreLocked(
+                f"store {folder} is open for writing in another process (pid {pid}), although "
+                "its writer.lock does not show it: the lock file was deleted or replaced while "
+                "that process held the store. Close that process and retry (never delete "
+                "writer.lock of an open store)")
         if read_only:
             return StoreLocked(f"the graph of store {folder} is locked by another process "
                                f"({detail}); wait for it to finish")
+        who = f" (pid {pid})" if kind == "read" else ""
         return StoreLocked(
-            f"store {folder} is open read-only in another process (a notebook, a viewer, "
+            f"store {folder} is open read-only in another process{who} (a notebook, a viewer, "
             "`akasha stats` …); Kuzu lets a database be read by many processes or written by "
             f"one, not both — close the readers and retry ({detail})")
 

@@ -244,9 +244,10 @@ class Mirror:
                                    extra={"current": plan.current_uid, "now": plan.now})
 
     def log_query(self, journal: Journal, row: dict[str, Any]) -> None:
-        """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint)."""
-        self.pending_queries.append(row)
+        """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint);
+        nothing is queued when the journal append fails."""
         journal.append({"kind": "query", "row": row}, sync=False)
+        self.pending_queries.append(row)
 
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self, graph: GraphDB, journal: Journal) -> dict[str, float]:

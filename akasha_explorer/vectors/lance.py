@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ..errors import ReadOnlyStore
+from ..errors import DiskFull, ReadOnlyStore
+from ..store.space import WRITE_FACTOR, disk_full, ensure_free
 
 __all__ = ["VectorDB", "messages_schema", "sql_str", "turns_schema"]
 
@@ -71,6 +72,21 @@ def turns_schema(dim: int) -> pa.Schema:
     ])
 
 
+LANCE_RESERVE = 4 << 20
+"""Bytes kept free for a LanceDB write beyond its data (manifests, transaction files)."""
+
+
+@contextlib.contextmanager
+def _full_disk(path: Any) -> Iterator[None]:
+    """LanceDB's "No space left on device" (a RuntimeError or OSError) as DiskFull."""
+    try:
+        yield
+    except (OSError, RuntimeError) as e:
+        if disk_full(e):
+            raise DiskFull(f"the disk of {path} is full: {e}; free some space and retry") from e
+        raise
+
+
 def vectors_column(table: pa.Table, name: str = "vector") -> NDArray[np.float32]:
     """The fixed-size-list vector column as an (n, dim) float32 array (no Python loop)."""
     col = table.column(name).combine_chunks()
@@ -102,10 +118,14 @@ class VectorDB:
             raise ReadOnlyStore(f"the vector store {self.path} is open read-only")
 
     def add(self, table: str, data: pa.Table) -> None:
-        """Append rows (one new version); no-op for an empty table."""
+        """Append rows (one new version); no-op for an empty table. A full disk is
+        :class:`~akasha_explorer.errors.DiskFull` (LanceDB commits a version whole or not)."""
         self._check_write()
         if data.num_rows:
-            getattr(self, table).add(data)
+            ensure_free(self.path, LANCE_RESERVE + WRITE_FACTOR * data.nbytes,
+                        f"adding {data.num_rows} rows to {table}")
+            with _full_disk(self.path):
+                getattr(self, table).add(data)
 
     def read(self, table: str, columns: Sequence[str] | None = None,
              where: str | None = None) -> pa.Table:
@@ -122,26 +142,56 @@ class VectorDB:
 
     def update_columns(self, table: str, key: str, data: pa.Table) -> None:
         """Overwrite some columns of existing rows, matched on ``key`` (one new version; the
-        other columns are kept as they are)."""
+        other columns are kept as they are). LanceDB rewrites the matched rows whole, so the
+        free space asked for is their size (vectors included); a full disk is
+        :class:`~akasha_explorer.errors.DiskFull`."""
         self._check_write()
         if data.num_rows:
-            getattr(self, table).merge_insert(key).when_matched_update_all().execute(data)
+            row_bytes = 4 * self.dim + 512   # a vector and its text, roughly
+            ensure_free(self.path, LANCE_RESERVE + WRITE_FACTOR * data.num_rows * row_bytes,
+                        f"rewriting {data.num_rows} rows of {table}")
+            with _full_disk(self.path):
+                getattr(self, table).merge_insert(key).when_matched_update_all().execute(data)
 
     def delete(self, table: str, where: str) -> None:
+        """Delete the rows matching ``where`` (a new version with a deletion file)."""
         self._check_write()
-        getattr(self, table).delete(where)
+        with _full_disk(self.path):
+            getattr(self, table).delete(where)
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
 
     def optimize(self, *, cleanup: bool = False) -> None:
-        """Compact fragments; ``cleanup=True`` also deletes every older version's files."""
+        """Compact fragments; ``cleanup=True`` also deletes every older version's files
+        and leaves no deleted row in any data file (what ``forget`` needs).
+
+        Compaction rewrites a fragment only when enough of it was deleted (lance: 10 %)
+        or it is small beside others; below that, a deleted row stays in its data file,
+        masked by a deletion file — measured: a forgotten speaker name was still in the
+        current data file. So after the cleanup, a table whose latest version still has
+        a deletion file is rewritten from its own rows (one new version, every data file
+        fresh) and cleaned up again."""
         self._check_write()
         for t in (self.messages, self.turns):
-            if cleanup:
+            with _full_disk(self.path):
+                if not cleanup:
+                    t.optimize()
+                    continue
                 t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
-            else:
-                t.optimize()
+                if self.deletion_files(t) > 0:
+                    data = t.to_arrow()
+                    ensure_free(self.path, LANCE_RESERVE + WRITE_FACTOR * data.nbytes,
+                                "rewriting a table without its deleted rows")
+                    t.add(data, mode="overwrite")
+                    t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+
+    @staticmethod
+    def deletion_files(table: Any) -> int:
+        """How many deletion files the latest version of ``table`` has (rows deleted but
+        still in a data file)."""
+        meta = table.list_versions()[-1].get("metadata", {})
+        return int(meta.get("total_deletion_files", 0) or 0)
 
     def search(self, table: str, q: NDArray[np.float32], k: int) -> pa.Table:
         """Plain top-``k`` vector search (cosine) — the baseline the engine is compared to."""
