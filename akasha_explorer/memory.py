@@ -265,6 +265,13 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                     obj.close()
             self._release()
 
+    def announce(self, **info: object) -> None:
+        """Say something about this writer in the store's lock file (``url=``: where the
+        store is served, so a process refused the store can connect there instead)."""
+        self._check_write()
+        assert self._lock is not None
+        self._lock.annotate(**info)
+
     def _release(self) -> None:
         if self._lock is not None:
             self._lock.release()
