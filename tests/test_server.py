@@ -193,7 +193,7 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
     import threading
     killer = threading.Thread(target=kill_later)
     killer.start()
-    with pytest.raises(BaseException):  # noqa: B017,PT011 - the transport dies with the server
+    with pytest.raises(BaseException):  # noqa: B017 - the transport dies with the server
         anyio.run(agent)
     killer.join()
     proc.wait(timeout=30)

@@ -18,7 +18,6 @@ import dataclasses
 import datetime as dt
 import importlib
 import io
-import json
 import math
 from typing import Any
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
 
 from ..clikit import echo
@@ -37,11 +39,9 @@ def serve_cmd(store: str, host: str, port: int, stdio: bool, no_http: bool, toke
         echo(f"serving {store} at {where} (MCP at {where}/mcp, notebooks: "
              f"ak.connect({where!r})){'' if is_loopback(host) else ' — token required'}; "
              "Ctrl-C stops", err=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: the store is closed on the way out
         serve(store, host=host, port=port, stdio=stdio, http=not no_http, token=token,
               checkpoint_seconds=checkpoint_seconds)
-    except KeyboardInterrupt:  # Ctrl-C between requests: the store was closed on the way out
-        pass
     if not stdio:
         echo(f"stopped serving {store} (checkpointed and closed)", err=True)
 

@@ -102,7 +102,7 @@ class MemoryService:
                                        name="akasha-checkpoint", daemon=True)
         self._timer.start()
 
-    # -- lifecycle --------------------------------------------------------------------------------
+    # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
         """Checkpoint and close the store (idempotent)."""
         self._stop.set()
@@ -152,7 +152,7 @@ class MemoryService:
                     "pid": __import__("os").getpid(), "url": self.url,
                     "journal_pending": m.journal.pending, "checkpoints": self._checkpoints}
 
-    # -- the notebook API --------------------------------------------------------------------------
+    # -- the notebook API ------------------------------------------------------------------
     def call(self, method: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
              ) -> Any:
         """Call ``Memory.<method>`` (a dotted name for a namespace, e.g. ``review.approve``)
@@ -175,7 +175,7 @@ class MemoryService:
 
         return self._run(run, writes=method in WRITES)
 
-    # -- the agent tools (MCP) ----------------------------------------------------------------------
+    # -- the agent tools (MCP) --------------------------------------------------------------
     def _keep(self, store: OrderedDict[str, Any], value: Any) -> str:
         key = f"r-{uuid.uuid4().hex[:12]}"
         store[key] = value
