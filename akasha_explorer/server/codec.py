@@ -4,6 +4,7 @@ gets the same types as one holding the store: traces, context blocks, frames, da
 Only types this module knows are rebuilt (:data:`TYPES`); anything else a method returns
 must already be plain JSON (dicts, lists, strings, numbers, None).
 
+>>> import json
 >>> import pandas as pd
 >>> from akasha_explorer.engine.trace import RecallTrace
 >>> t = RecallTrace.empty(query="阿岚", q=[1.0, 0.0], now=5.0)
