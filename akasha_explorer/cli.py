@@ -307,9 +307,10 @@ def _register_areas() -> None:
     from .bench import commands as bench_cmds
     from .brief import commands as brief_cmds
     from .curate import commands as curate_cmds
+    from .server import commands as server_cmds
     from .store import commands as store_cmds
 
-    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds):
+    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds, server_cmds):
         for command in mod.COMMANDS:
             cli.add_command(command)
 

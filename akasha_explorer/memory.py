@@ -265,6 +265,13 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                     obj.close()
             self._release()
 
+    def announce(self, **info: object) -> None:
+        """Say something about this writer in the store's lock file (``url=``: where the
+        store is served, so a process refused the store can connect there instead)."""
+        self._check_write()
+        assert self._lock is not None
+        self._lock.annotate(**info)
+
     def _release(self) -> None:
         if self._lock is not None:
             self._lock.release()
@@ -512,7 +519,8 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
-                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude)
+                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
+                           min_docs=s.FTS_MIN_IDF_DOCS)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
