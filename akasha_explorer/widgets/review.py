@@ -188,9 +188,7 @@ class ReviewQueue(W.VBox):
         p = it.payload
         try:
             if it.kind == "injection" and p.get("message"):
-                n = self.mem.mirror.nodes
-                j = n.msg_index.get(p["message"])
-                node = None if j is None else n.uid[int(n.msg_node[j])]
+                node = self.mem.node_of_message(p["message"])
                 msgs = [m for m in self.mem.messages(node, verify=False)
                         if m.uid == p["message"]] if node else []
                 return ("<div><b>flagged message</b> (shown as text, never run)</div>"
