@@ -252,3 +252,16 @@ def test_few_type_ignores() -> None:
     """Types are checked, not silenced: at most 10 ``type: ignore`` in the package."""
     n = sum(p.read_text("utf-8").count("type: ignore") for p in PKG.rglob("*.py"))
     assert n <= 10, f"{n} type: ignore comments"
+
+
+def test_settings_read_name_real_settings() -> None:
+    """The "Settings read:" paragraphs of stage functions name settings that exist."""
+    known = set(Settings().to_dict())
+    found = 0
+    for path in sorted(PKG.rglob("*.py")):
+        text = path.read_text("utf-8")
+        for para in re.findall(r"Settings read: (.*?)(?:\n\s*\n|\"\"\")", text, re.S):
+            for name in re.findall(r"``([A-Z][A-Z0-9_]+)``", para):
+                found += 1
+                assert name in known, f"{path.relative_to(ROOT)}: {name} is no setting"
+    assert found > 50

@@ -136,7 +136,7 @@ def queue_suggested_links(store: Store, items: Sequence[Surprise], *, now: float
     uids = [suggested_uid(s.subject, s.other) for s in links]
     have = logs.review_uids_among(store.graph, uids)
     created = _wall()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for uid, s in zip(uids, links, strict=True):
         if uid in have or uid in {r["uid"] for r in rows}:
             continue
@@ -149,4 +149,4 @@ def queue_suggested_links(store: Store, items: Sequence[Surprise], *, now: float
     if rows:
         with store.graph.transaction():
             logs.add_review_items(store.graph, rows)
-    return [r["uid"] for r in rows]
+    return [str(r["uid"]) for r in rows]

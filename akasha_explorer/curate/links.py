@@ -85,6 +85,7 @@ def apply_link_ops(store: Store, ops: Sequence[dict[str, Any]], *, dry: bool) ->
         gone = [p for p, b in zip(pairs, before, strict=True) if b is None]
         if gone:
             m.drop_edges(journal, gone)
-        ids = [m.edges.upsert(s, d, w=w, last_ts=t, co_count=c) for (s, d), (w, t, c) in back]
+        ids = [m.edges.upsert(s, d, w=w, last_ts=t, co_count=c)
+               for (s, d), (w, t, c) in back if t is not None]  # a kept edge has its time
         if ids:
             m.journal_commit(journal, edges=ids, sync=True)

@@ -6,6 +6,7 @@ with who, when and why; approving or rejecting never edits a raw message.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import json
 from dataclasses import dataclass
@@ -42,6 +43,10 @@ class ReviewItem:
     detail: str = ""
 
 
+Ops = list[dict[str, Any]]
+"""A decision's ops (see :mod:`.ops`)."""
+
+
 class ReviewDesk:
     """Where a person decides review items: ``mem.review`` is the desk of the memory's
     store. ``mem.review()`` lists pending items; ``.approve``, ``.reject``, ``.edit``
@@ -52,12 +57,12 @@ class ReviewDesk:
         self.store = store
 
     def __call__(self, status: str | None = "pending", kind: str | None = None,
-                 limit: int | None = None) -> list[ReviewItem]:
+                 limit: int | None = None) -> builtins.list[ReviewItem]:
         """The same as :meth:`list`."""
         return self.list(status=status, kind=kind, limit=limit)
 
     def list(self, *, status: str | None = "pending", kind: str | None = None,
-             limit: int | None = None) -> list[ReviewItem]:
+             limit: int | None = None) -> builtins.list[ReviewItem]:
         """Items filtered by status (None: all) and kind, oldest first."""
         g = self.store.graph
         names = ga.anchor_names(g)
@@ -74,8 +79,8 @@ class ReviewDesk:
     def _detail(self, d: dict[str, Any], payload: dict[str, Any], names: dict[str, str]) -> str:
         kind = d["kind"]
         if kind == "alias_merge":
-            return (f"{names.get(payload.get('keep'), '?')} = "
-                    f"{names.get(payload.get('absorb'), '?')}? (via {payload.get('via')})")
+            return (f"{names.get(str(payload.get('keep')), '?')} = "
+                    f"{names.get(str(payload.get('absorb')), '?')}? (via {payload.get('via')})")
         if kind == "anchor":
             return f"anchor {names.get(d['subject'], '?')} ({payload.get('messages')} messages)"
         if kind == "triple":
@@ -146,7 +151,7 @@ class ReviewDesk:
         elif it.kind == "alias_merge":
             keep = changes.get("keep")
             pair = {it.payload["keep"], it.payload["absorb"]}
-            if keep not in pair:
+            if not isinstance(keep, str) or keep not in pair:
                 raise InvalidInput(f"keep= must be one of {sorted(pair)}")
             ops += an.merge_ops(g, keep, (pair - {keep}).pop())
         else:
@@ -164,14 +169,14 @@ class ReviewDesk:
 
     @staticmethod
     def _decision_ops(it: ReviewItem, status: str, why: str | None, by: str
-                      ) -> list[dict[str, Any]]:
+                      ) -> Ops:
         return [{"op": "set", "table": "ReviewItem", "uid": it.uid,
                  "before": {"status": it.status, "decided_ts": it.decided_ts,
                             "decided_by": it.decided_by, "why": it.why},
                  "after": {"status": status, "decided_ts": _now(), "decided_by": by,
                            "why": why or ""}}]
 
-    def _set_anchor(self, uid: str, status: str) -> list[dict[str, Any]]:
+    def _set_anchor(self, uid: str, status: str) -> Ops:
         a = an.get_anchor(self.store.graph, uid)
         return [{"op": "set", "table": "Anchor", "uid": uid, "before": {"status": a["status"]},
                  "after": {"status": status}}]
@@ -187,7 +192,7 @@ class ReviewDesk:
         return {"op": "set", "table": "Triple", "uid": uid,
                 "before": {k: t[k] for k in after}, "after": after}
 
-    def _approve_triple_ops(self, uid: str) -> list[dict[str, Any]]:
+    def _approve_triple_ops(self, uid: str) -> Ops:
         t = self._triple(uid)
         ops = [self._set_triple(uid, {"status": "approved"})]
         if t["predicate"] in FUNCTIONAL:
@@ -198,7 +203,7 @@ class ReviewDesk:
                                                   "superseded_by": uid}))
         return ops
 
-    def _edit_triple_ops(self, uid: str, changes: dict[str, Any]) -> list[dict[str, Any]]:
+    def _edit_triple_ops(self, uid: str, changes: dict[str, Any]) -> Ops:
         bad = set(changes) - {"predicate", "object_literal"}
         if bad:
             raise InvalidInput(f"a triple edit takes predicate / object_literal, not {sorted(bad)}")

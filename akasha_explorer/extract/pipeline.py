@@ -187,8 +187,8 @@ class _Batch:
         roots, proposals = cluster(ents, auto=self.s.ALIAS_AUTO_MERGE,
                                    review_min=self.s.ALIAS_REVIEW_MIN, tier2=self._tier2)
         comps: dict[str, list[str]] = defaultdict(list)
-        for e, r in roots.items():
-            comps[r].append(e)
+        for e, root in roots.items():
+            comps[root].append(e)
         root_anchor: dict[str, str] = {}
         for root, members in comps.items():
             anchor = next((m[2:] for m in members if m.startswith("A:")), None)
@@ -259,10 +259,10 @@ class _Batch:
             cands: list[tuple[int, int, float, str]] = []
             anchors: list[str] = []
             for c in x.mentions:
-                a = self.alias_of.get(norm(c.surface))
-                if a is not None and self.anchor_status.get(a) != "rejected":
+                known = self.alias_of.get(norm(c.surface))
+                if known is not None and self.anchor_status.get(known) != "rejected":
                     cands.append((c.start, c.end, c.confidence, c.surface))
-                    anchors.append(a)
+                    anchors.append(known)
             if "injection" not in m.flags:
                 for a0, b0, surface, a in gaz.find(m.text):
                     cands.append((a0, b0, 0.7, surface))

@@ -386,9 +386,10 @@ def _graph_batch(store: Store, node_rows: list[dict[str, Any]], msgs: list[RawMe
                  ords: dict[str, int], flags: list[list[str]]) -> dict[str, Any]:
     """Arrow tables / row lists for the Kuzu transaction of one batch."""
     s = store.settings
-    turn = {c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles",
-                            "assistant_only", "sigma", "strength", "strength_ts", "resource",
-                            "resource_ts", "recall_count", "replayed", "flags")}
+    turn: dict[str, list[Any]] = {
+        c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles", "assistant_only",
+                        "sigma", "strength", "strength_ts", "resource", "resource_ts",
+                        "recall_count", "replayed", "flags")}
     for nr in node_rows:
         g = [msgs[r] for r in nr["rows"]]
         for c, v in (("uid", nr["uid"]), ("ord", ords[nr["uid"]]), ("session", nr["session"]),

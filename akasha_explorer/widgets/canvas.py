@@ -155,7 +155,7 @@ class GraphCanvas(anywidget.AnyWidget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(vis_source=vis_source(), **kwargs)
-        self._expand_handlers: list[Callable[[list[str]], None]] = []
+        self._expand_handlers: list[Callable[[list[str]], object]] = []
         self.on_msg(self._on_front_msg)
 
     # -- Python API ----------------------------------------------------------------------------
@@ -211,7 +211,7 @@ class GraphCanvas(anywidget.AnyWidget):
         shown = {n["id"] for n in self.nodes}
         self.selected = [str(i) for i in ids if str(i) in shown]
 
-    def on_expand(self, handler: Callable[[list[str]], None]) -> None:
+    def on_expand(self, handler: Callable[[list[str]], object]) -> None:
         """Call ``handler(ids)`` when a person double-clicks nodes."""
         self._expand_handlers.append(handler)
 

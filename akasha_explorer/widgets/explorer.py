@@ -105,11 +105,11 @@ class MemoryExplorer(W.VBox):
             readout=False)
         self.time_label = W.HTML()
         comm = self.data.communities()
-        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm else []
-        self.community = W.Dropdown(
-            options=[("all communities", ALL)] + [(f"community {int(c)} ({int(k)} turns)",
-                                                    int(c)) for c, k in sizes.items()],
-            description="community")
+        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm \
+            else pd.Series(dtype=int)
+        options: list[tuple[str, Any]] = [("all communities", ALL)]
+        options += [(f"community {int(c)} ({int(k)} turns)", int(c)) for c, k in sizes.items()]
+        self.community = W.Dropdown(options=options, description="community")
         self.view = GraphCanvas(height="480px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
         self.detail.add_class("ak-detail")

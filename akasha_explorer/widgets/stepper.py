@@ -31,6 +31,7 @@ from .canvas import DEFAULT_CAP, GraphCanvas
 from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
 if TYPE_CHECKING:
+    from ..engine.writeback import WritebackPlan
     from ..memory import Memory
 
 __all__ = ["EDGE_COLOURS", "RING_COLOURS", "RecallStepper", "style_stage"]
@@ -155,7 +156,7 @@ class RecallStepper(W.VBox):
         self.trace: RecallTrace | None = None
         self.views: list[StageView] = []
         self.index = 0
-        self.committed = None
+        self.committed: WritebackPlan | None = None
         self._data: StoreGraph | None = None
         self._base: dict[str, dict[str, Any]] = {}
         self._busy = False
