@@ -34,7 +34,7 @@ from .resolve import Entity, Gazetteer, Proposal, cluster, select_mentions
 if TYPE_CHECKING:
     from ..store.store import Store
 
-__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "read_messages",
+__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "messages_of_nodes",
            "uid_for"]
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class ExtractReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def read_messages(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
+def messages_of_nodes(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
     """The messages of ``node_uids`` in time order, read in bulk from LanceDB."""
     cols = ["uid", "node", "session", "seq", "ts", "role", "speaker", "text", "flags"]
     want = set(node_uids)
@@ -108,7 +108,7 @@ def extract_nodes(store: Store, node_uids: Sequence[str],
     from .rules import RuleExtractor
     t0 = time.perf_counter()
     rep = ExtractReport()
-    msgs = read_messages(store, node_uids)
+    msgs = messages_of_nodes(store, node_uids)
     rep.messages = len(msgs)
     if not msgs:
         return rep

@@ -22,7 +22,7 @@ from ..errors import AkashaError
 from ..extract.base import PREDICATES
 from ._html import STYLE, esc, iso, kv_html, messages_html, note, short
 from .auditbox import AuditBox
-from .curator import ALL, KINDS, _opt, quote_html
+from .curator import ALL, KINDS, quote_html, unset_to_none
 
 if TYPE_CHECKING:
     from ..curate.review import ReviewItem
@@ -115,8 +115,8 @@ class ReviewQueue(W.VBox):
         """Reload the items (kind / status filters), the counts and the audit log; opens the
         first item when none is open."""
         try:
-            items = self.mem.review.list(status=_opt(self.status_pick.value),
-                                         kind=_opt(self.kind.value))
+            items = self.mem.review.list(status=unset_to_none(self.status_pick.value),
+                                         kind=unset_to_none(self.kind.value))
             pending = self.mem.review.list(status="pending")
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
