@@ -223,7 +223,8 @@ class Store:
 
     # -- the write path (SPEC §1) ----------------------------------------------------------------
     def checkpoint(self) -> dict[str, float]:
-        """Fold the journal into Kuzu in bulk and compact LanceDB (SPEC §1)."""
+        """Fold the journal into Kuzu in bulk (SPEC §1 write path; see
+        :meth:`Mirror.checkpoint <akasha_explorer.store.mirror.Mirror.checkpoint>`)."""
         self.check_write()
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
