@@ -27,7 +27,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import DiskFull
 
@@ -51,7 +51,7 @@ class Journal:
     def __init__(self, path: Path, *, fsync: bool = True) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self.seq = 0
         self.pending = 0
         """Records appended since the last truncate (what a checkpoint will fold)."""

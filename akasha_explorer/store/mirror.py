@@ -31,7 +31,10 @@ from ..engine.bm25 import Postings
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
+from ..graphdb import turns as gt
+from ..graphdb.logs import add_queries
 from ..vectors import VectorDB, vectors_column
+from ..vectors import queries as vq
 from .journal import Journal
 
 __all__ = ["Mirror", "pack_edges", "unpack_edges"]
@@ -42,8 +45,6 @@ _TURN_COLS = ("uid", "ord", "session", "ts", "message_uids", "assistant_only", "
               "strength", "strength_ts", "resource", "resource_ts", "recall_count", "replayed")
 REWRITE_FRACTION = 0.05
 """Checkpoint rewrites the COACT table when more than this share of its edges changed."""
-QUERYLOG_COLS = ("uid", "ts", "query", "session", "method", "n_seeds", "n_pool", "n_activated",
-                 "n_dense", "n_ripple", "empty", "committed", "latency_ms", "seeds", "items")
 
 
 class Mirror:
@@ -73,15 +74,12 @@ class Mirror:
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal) -> None:
         """Fill the arrays from Kuzu + LanceDB, then re-apply the journal tail."""
         t0 = time.perf_counter()
-        turns = graph.arrow(
-            "MATCH (t:Turn) RETURN " + ", ".join(f"t.{c} AS {c}" for c in _TURN_COLS)
-            + " ORDER BY t.ord").to_pydict()
-        msgs = vectors.read("messages", columns=["uid", "node", "ts", "role", "flags", "terms",
-                                                 "vector"])
+        turns = gt.turns(graph, _TURN_COLS).to_pydict()
+        msgs = vq.messages(vectors, ["uid", "node", "ts", "role", "flags", "terms", "vector"])
         mvec = vectors_column(msgs)
         mcol = msgs.select(["uid", "node", "ts", "role", "flags", "terms"]).to_pydict()
         row_of = {u: i for i, u in enumerate(mcol["uid"])}
-        tv = vectors.read("turns", columns=["uid", "vector"])
+        tv = vq.turns(vectors, ["uid", "vector"])
         tvec = vectors_column(tv)
         trow = {u: i for i, u in enumerate(tv.column("uid").to_pylist())}
         known_nodes = set(turns["uid"])
@@ -96,8 +94,7 @@ class Mirror:
         self.next_ord = (max(self.ord) + 1) if self.ord else 0
         if turns["ord"]:
             self.next_ord = max(self.next_ord, int(max(turns["ord"])) + 1)
-        e = graph.arrow("MATCH (a:Turn)-[e:COACT]->(b:Turn) RETURN a.uid AS s, b.uid AS d, "
-                        "e.weight AS w, e.last_ts AS t, e.co_count AS c")
+        e = gt.coact_edges(graph)
         uids = pa.array(self.nodes.uid, pa.string())
         si = pc.index_in(e.column("s"), value_set=uids)
         di = pc.index_in(e.column("d"), value_set=uids)
@@ -269,28 +266,23 @@ class Mirror:
         dropped = [{"s": a, "d": b} for a, b in self.dropped_edges]
         with graph.transaction():
             if dropped and not rewrite:  # first: a pair dropped then linked again is new
-                graph.unwind("MATCH (a:Turn {uid: r.s})-[e:COACT]->(b:Turn {uid: r.d}) "
-                             "DELETE e", dropped)
+                gt.delete_coact(graph, dropped)
             if rewrite:
                 graph.replace("COACT", self._edge_table(np.flatnonzero(ed.alive)))
             else:
                 graph.copy("COACT", self._edge_table(dirty[~in_kuzu]))
                 changed = dirty[in_kuzu]
-                graph.unwind(
-                    "MATCH (a:Turn {uid: r.s})-[e:COACT]->(b:Turn {uid: r.d}) "
-                    "SET e.weight = r.w, e.last_ts = r.t, e.co_count = r.c",
+                gt.set_coact(
+                    graph,
                     [{"s": uid[int(ed.src[e])], "d": uid[int(ed.dst[e])], "w": float(ed.w[e]),
                       "t": float(ed.last_ts[e]), "c": int(ed.co_count[e])} for e in changed])
-            graph.unwind(
-                "MATCH (t:Turn {uid: r.u}) SET t.strength = r.s, t.strength_ts = r.st, "
-                "t.resource = r.r, t.resource_ts = r.rt, t.recall_count = r.c, t.replayed = r.p",
+            gt.set_turn_state(
+                graph,
                 [{"u": uid[i], "s": float(nd.strength[i]), "st": float(nd.strength_ts[i]),
                   "r": float(nd.resource[i]), "rt": float(nd.resource_ts[i]),
                   "c": int(nd.recall_count[i]), "p": bool(nd.replayed[i])}
                  for i in self.dirty_nodes if nd.alive[i]])
-            if queries:
-                graph.copy("QueryLog",
-                           pa.table({c: [q[c] for q in queries] for c in QUERYLOG_COLS}))
+            add_queries(graph, queries)
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
             self._edge_in_kuzu[dirty] = True
