@@ -20,6 +20,7 @@ import datetime as dt
 import importlib
 import io
 import math
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,8 @@ TYPES = {
     "EdgeUpdates": "akasha_explorer.engine.writeback",
     "Depressions": "akasha_explorer.engine.writeback",
     "DoctorReport": "akasha_explorer.store.doctor",
+    "SearchHits": "akasha_explorer.analysis.search",
+    "GraphView": "akasha_explorer.analysis.views",
     "Finding": "akasha_explorer.store.doctor",
 }
 """Dataclasses rebuilt on the client side: class name -> module."""
@@ -59,8 +62,11 @@ def _cls(name: str) -> Any:
 def encode(value: Any) -> Any:
     """A JSON-ready form of ``value`` (see the module docstring)."""
     name = type(value).__name__
-    if name == "RecallTrace":
-        return {"__type__": name, "json": value.to_json()}
+    if name == "RecallTrace":  # log_uid is no part of the record, but names its log row
+        return {"__type__": name, "json": value.to_json(),
+                "log_uid": getattr(value, "log_uid", None)}
+    if name == "Settings":
+        return {"__settings__": value.to_dict()}
     if isinstance(value, pd.DataFrame):
         return {"__frame__": value.to_json(orient="table", date_format="iso",
                                            default_handler=str, index=False)}
@@ -73,6 +79,8 @@ def encode(value: Any) -> Any:
         return {str(k): encode(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return [encode(v) for v in sorted(value, key=repr)]
     if isinstance(value, np.generic):
         return encode(value.item())
     if isinstance(value, np.ndarray):
@@ -81,6 +89,8 @@ def encode(value: Any) -> Any:
         return None
     if isinstance(value, dt.datetime):
         return value.isoformat()
+    if isinstance(value, PurePath):
+        return {"__path__": str(value)}
     return value
 
 
@@ -90,11 +100,18 @@ def decode(value: Any) -> Any:
         return [decode(v) for v in value]
     if not isinstance(value, dict):
         return value
+    if "__settings__" in value:
+        from ..config import Settings
+        return Settings.from_dict(value["__settings__"])
+    if "__path__" in value:
+        return Path(value["__path__"])
     if "__frame__" in value:
         return pd.read_json(io.StringIO(value["__frame__"]), orient="table")
     kind = value.get("__type__")
     if kind == "RecallTrace":
-        return _cls(kind).from_json(value["json"])
+        trace = _cls(kind).from_json(value["json"])
+        trace.log_uid = value.get("log_uid")
+        return trace
     if kind is not None:
         cls = _cls(kind)
         fields = {k: decode(v) for k, v in value["fields"].items()}

@@ -33,18 +33,19 @@ from ..config import Settings
 from ..errors import AkashaError, InvalidInput
 from ..memory import Memory
 
-__all__ = ["READS", "WRITES", "MemoryService"]
+__all__ = ["NEIGHBOURHOOD", "READS", "WRITES", "MemoryService"]
 
 log = logging.getLogger(__name__)
 
 READS = frozenset({
     "stats", "sessions", "node", "messages", "last_ts", "recall", "context", "expand",
-    "health", "anchors", "anchor", "triples", "episodes", "audit", "review.list",
-    "review.get", "communities", "surprises", "ppr", "graph_view", "query_log", "search",
-    "plan_writeback", "replay_trace",
+    "health", "anchors", "anchor", "anchors_of", "triples", "episodes", "audit",
+    "review.list", "review.get", "communities", "surprises", "ppr", "graph_view",
+    "query_log", "search", "plan_writeback", "replay_trace", "has_node", "node_of_message",
+    "export",
 })
-"""``Memory`` methods a client may call that change nothing (recall and context log the
-query, as they do on a local store)."""
+"""``Memory`` methods a client may call that change nothing in the store (recall and
+context log the query, as they do on a local store; export writes its output files)."""
 
 WRITES = frozenset({
     "commit", "add_turn", "forget", "rename_anchor", "merge_anchors", "split_anchor",
@@ -52,6 +53,11 @@ WRITES = frozenset({
     "review.approve", "review.reject", "review.edit", "set_episodes", "checkpoint",
 })
 """``Memory`` methods a client may call that write."""
+
+NEIGHBOURHOOD = frozenset({"texts", "text", "communities", "has", "strength", "info",
+                           "time_of", "times", "session_nodes", "newest", "incident",
+                           "edges_among", "neighbours"})
+"""Methods of ``mem.neighbourhood()`` a client may call (``neighbourhood.<name>``)."""
 
 _KEEP = 64
 """Recent recalls and context blocks kept so a later tool call can name them."""
@@ -95,6 +101,7 @@ class MemoryService:
         self._changed = threading.Condition(self.lock)
         self._traces: OrderedDict[str, Any] = OrderedDict()
         self._blocks: OrderedDict[str, Any] = OrderedDict()
+        self._hoods: dict[Any, Any] = {}
         self._closed = False
         self._stop = threading.Event()
         self._checkpoints = 0
@@ -158,12 +165,13 @@ class MemoryService:
         """Call ``Memory.<method>`` (a dotted name for a namespace, e.g. ``review.approve``)
         if it is in :data:`READS` or :data:`WRITES`; arguments and result are plain values
         (:mod:`.codec` decodes and encodes them around this call)."""
+        kw = dict(kwargs or {})
+        if method.startswith("neighbourhood."):
+            return self._run(lambda: self._hood_call(method.split(".", 1)[1], args, kw),
+                             writes=False)
         if method not in READS and method not in WRITES:
             raise InvalidInput(f"{method!r} cannot be called through the server; known: "
                                f"{', '.join(sorted(READS | WRITES))}")
-        kw = dict(kwargs or {})
-        if method == "doctor":
-            kw["repair"] = False
 
         def run() -> Any:
             target: Any = self.mem
@@ -174,6 +182,22 @@ class MemoryService:
             return target(*args, **kw)
 
         return self._run(run, writes=method in WRITES)
+
+    def _hood_call(self, name: str, args: Sequence[Any], kw: dict[str, Any]) -> Any:
+        """One method of a :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`
+        (``now`` and ``communities`` in ``kw``), kept while nothing writes; ``infos`` is
+        :meth:`Neighbourhood.info` of every live node at once (what a picture needs)."""
+        now, comm = kw.pop("now", None), kw.pop("communities", None)
+        key = (now, None if comm is None else tuple(sorted(comm.items())), self.version)
+        hood = self._hoods.get(key)
+        if hood is None:
+            hood = self.mem.neighbourhood(now=now, communities=comm)
+            self._hoods = {key: hood}          # one: a write makes every other stale
+        if name == "infos":
+            return {"now": hood.now, "infos": {u: hood.info(u) for u in hood.texts()}}
+        if name not in NEIGHBOURHOOD:
+            raise InvalidInput(f"neighbourhood.{name} cannot be called through the server")
+        return getattr(hood, name)(*args, **kw)
 
     # -- the agent tools (MCP) --------------------------------------------------------------
     def _keep(self, store: OrderedDict[str, Any], value: Any) -> str:

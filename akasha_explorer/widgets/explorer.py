@@ -34,6 +34,7 @@ from ._html import (
     timeline_svg,
 )
 from .canvas import DEFAULT_CAP, GraphCanvas
+from .follow import Follow
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -129,9 +130,14 @@ class MemoryExplorer(W.VBox):
         self.view.on_select(self._on_select)
         self.view.on_expand(lambda ids: self.expand(ids))
 
+        self.refresh_button = W.Button(description="Refresh", icon="refresh",
+                                       tooltip="read the store again (new turns, new edges)")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.follow = Follow(mem, self.refresh)
         super().__init__([
             W.HTML(STYLE),
-            W.HBox([self.search_box, self.search_button]),
+            W.HBox([self.search_box, self.search_button, self.refresh_button,
+                    *([self.follow.box] if self.follow.box else [])]),
             self.results,
             self.sessions,
             self.timeline,
@@ -146,6 +152,23 @@ class MemoryExplorer(W.VBox):
         self._show_range()
         self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
                                  "search, pick a session, or click a node")
+
+    def refresh(self) -> None:
+        """Read the store again at its newest message: new turns, sessions and edges (what
+        a live agent wrote meanwhile); the nodes shown stay shown if they still exist."""
+        self.data = StoreGraph(self.mem, now=self.mem.last_ts())
+        sessions = self.mem.sessions()
+        self.sessions.options = [(f"— {len(sessions)} sessions —", "")] + [
+            (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+            for s in sessions]
+        days = self._days()
+        self.time_range.options = [(d.isoformat(), d) for d in days]
+        self.time_range.index = (0, max(0, len(days) - 1))
+        self.shown = [u for u in self.shown if self.data.hood.has(u)]
+        self._draw_timeline()
+        self._redraw()
+        self.status.value = note(f"{self.mem.stats()['nodes']} turns, read at "
+                                 f"{iso(self.data.now)}")
 
     # -- time and filters ------------------------------------------------------------------
     def _days(self) -> list[dt.date]:

@@ -28,6 +28,7 @@ from ..text.timewords import parse_time
 from ._data import StoreGraph
 from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
 from .canvas import DEFAULT_CAP, GraphCanvas
+from .follow import Follow
 from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
 if TYPE_CHECKING:
@@ -206,6 +207,10 @@ class RecallStepper(W.VBox):
         self.current.observe(self._on_current, names="value")
         self.reinforce.observe(self._on_current, names="value")
         self.log_pick.observe(self._on_log_pick, names="value")
+        self.latest_button = W.Button(description="Latest recall", icon="history",
+                                      tooltip="step through the newest recall of the query log")
+        self.latest_button.on_click(lambda _b: self.latest())
+        self.follow = Follow(mem, self.latest, description="follow the agent's recalls")
         self.profile.observe(self._on_profile, names="value")
         self.view.on_select(self._on_select)
         self.view.layout = W.Layout(width="65%")
@@ -215,6 +220,7 @@ class RecallStepper(W.VBox):
             W.HTML(STYLE),
             W.HBox([self.query, self.run_button]),
             W.HBox([self.log_pick, self.when, self.profile]),
+            W.HBox([self.latest_button] + ([self.follow.box] if self.follow.box else [])),
             W.HBox([self.back_button, self.stage, self.next_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
@@ -244,6 +250,17 @@ class RecallStepper(W.VBox):
                  for r in rows]
         self.log_pick.options = opts
         self.log_pick.value = ""
+
+    def latest(self) -> RecallTrace | None:
+        """Step through the newest recall in the query log — with a served store, the one
+        the agent just made (recalled again, as a dry run, at its own time)."""
+        self.refresh_query_log()
+        rows = self.mem.query_log(limit=1)
+        if not rows:
+            self.status.value = note("the query log is empty: nothing has been recalled yet",
+                                     error=True)
+            return None
+        return self.run(rows[-1]["query"], repr(float(rows[-1]["ts"])))
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if not change["new"]:
