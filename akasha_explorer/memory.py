@@ -585,15 +585,18 @@ class Memory:
 
     def compare_methods(self, query: str, *, now: float | None = None,
                         methods: Sequence[str] | None = None, k: int = 10,
-                        settings: Settings | None = None) -> pd.DataFrame:
+                        settings: Settings | None = None,
+                        include: Sequence[str] = ()) -> pd.DataFrame:
         """One query through context / akasha / dense / bm25 / rrf / ppr side by side: one
-        row per node in some method's top ``k`` with its rank in each, and the terms that
+        row per node in some method's top ``k`` (and per node of ``include``, wherever it
+        ranks) with its rank in each, and the terms that
         explain a disagreement (source, graph path, matched words, cos_msg). A dry run
         (:func:`akasha_explorer.analysis.methods.compare_methods`)."""
         from .analysis.methods import compare_methods
         return compare_methods(self.store, query,
                                now=self.last_ts() if now is None else float(now),
-                               settings=settings or self.settings, methods=methods, k=k)
+                               settings=settings or self.settings, methods=methods, k=k,
+                               include=include)
 
     # -- analysis and export (SPEC §7, §9) -------------------------------------------------------
     def graph_view(self, view: str = "nodes", *, now: float | None = None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,13 @@ ZIGBEE = "2026-09-05-morning:2"
 
 @pytest.fixture(scope="module")
 def labelled_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
-                  ) -> Iterator[Path]:
+                  ) -> Path:
     """A copy of the demo store with the demo's labelled set loaded (as `akasha demo` does)."""
     dst = tmp_path_factory.mktemp("labelled") / "demo"
     shutil.copytree(demo_store_template, dst)
     with ak.open(dst) as mem:
         mem.load_labels(demo_labels_path(), by="demo")
-    yield dst
+    return dst
 
 
 def test_the_demo_labelled_set_names_real_nodes(labelled_demo: Path) -> None:

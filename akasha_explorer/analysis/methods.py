@@ -295,8 +295,10 @@ def _path(trace: RecallTrace, uid: str) -> str:
 
 
 def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
-                    methods: Sequence[str] | None = None, k: int = 10) -> pd.DataFrame:
-    """One query through every method: one row per node some method puts in its top ``k``,
+                    methods: Sequence[str] | None = None, k: int = 10,
+                    include: Sequence[str] = ()) -> pd.DataFrame:
+    """One query through every method: one row per node some method puts in its top ``k``
+    (and per node of ``include`` — e.g. the ones labelled for the query — wherever it is),
     with its rank in each method (``rank_<method>``, 1-based), the terms that explain the
     ranks — Akasha's ``source`` and graph ``path`` (seed, bridge), the ``words`` of the
     query its messages hold, ``cos_msg`` — and ``why``: for a node the methods disagree on
@@ -311,7 +313,8 @@ def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
     keep: dict[str, Any] = {}
     ranked = rank_methods(store, text, q, ms, now=now, settings=settings, keep=keep)
     pos = {m: {u: i + 1 for i, u in enumerate(r)} for m, (r, _t) in ranked.items()}
-    top = list(dict.fromkeys(u for m in ms for u in ranked[m][0][:k]))
+    top = list(dict.fromkeys([u for m in ms for u in ranked[m][0][:k]]
+                             + [u for u in include if u in pos[ms[0]]]))
     words = _matched_words(store, text, top, settings)
     n = store.mirror.nodes
     cos = n.cos_msg_max(n.msg_vec @ q)

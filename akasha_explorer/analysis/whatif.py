@@ -150,6 +150,7 @@ def diff_traces(base: RecallTrace, variant: RecallTrace, *, k: int = 10,
     frame = pd.DataFrame(rows, columns=["uid", "change", "rank_before", "rank_after",
                                         "score_before", "score_after", "source_before",
                                         "source_after", "terms"])
+    frame[["rank_before", "rank_after"]] = frame[["rank_before", "rank_after"]].astype("Int64")
     return WhatIfDiff(frame=frame,
                       entered=[r["uid"] for r in rows if r["change"] == "entered"],
                       left=[r["uid"] for r in rows if r["change"] == "left"],

@@ -2,8 +2,9 @@
 by side: the rank of each item in each method (a cell per method, darker = better), and
 for each item the methods disagree on, the term that explains it — Akasha's source and
 graph path, the query's words its messages hold, how close it is in meaning
-(``mem.compare_methods``, a dry run). Labels (✓ / ✗) for the query are marked, and the
-label bar writes new ones.
+(``mem.compare_methods``, a dry run). The turns labelled for the query (✓ / ✗) are marked
+and always listed, wherever they rank — "why did it not recall X?" — and the label bar
+writes new ones.
 
 >>> CompareMethods.__mro__[1].__name__
 'VBox'
@@ -47,8 +48,8 @@ def rank_table_html(frame: pd.DataFrame, methods: list[str], k: int,
                     texts: dict[str, str] | None = None, marks: dict[str, str] | None = None
                     ) -> str:
     """The side-by-side table as escaped HTML: one row per item, one coloured rank cell
-    per method (within the top ``k``: green, darker = better), then the text, the label
-    mark and the ``why`` of a disagreement.
+    per method (within the top ``k``: green, darker = better), then the label mark, the
+    ``why`` of a disagreement and the text.
 
     >>> f = pd.DataFrame({"uid": ["<a>"], "rank_dense": [1], "rank_bm25": [12],
     ...                   "why": ["top 10 in dense, not bm25"]})
@@ -58,16 +59,16 @@ def rank_table_html(frame: pd.DataFrame, methods: list[str], k: int,
     """
     texts, marks = texts or {}, marks or {}
     head = ("<th>item</th>" + "".join(f"<th>{esc(m)}</th>" for m in methods)
-            + "<th>label</th><th>text</th><th>why they disagree</th>")
+            + "<th>label</th><th>why they disagree</th><th>text</th>")
     body = []
     for r in frame.to_dict(orient="records"):
         u = str(r["uid"])
         cells = "".join(_cell(r.get(f"rank_{m}"), k) for m in methods)
         body.append(f"<tr><td>{esc(u)}</td>{cells}<td>{esc(marks.get(u, ''))}</td>"
-                    f"<td>{esc(short(texts.get(u, ''), 50))}</td>"
-                    f"<td>{esc(r.get('why') or '')}</td></tr>")
-    return (f'<div class="ak-table"><table><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>')
+                    f'<td style="white-space:normal;min-width:360px">{esc(r.get("why") or "")}'
+                    f"</td><td>{esc(short(texts.get(u, ''), 40))}</td></tr>")
+    return (f'<div class="ak-table" style="max-height:560px"><table><thead><tr>{head}</tr>'
+            f'</thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
 class CompareMethods(W.VBox):
@@ -102,7 +103,7 @@ class CompareMethods(W.VBox):
         self.methods = W.SelectMultiple(options=list(EVAL_METHODS), value=list(EVAL_METHODS),
                                         description="methods", rows=len(EVAL_METHODS))
         self.run_button = W.Button(description="Compare (dry run)", button_style="primary",
-                                   icon="columns")
+                                   icon="columns", layout=W.Layout(width="auto"))
         self.summary = W.HTML()
         self.table = W.HTML(layout=W.Layout(width="100%"))
         self.table.add_class("ak-wide")
@@ -128,8 +129,9 @@ class CompareMethods(W.VBox):
             text, when = read_query(self.mem, self.query, self.when, query, now)
             if not methods:
                 raise AkashaError("pick at least one method")
+            labelled = [r["node"] for r in self.mem.labels(text)]
             self.result = self.mem.compare_methods(text, now=when, methods=methods,
-                                                   k=int(self.k.value))
+                                                   k=int(self.k.value), include=labelled)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return None

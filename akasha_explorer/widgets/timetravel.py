@@ -1,7 +1,9 @@
 """TimeTravelPanel — move ``now`` into the past or the future and watch the memory as it
 would look then: strengths fade (node size), co-activation edges decay (edge width), turns
 not yet said are not there, and a recall of the query, made at that time, lets items enter
-and leave. **Play** steps through the days.
+and leave. **Play** steps through the days. The turns stand left to right by when they were
+said (a red marker shows the slider's time), so going back in time empties the picture from
+the right.
 
 All computed dry: every picture is ``mem.neighbourhood(now=t)`` (decay at ``t``, SPEC §3)
 and ``mem.recall(query, now=t, log=False)`` — nothing is written. The store keeps no
@@ -20,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
+import numpy as np
 import pandas as pd
 
 from ..analysis.methods import context_order
@@ -35,12 +38,23 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..memory import Memory
 
-__all__ = ["TimeTravelPanel"]
+__all__ = ["LANES", "LANE_PX", "NOW_ID", "RECALLED", "WIDTH_PX", "TimeTravelPanel"]
 
 log = logging.getLogger(__name__)
 
 RECALLED = "#2ca02c"
 """Ring of the nodes the recall at that time puts in its top k."""
+
+WIDTH_PX = 1100.0
+"""Width of the time axis in the picture: the first turn chosen at the left, the last at
+the right."""
+
+LANES = 7
+LANE_PX = 55.0
+"""Turns stand in :data:`LANES` staggered lanes, this far apart."""
+
+NOW_ID = "now"
+"""The marker of the slider's time above the turns."""
 
 
 class TimeTravelPanel(W.VBox):
@@ -84,6 +98,7 @@ class TimeTravelPanel(W.VBox):
         self._text: dict[str, str] = {}
         self._rows: list[dict[str, Any]] = []
         self._positions: dict[str, tuple[float, float]] = {}
+        self._axis: tuple[list[float], list[float]] = ([self._last], [0.0])
 
         self.query = W.Text(value=query, placeholder="a query to recall at every time "
                             "(optional)", description="query", layout=W.Layout(width="60%"))
@@ -99,9 +114,9 @@ class TimeTravelPanel(W.VBox):
         W.jslink((self.play, "value"), (self.days, "value"))
         self.date = W.HTML()
         self.summary = W.HTML()
-        self.view = GraphCanvas(height="440px")
-        self.view.layout = W.Layout(width="62%")
-        self.detail = W.HTML(layout=W.Layout(width="36%", max_height="460px", overflow="auto"))
+        self.view = GraphCanvas(height="420px")
+        self.view.layout = W.Layout(width="100%")
+        self.detail = W.HTML(layout=W.Layout(width="100%", max_height="240px", overflow="auto"))
         self.table = W.HTML(layout=W.Layout(width="100%"))
         self.table.add_class("ak-wide")
         self.labels = LabelBar(mem, lambda: self.query.value)
@@ -114,7 +129,7 @@ class TimeTravelPanel(W.VBox):
             W.HBox([self.query, self.run_button]),
             W.HBox([self.play, self.days, self.date]),
             self.summary,
-            W.HBox([self.view, self.detail]),
+            self.view, self.detail,
             self.table, self.labels, self.status,
         ])
         self.run()
@@ -160,11 +175,29 @@ class TimeTravelPanel(W.VBox):
             uids = [alive[i] for i in order[: self.n_nodes]]
         self.uids = uids
         self._top = []
-        g = StoreGraph(self.mem, now=self._last, communities=self._comm)
-        nodes = g.nodes(uids)
-        self.view.set_graph(nodes, g.edges_among(uids, per_node=4), relayout=True)
-        self._positions = {n["id"]: (n["x"], n["y"]) for n in self.view.nodes}
+        said = sorted((hood.time_of(u), u) for u in uids)
+        self._axis = ([ts for ts, _ in said] or [self._last],
+                      [WIDTH_PX * k / max(1, len(said) - 1) for k in range(len(said))] or [0.0])
+        self._positions = {}
+        for ts, u in said:
+            self._place(u, ts)
+        self.view.set_graph([], [])
         self.go()
+        self.view.fit()
+
+    def _x(self, ts: float) -> float:
+        """The time axis: the chosen turns evenly spaced in the order they were said (a
+        busy day does not pile up), other times in between."""
+        return round(float(np.interp(ts, *self._axis)), 2)
+
+    def _place(self, uid: str, ts: float) -> tuple[float, float]:
+        """Where a turn stands: left to right by when it was said, in one of
+        :data:`LANES` staggered lanes (so turns said close together do not overlap)."""
+        if uid not in self._positions:
+            x = self._x(ts)
+            lane = len(self._positions) % LANES
+            self._positions[uid] = (x, (lane - (LANES - 1) / 2) * LANE_PX)
+        return self._positions[uid]
 
     # -- one time --------------------------------------------------------------------------
     def go(self, days: int | None = None) -> None:
@@ -192,19 +225,21 @@ class TimeTravelPanel(W.VBox):
         said = [u for u in shown if g.hood.time_of(u) <= when]
         rank = {u: i + 1 for i, u in enumerate(top)}
         nodes = []
-        for u in said:
+        for u in sorted(said, key=lambda u: (g.hood.time_of(u), u)):
             n = g.node(u)
-            if u in self._positions:
-                n["x"], n["y"] = self._positions[u]
-            n["label"] = (f"#{rank[u]} " if u in rank else "") + short(self._text.get(u, ""), 12)
+            n["x"], n["y"] = self._place(u, g.hood.time_of(u))
+            n["label"] = f"#{rank[u]} " + short(self._text.get(u, ""), 8) if u in rank else ""
             if u in rank:
                 n["color"] = {**n["color"], "border": RECALLED}
                 n["borderWidth"] = 4
             nodes.append(n)
+        nodes.append({"id": NOW_ID, "label": f"now {iso(when, minutes=False)}",
+                      "shape": "triangleDown", "size": 9, "x": self._x(when),
+                      "y": -(LANES / 2 + 0.6) * LANE_PX,
+                      "color": {"background": "#d62728", "border": "#d62728"},
+                      "font": {"color": "#d62728"}})
         edges = [e for e in g.edges_among(said, per_node=4) if e["weight"] >= 0.01]
         self.view.set_graph(nodes, edges, fit=False)
-        for n in self.view.nodes:
-            self._positions.setdefault(n["id"], (n["x"], n["y"]))
         strength = dict(zip(said, g.strength(said), strict=True))
         self._rows = [{"uid": u, "rank": rank.get(u), "said": iso(g.hood.time_of(u)),
                        "strength_eff": float(strength[u]), "text": short(self._text.get(u, ""),
@@ -239,4 +274,6 @@ class TimeTravelPanel(W.VBox):
     def frame(self) -> pd.DataFrame:
         """The turns shown at the slider's time: uid, rank in the recall (None: not in its
         top k), when it was said, decayed strength, text."""
-        return pd.DataFrame(self._rows, columns=["uid", "rank", "said", "strength_eff", "text"])
+        f = pd.DataFrame(self._rows, columns=["uid", "rank", "said", "strength_eff", "text"])
+        f["rank"] = f["rank"].astype("Int64")
+        return f

@@ -2,7 +2,9 @@
 most (SPEC §3–4), or switch the settings profile, and the recall re-settles as a dry run;
 the panel draws the difference from the baseline — items that entered, left or moved,
 and the score terms that changed — and, on request, how the change moves recall@k and MRR
-on the store's labelled queries (``mem.evaluate``).
+on the store's labelled queries (``mem.evaluate``). The picture stands the items in rank
+order, best on top — the ones that left the top k to the left, at their old rank — with the
+border colour saying what changed and the co-activation edges between them.
 
 Every recall here is ``mem.recall(..., settings=…, log=False)``: nothing is written. The
 one write is **Make these the store's settings**, which calls ``mem.migrate`` (the
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..memory import Memory
 
-__all__ = ["CHANGE_COLOURS", "CONTROLS", "EVAL_METHODS", "WhatIfPanel"]
+__all__ = ["CHANGE_COLOURS", "CONTROLS", "EVAL_METHODS", "LEFT_X", "ROW_PX", "WhatIfPanel"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,12 @@ The switches (``RELEVANCE_FLOOR``, ``USE_SALIENCE``) are check boxes."""
 CHANGE_COLOURS = {"entered": "#2ca02c", "left": "#d62728", "up": "#ff7f0e", "down": "#1f77b4",
                   "same": "#9e9e9e"}
 """Ring colour per change of an item."""
+
+ROW_PX = 46.0
+"""Vertical distance between two ranks in the picture (items stand in rank order)."""
+
+LEFT_X = 320.0
+"""How far left the items that left the top k stand (at their old rank)."""
 
 EVAL_METHODS = ("context", "akasha", "dense", "bm25")
 """Methods the panel scores on the labelled set."""
@@ -104,6 +112,7 @@ class WhatIfPanel(W.VBox):
         self._nodes: dict[str, dict[str, Any]] = {}
         self._edges: dict[frozenset[str], list[dict[str, Any]]] = {}
         self._busy = False
+        self._extent: tuple[bool, int] = (False, 0)
 
         self.query = W.Text(value=query, placeholder="a query, e.g. 阿岚的生日是哪天",
                             description="query", layout=W.Layout(width="55%"))
@@ -124,6 +133,7 @@ class WhatIfPanel(W.VBox):
                                         "order (led by the fused first block)")
         self.reset_button = W.Button(description="reset to baseline", icon="undo")
         self.score_button = W.Button(description="score on labelled queries", icon="check",
+                                     layout=W.Layout(width="auto"),
                                      tooltip="recall@k and MRR of the labelled set, baseline "
                                              "vs this change (mem.evaluate; a dry run)")
         self.apply_button = W.Button(description="Make these the store's settings",
@@ -152,8 +162,10 @@ class WhatIfPanel(W.VBox):
         for w in self.controls.values():
             w.observe(self._on_control, names="value")
         self.view.on_select(self._on_select)
+        for w in self.controls.values():
+            w.layout.width = "98%"
         grid = W.GridBox(list(self.controls.values()),
-                         layout=W.Layout(grid_template_columns="repeat(3, 33%)"))
+                         layout=W.Layout(grid_template_columns="repeat(2, 1fr)"))
         super().__init__([
             W.HTML(STYLE),
             W.HBox([self.query, self.when, self.run_button]),
@@ -174,7 +186,7 @@ class WhatIfPanel(W.VBox):
     # -- controls --------------------------------------------------------------------------
     def _control(self, name: str) -> W.ValueWidget:
         value = getattr(self.base_settings, name)
-        style = {"description_width": "150px"}
+        style = {"description_width": "175px"}
         if isinstance(value, bool):
             return W.Checkbox(value=value, description=name, style=style, indent=False)
         lo, hi, step, unit, unit_name = CONTROLS[name]
@@ -267,7 +279,7 @@ class WhatIfPanel(W.VBox):
         self._base_eval = None
         self.eval_box.value = ""
         self._graph = StoreGraph(self.mem, now=base.now)
-        self._nodes, self._edges = {}, {}
+        self._nodes, self._edges, self._extent = {}, {}, (False, 0)
         self.view.set_graph([], [])
         self._show_baseline_values()
         self.update()
@@ -318,26 +330,28 @@ class WhatIfPanel(W.VBox):
         key = frozenset(uids)
         if key not in self._edges:
             self._edges[key] = self._graph.edges_among(uids, per_node=4)
-        top = max([abs(r["score_after"] or 0.0) for r in rows] + [1e-9])
         nodes = []
         for r in rows:
             n = self._node(r["uid"])
-            ring = CHANGE_COLOURS[r["change"]]
-            n["color"] = {**n.get("color", {}), "border": ring}
-            n["borderWidth"] = 4 if r["change"] != "same" else 2
-            rank = _rank(r["rank_after"])
-            n["label"] = (f"#{int(rank)} " if rank is not None else "✗ ") + short(
-                self._graph.text(r["uid"]), 14)
-            score = r["score_after"] if r["change"] != "left" else r["score_before"]
-            n["size"] = round(8.0 + 20.0 * min(1.0, abs(score or 0.0) / top), 2)
-            if r["change"] == "left":
-                n["color"] = {"background": "#f3d6d6", "border": ring}
-                n["font"] = {"color": "#a05050"}
+            left = r["change"] == "left"
+            rank = _rank(r["rank_before"] if left else r["rank_after"]) or 0
+            n.update(shape="box", x=-LEFT_X if left else 0.0, y=(rank - 1) * ROW_PX,
+                     borderWidth=3 if r["change"] != "same" else 1,
+                     widthConstraint={"maximum": 320},
+                     label=("✗ " if left else f"#{rank} ") + short(self._graph.text(r["uid"]),
+                                                                    15),
+                     color={"background": "#fbeaea" if left else "#ffffff",
+                            "border": CHANGE_COLOURS[r["change"]]},
+                     font={"color": "#a05050" if left else "#222222"})
             nodes.append(n)
-        edges = [{**e, "color": {"color": "#cccccc"}} for e in self._edges[key]]
+        edges = [{**e, "color": {"color": "#c8c8c8"},
+                  "smooth": {"enabled": True, "type": "curvedCW", "roundness": 0.35}}
+                 for e in self._edges[key]]
         self.view.set_graph(nodes, edges, fit=False)
-        if self.runs == 1 or len(self.view.nodes) != len(nodes):
+        extent = (any(r["change"] == "left" for r in rows), len(rows))
+        if self.runs == 1 or extent > self._extent:  # zoom out only when the picture grew
             self.view.fit()
+            self._extent = extent
         self.view.caption = f"what-if {self.runs}: {d.summary()}"
         self.table.value = frame_html(self.frame(), highlight=self.view.selected)
         self.detail.value = _changes_html(d)
