@@ -5,7 +5,6 @@ the demo's labelled set is valid. Real Kuzu + LanceDB in tmp dirs, the real mode
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,18 +22,7 @@ NODE = "2026-09-13-evening:0"
 ZIGBEE = "2026-09-05-morning:2"
 
 
-@pytest.fixture(scope="module")
-def labelled_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
-                  ) -> Path:
-    """A copy of the demo store with the demo's labelled set loaded (as `akasha demo` does)."""
-    dst = tmp_path_factory.mktemp("labelled") / "demo"
-    shutil.copytree(demo_store_template, dst)
-    with ak.open(dst) as mem:
-        mem.load_labels(demo_labels_path(), by="demo")
-    return dst
-
-
-def test_the_demo_labelled_set_names_real_nodes(labelled_demo: Path) -> None:
+def test_the_labelled_demo_set_names_real_nodes(labelled_demo: Path) -> None:
     rows = read_labels(demo_labels_path())
     queries = labelled_set(rows)
     assert len(queries) >= 20

@@ -5,7 +5,6 @@ store's files are byte-identical afterwards, except for the labels the label bar
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,21 +12,10 @@ import pytest
 import akasha_explorer as ak
 from akasha_explorer import widgets
 from akasha_explorer.analysis.whatif import diff_traces
-from akasha_explorer.curate.labels import demo_labels_path
 
 from .conftest import tree_digest
 
 QUERY = "和阿岚打杀戮尖塔，A10 过了吗"
-
-
-@pytest.fixture(scope="module")
-def demo_labelled(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
-                  ) -> Path:
-    dst = tmp_path_factory.mktemp("whatif") / "demo"
-    shutil.copytree(demo_store_template, dst)
-    with ak.open(dst) as mem:
-        mem.load_labels(demo_labels_path(), by="demo")
-    return dst
 
 
 def _picture(view: widgets.GraphCanvas) -> list[tuple[str, str, object, object]]:
@@ -40,9 +28,9 @@ def test_panels_are_exported_by_the_names_a_reader_guesses() -> None:
         assert name in widgets.__all__ and hasattr(widgets, name)
 
 
-def test_whatif_resettles_redraws_and_writes_nothing(demo_labelled: Path) -> None:
-    before = tree_digest(demo_labelled)
-    with ak.open(demo_labelled, read_only=True) as mem:
+def test_whatif_resettles_redraws_and_writes_nothing(labelled_demo: Path) -> None:
+    before = tree_digest(labelled_demo)
+    with ak.open(labelled_demo, read_only=True) as mem:
         p = widgets.WhatIfPanel(mem, query=QUERY)
         assert p.baseline is not None and p.diff is not None
         assert p.diff.entered == p.diff.left == p.diff.moved == []  # baseline vs itself
@@ -70,7 +58,7 @@ def test_whatif_resettles_redraws_and_writes_nothing(demo_labelled: Path) -> Non
             p.set(NOPE=1)
         p.query.value = " "
         assert p.run() is None and "type a query" in p.status.value
-    assert tree_digest(demo_labelled) == before
+    assert tree_digest(labelled_demo) == before
 
 
 def test_whatif_commit_makes_the_settings_the_stores(demo_store: Path) -> None:
@@ -83,8 +71,8 @@ def test_whatif_commit_makes_the_settings_the_stores(demo_store: Path) -> None:
         assert mem.settings.ACTIVATION_K == 5 and p.apply_button.disabled
 
 
-def test_diff_of_the_same_recall_at_two_times(demo_labelled: Path) -> None:
-    with ak.open(demo_labelled, read_only=True) as mem:
+def test_diff_of_the_same_recall_at_two_times(labelled_demo: Path) -> None:
+    with ak.open(labelled_demo, read_only=True) as mem:
         last = mem.last_ts()
         a = mem.recall(QUERY, now=last, log=False)
         b = mem.recall(QUERY, now=last - 30 * 86400.0, log=False)
@@ -93,9 +81,9 @@ def test_diff_of_the_same_recall_at_two_times(demo_labelled: Path) -> None:
     assert "now -2592000 s" in d.summary()
 
 
-def test_time_travel_fades_decays_and_hides_the_unsaid(demo_labelled: Path) -> None:
-    before = tree_digest(demo_labelled)
-    with ak.open(demo_labelled, read_only=True) as mem:
+def test_time_travel_fades_decays_and_hides_the_unsaid(labelled_demo: Path) -> None:
+    before = tree_digest(labelled_demo)
+    with ak.open(labelled_demo, read_only=True) as mem:
         p = widgets.TimeTravelPanel(mem, query=QUERY)
         now_picture, now_frame = _picture(p.view), p.frame()
         assert len(now_frame) == len(p.uids)
@@ -112,7 +100,7 @@ def test_time_travel_fades_decays_and_hides_the_unsaid(demo_labelled: Path) -> N
         assert p.days.value == 45 and p.play.max >= 45 and p.play.min < -30
         strongest = widgets.TimeTravelPanel(mem)                    # no query: strongest turns
         assert strongest.trace is None and len(strongest.frame()) == len(strongest.uids) > 0
-    assert tree_digest(demo_labelled) == before
+    assert tree_digest(labelled_demo) == before
 
 
 def test_compare_methods_panel_and_the_label_bar(demo_store: Path) -> None:
