@@ -69,6 +69,8 @@ def test_whatif_commit_makes_the_settings_the_stores(demo_store: Path) -> None:
         changed = p.apply()
         assert changed == {"ACTIVATION_K": (8, 5)}
         assert mem.settings.ACTIVATION_K == 5 and p.apply_button.disabled
+        p.set(ACTIVATION_K=8)                       # back to the profile's own value
+        assert p.apply() == {"ACTIVATION_K": (5, 8)} and mem.settings == ak.Settings()
 
 
 def test_diff_of_the_same_recall_at_two_times(labelled_demo: Path) -> None:

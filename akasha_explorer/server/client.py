@@ -247,9 +247,9 @@ class RemoteMemory:
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch the served store to settings ``profile`` (``Memory.migrate``); this
         client's :attr:`settings` follow."""
-        out: dict[str, tuple[Any, Any]] = self.call("migrate", profile, **changes)
+        out = self.call("migrate", profile, **changes)
         self.settings = Settings.from_dict(self._request("GET", "/api/info")["settings"])
-        return out
+        return {k: (a, b) for k, (a, b) in out.items()}  # JSON sent the pairs as lists
 
     def neighbourhood(self, *, now: float | None = None,
                       communities: dict[str, int] | None = None) -> RemoteNeighbourhood:

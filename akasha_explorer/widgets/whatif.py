@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from ..analysis.whatif import WHATIF_SETTINGS, WhatIfDiff, diff_traces
+from ..analysis.whatif import WHATIF_SETTINGS, WhatIfDiff, changed_settings, diff_traces
 from ..config import DAY, PROFILES, Settings
 from ..errors import AkashaError
 from ._data import StoreGraph
@@ -419,8 +419,11 @@ class WhatIfPanel(W.VBox):
             self.status.value = note("these are the store's settings already", error=True)
             return None
         profile, own = s.profile_name()
+        # migrate keeps what the store set apart from its profile: name every difference
+        differ = {k: b for k, (_a, b) in changed_settings(self.mem.settings.to_dict(),
+                                                           s.to_dict()).items()}
         try:
-            changed = self.mem.migrate(profile, **own)
+            changed = self.mem.migrate(profile, **{**own, **differ})
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return None
