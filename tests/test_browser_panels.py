@@ -126,6 +126,7 @@ def test_notebook_05_sliders_change_the_pictures(lab: str) -> None:  # noqa: F81
             table = page.locator(".jp-OutputArea-output",
                                  has=page.locator("th", has_text="why they disagree")).first
             _shot(table, "compare_methods.png")
+            assert page.locator("img[src='x']").count() == 0  # hostile demo text stays text
         finally:
             browser.close()
     print("in-page ms from Enter to the redrawn canvas:", json.dumps(timings))
