@@ -120,3 +120,22 @@ def test_compare_methods_panel_and_the_label_bar(demo_store: Path) -> None:
         assert p.labels.label(None) and mem.labels() == []
         p.methods.value = ()
         assert p.run() is None and "pick at least one method" in p.status.value
+
+
+def test_a_label_bar_beside_the_stepper_and_the_explorer(demo_store: Path) -> None:
+    with ak.open(demo_store) as mem:
+        stepper = widgets.RecallStepper(mem)
+        bar = widgets.LabelBar.beside(stepper)
+        assert bar.node.options == ()                       # nothing recalled yet
+        stepper.run("阿岚的生日是哪天")
+        assert stepper.trace is not None
+        assert bar.node.value == stepper.trace.first_block().uids[0]
+        assert bar.label(True)
+        assert [r["node"] for r in mem.labels("阿岚的生日是哪天")] == [bar.node.value]
+        explorer = widgets.MemoryExplorer(mem)
+        side = widgets.LabelBar.beside(explorer)
+        explorer.search_box.value = "加湿器"
+        explorer.search("加湿器")
+        assert side.node.options and side.query() == "加湿器"
+        with pytest.raises(TypeError, match="RecallStepper or a MemoryExplorer"):
+            widgets.LabelBar.beside(widgets.GraphCanvas())

@@ -1,7 +1,9 @@
 """LabelBar — label what a panel shows: pick a node, say it should (✓) or should not (✗)
-come up for the panel's query, or remove the label. Every panel of issue 16 carries one;
-any other panel can too (``LabelBar(mem, lambda: query, lambda: uids)``). The only write
-is ``mem.label`` / ``mem.unlabel`` behind a button.
+come up for the panel's query, or remove the label. The what-if, time-travel and
+compare-methods panels carry one; :meth:`LabelBar.beside` gives one that follows a
+RecallStepper or a MemoryExplorer (``VBox([stepper, LabelBar.beside(stepper)])``); any
+other panel can build one (``LabelBar(mem, lambda: query)`` and :meth:`LabelBar.offer`).
+The only write is ``mem.label`` / ``mem.unlabel`` behind a button.
 
 >>> LabelBar.__mro__[1].__name__
 'HBox'
@@ -10,7 +12,7 @@ is ``mem.label`` / ``mem.unlabel`` behind a button.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
@@ -56,6 +58,39 @@ class LabelBar(W.HBox):
                 b.tooltip = "the store is open read-only"
         super().__init__([self.node, self.yes_button, self.no_button, self.remove_button,
                           self.status])
+
+    @classmethod
+    def beside(cls, panel: Any) -> LabelBar:
+        """A label bar that follows ``panel``: a RecallStepper (its query; the nodes of its
+        recall, best first) or a MemoryExplorer (its search box; the nodes on its graph),
+        refreshed whenever the panel says something new (its ``status``)."""
+        mem = getattr(panel, "mem", None)
+        if mem is not None and hasattr(panel, "trace") and hasattr(panel, "query"):
+            bar = cls(mem, lambda: panel.query.value)
+
+            def items() -> list[str]:
+                t = panel.trace
+                return [] if t is None else list(dict.fromkeys(
+                    t.first_block().uids + t.ranking() + t.dense.uids))
+        elif mem is not None and hasattr(panel, "search_box") and hasattr(panel, "view"):
+            bar = cls(mem, lambda: panel.search_box.value)
+
+            def items() -> list[str]:
+                return [str(n["id"]) for n in panel.view.nodes]
+        else:
+            raise TypeError(f"LabelBar.beside takes a RecallStepper or a MemoryExplorer, not "
+                            f"{type(panel).__name__}; build LabelBar(mem, query) and offer()")
+        texts: dict[str, str] = {}
+
+        def follow(_change: object = None) -> None:
+            uids = items()
+            if uids and not texts:
+                texts.update(mem.neighbourhood().texts())
+            bar.offer([(u, texts.get(u, "")) for u in uids])
+
+        panel.status.observe(follow, names="value")
+        follow()
+        return bar
 
     def offer(self, items: Sequence[tuple[str, str]]) -> None:
         """Offer ``(uid, text)`` pairs in the node picker (the first one chosen)."""
