@@ -23,6 +23,7 @@ import click
 from . import open as open_store
 from .clikit import echo, echo_doc, echo_json, parse_now
 from .config import DEFAULT_PROFILE, PROFILES, Settings, setting_docs
+from .curate.labels import demo_labels_path
 from .errors import AkashaError
 from .ingest.importers import load
 from .text.terminal import SafeFormatter, terminal_safe
@@ -222,6 +223,9 @@ def demo(store: str, no_replay: bool) -> None:
             echo(f"demo store migrated from profile {profile} to {DEFAULT_PROFILE}")
         report = mem.ingest(path, replay=not no_replay)
         echo(report.summary())
+        if not mem.labels():
+            n = mem.load_labels(demo_labels_path(), by="demo")
+            echo(f"loaded {n} labels of the demo's labelled queries (`akasha eval` scores them)")
         if report.messages_added:
             now = mem.last_ts() + 3600.0
             for k, q in enumerate(DEMO_TOUR):

@@ -539,6 +539,65 @@ class Memory:
         from .curate.forget import forget
         return forget(self.store, node=node, session=session, anchor=anchor, by=by, why=why)
 
+    # -- labelled queries: the memory's own test set ---------------------------------------------
+    def label(self, query: str, node_id: str, relevant: bool = True, *,
+              by: str = "user") -> str:
+        """Say that node ``node_id`` should come up for ``query`` (``relevant=False``: that
+        it should not). Stored in the store (exported, imported and forgotten with it); one
+        label per pair, so labelling again replaces the verdict. Returns the label's uid
+        (:mod:`akasha_explorer.curate.labels`)."""
+        from .curate.labels import label
+        return label(self.store, query, node_id, relevant, by=by)
+
+    def unlabel(self, query: str, node_id: str) -> bool:
+        """Remove the label of ``node_id`` for ``query``; False when there was none."""
+        from .curate.labels import unlabel
+        return unlabel(self.store, query, node_id)
+
+    def labels(self, query: str | None = None) -> list[dict[str, Any]]:
+        """Every label (uid, query, node, relevant, ts, by), oldest first; ``query``: only
+        that query's."""
+        from .curate.labels import labels
+        return labels(self.store, query)
+
+    def load_labels(self, source: str | Path | Sequence[dict[str, Any]], *,
+                    by: str = "import") -> int:
+        """Add labels from a JSON Lines file or a list of ``{"query", "node", "relevant"}``
+        dicts, all or none; returns how many."""
+        from .curate.labels import load_labels
+        return load_labels(self.store, source, by=by)
+
+    def evaluate(self, *, methods: Sequence[str] | None = None, k: int = 10,
+                 now: float | None = None, settings: Settings | None = None) -> dict[str, Any]:
+        """Score the recall methods on the store's labelled queries (:meth:`labels`): per
+        method ``recall@k``, ``hit@k``, ``mrr`` and ``false@k`` (queries with a node labelled
+        not relevant in the top k), and each query's ranks. ``now`` defaults to the newest
+        message's time; ``settings`` scores other constants (a what-if). A dry run: nothing
+        is logged or written (:func:`akasha_explorer.analysis.methods.evaluate`)."""
+        from .analysis.methods import evaluate
+        from .curate.labels import labelled_set
+        labelled = labelled_set(self.labels())
+        if not labelled:
+            raise InvalidInput(f"{self.path} has no labelled queries; add some with "
+                               "mem.label(query, node_id) or mem.load_labels(file)")
+        return evaluate(self.store, labelled, now=self.last_ts() if now is None else float(now),
+                        settings=settings or self.settings, methods=methods, k=k)
+
+    def compare_methods(self, query: str, *, now: float | None = None,
+                        methods: Sequence[str] | None = None, k: int = 10,
+                        settings: Settings | None = None,
+                        include: Sequence[str] = ()) -> pd.DataFrame:
+        """One query through context / akasha / dense / bm25 / rrf / ppr side by side: one
+        row per node in some method's top ``k`` (and per node of ``include``, wherever it
+        ranks) with its rank in each, and the terms that
+        explain a disagreement (source, graph path, matched words, cos_msg). A dry run
+        (:func:`akasha_explorer.analysis.methods.compare_methods`)."""
+        from .analysis.methods import compare_methods
+        return compare_methods(self.store, query,
+                               now=self.last_ts() if now is None else float(now),
+                               settings=settings or self.settings, methods=methods, k=k,
+                               include=include)
+
     # -- analysis and export (SPEC §7, §9) -------------------------------------------------------
     def graph_view(self, view: str = "nodes", *, now: float | None = None,
                    resolution: float | None = None, seed: int | None = None) -> GraphView:

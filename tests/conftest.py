@@ -68,3 +68,15 @@ def demo_store(demo_store_template: Path, tmp_path: Path) -> Path:
     dst = tmp_path / "demo"
     shutil.copytree(demo_store_template, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def labelled_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo store with the demo's labelled queries loaded (as ``akasha demo``
+    loads them), built once per worker; open it read-only (copy it before writing)."""
+    from akasha_explorer.curate.labels import demo_labels_path
+    dst = tmp_path_factory.mktemp("labelled") / "demo"
+    shutil.copytree(demo_store_template, dst)
+    with ak.open(dst) as m:
+        m.load_labels(demo_labels_path(), by="demo")
+    return dst

@@ -28,7 +28,8 @@ import akasha_explorer as ak
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = ["01_explore_memories.ipynb", "02_step_through_a_recall.ipynb",
-         "03_curate_anchors_and_review.ipynb", "04_export_graphs.ipynb"]
+         "03_curate_anchors_and_review.ipynb", "04_export_graphs.ipynb",
+         "05_test_and_tune_your_agents_memory.ipynb"]
 
 
 @pytest.fixture(scope="module")

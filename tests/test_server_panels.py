@@ -137,3 +137,35 @@ def test_notebooks_connect_to_the_served_store(served_demo: tuple[str, Path],
     with pytest.raises(NotebookBlocked, match="make lab") as err:
         notebook_store()
     assert len(err.value._render_traceback_()) == 1          # one line, no traceback
+
+
+def test_issue_16_panels_on_a_served_store(served_demo: tuple[str, Path]) -> None:
+    """What-if, time travel, methods side by side and labels through the server; the one
+    write of the what-if (its settings made the store's) reaches the server's store and the
+    client's settings follow."""
+    from akasha_explorer.widgets import CompareMethods, TimeTravelPanel, WhatIfPanel
+
+    url, _store = served_demo
+    mem = ak.connect(url)
+    compare = CompareMethods(mem, query="Where does Lan live?", k=5)
+    assert compare.result is not None and len(compare.result)
+    uid = str(compare.result["uid"].iloc[0])
+    compare.labels.node.value = uid
+    assert compare.labels.label(True)
+    assert [r["node"] for r in mem.labels("Where does Lan live?")] == [uid]
+    assert mem.evaluate(methods=["dense", "bm25"], k=5)["scored"] == 1
+    whatif = WhatIfPanel(mem, query="和阿岚打杀戮尖塔，A10 过了吗")
+    diff = whatif.set(RWR_STEPS=0, GRAPH_LIMIT=0)
+    assert diff is not None and (diff.entered or diff.moved)
+    assert whatif.score() is not None
+    travel = TimeTravelPanel(mem, query="和阿岚打杀戮尖塔，A10 过了吗")
+    travel.go(-30)
+    assert travel.entered and len(travel.frame()) < len(travel.uids)
+    whatif.set(ACTIVATION_K=6)
+    assert whatif.apply() == {"ACTIVATION_K": (8, 6), "GRAPH_LIMIT": (8, 0),
+                              "RWR_STEPS": (2, 0)}
+    assert mem.settings.ACTIVATION_K == 6
+    assert ak.connect(url).settings.RWR_STEPS == 0
+    mem.migrate("v2", ACTIVATION_K=8, GRAPH_LIMIT=8, RWR_STEPS=2)  # back, for who runs next
+    assert ak.connect(url).settings == mem.settings and mem.settings.RWR_STEPS == 2
+    assert mem.unlabel("Where does Lan live?", uid)

@@ -1,5 +1,5 @@
 """``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
-``communities``, ``surprises``, ``ppr``, ``export`` and ``import``."""
+``communities``, ``surprises``, ``ppr``, ``export``, ``import`` and ``eval``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import click
 
 from .. import open as open_store
 from ..clikit import echo, echo_json, parse_now
+from ..config import PROFILES, Settings
 from ..export.api import EXPORT_FORMATS
+from .methods import EVAL_METHODS, METHODS
 from .surprises import KINDS
 from .views import VIEWS
 
@@ -168,4 +170,48 @@ def import_cmd(store: str, path: str) -> None:
                f"messages, {s['nodes']} nodes, {s['edges']} edges")
 
 
-COMMANDS: list[click.Command] = [communities_cmd, surprises_cmd, ppr_cmd, export_cmd, import_cmd]
+@click.command("eval")
+@_STORE
+@click.option("--k", "k", type=int, default=10, show_default=True,
+              help="Cut-off of recall@k, hit@k and false@k.")
+@click.option("--method", "methods", multiple=True, type=click.Choice(METHODS),
+              help="A method to score (repeat for several; default: "
+                   f"{', '.join(EVAL_METHODS)}).")
+@click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
+              help="Score another settings profile (a what-if: the store keeps its own).")
+@_NOW
+@_JSON
+def eval_cmd(store: str, k: int, methods: tuple[str, ...], profile: str | None, now: str,
+             as_json: bool) -> None:
+    """Score the recall methods on STORE's labelled queries (mem.label, the demo store's
+    set): recall@k, hit@k, MRR, and false@k (queries with a node labelled not relevant in
+    the top k), per method. A dry run: nothing is written."""
+    with open_store(store, read_only=True) as mem:
+        settings = (None if profile is None else
+                    Settings.profile(profile, **mem.settings.profile_name()[1]))
+        out = mem.evaluate(methods=methods or None, k=k, now=_when(now, mem), settings=settings)
+    if as_json:
+        echo_json(_finite(out))
+        return
+    echo(f"{out['queries']} labelled queries ({out['scored']} with a relevant node), profile "
+         f"{out['profile']}, at {dt.datetime.fromtimestamp(out['now'], dt.UTC):%Y-%m-%d %H:%M} UTC")
+    head = ["method", f"recall@{k}", f"hit@{k}", "MRR", f"false@{k}"]
+    echo("  ".join(f"{h:>10}" for h in head))
+    for m, r in out["methods"].items():
+        cells = [r[f"recall@{k}"], r[f"hit@{k}"], r["mrr"], r[f"false@{k}"]]
+        echo(f"{m:>10}  " + "  ".join(f"{v:>10.3f}" if v == v else f"{'–':>10}" for v in cells))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN as None (JSON has no NaN)."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+COMMANDS: list[click.Command] = [communities_cmd, surprises_cmd, ppr_cmd, export_cmd, import_cmd,
+                                 eval_cmd]

@@ -27,7 +27,6 @@ replay and one built with ``USE_SALIENCE`` off. Constants are never fitted to qu
 from __future__ import annotations
 
 import logging
-import math
 import tempfile
 import time
 from collections import defaultdict
@@ -40,25 +39,20 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from ..analysis.ppr import ppr_recall
+from ..analysis.methods import METHODS, context_order, rank_methods, score_ranking
 from ..config import Settings
 from ..embed import Embedder, make_embedder
-from ..engine.bm25 import bm25_rank, select_terms
-from ..engine.recall import recall as engine_recall
 from ..engine.trace import RecallTrace
 from ..errors import InvalidInput
 from ..ingest.importers import Imported
 from ..memory import Memory
-from ..text.tokenize import TermRules, terms
 
 __all__ = ["KS", "METHODS", "CachedEmbedder", "Corpus", "Question", "ablations_for",
            "context_order", "run_recall", "score_ranking"]
 
 log = logging.getLogger(__name__)
 
-METHODS = ("context", "akasha", "akasha-activation", "dense", "bm25", "rrf", "ppr")
 KS = (5, 10, 25, 50)
-RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -103,38 +97,6 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
-
-
-def score_ranking(ranking: Sequence[str], gold: set[str] | frozenset[str]) -> dict[str, float]:
-    """recall@k, hit@k (k in 5/10/25/50), MRR and nDCG@10 of one ranking (binary gains).
-
-    >>> r = score_ranking(["a", "b", "c"], {"b", "z"})
-    >>> r["recall@5"], r["hit@5"], r["mrr"], round(r["ndcg@10"], 4)
-    (0.5, 1.0, 0.5, 0.3869)
-    """
-    out: dict[str, float] = {}
-    pos = {u: i for i, u in enumerate(ranking)}
-    ranks = sorted(pos[g] for g in gold if g in pos)
-    for k in KS:
-        found = sum(1 for r in ranks if r < k)
-        out[f"recall@{k}"] = found / len(gold)
-        out[f"hit@{k}"] = 1.0 if found else 0.0
-    out["mrr"] = 1.0 / (ranks[0] + 1) if ranks else 0.0
-    dcg = sum(1.0 / math.log2(r + 2) for r in ranks if r < 10)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(10, len(gold))))
-    out["ndcg@10"] = dcg / idcg
-    return out
-
-
-def context_order(trace: RecallTrace) -> list[str]:
-    """Node uids in the order :meth:`RecallTrace.context` hands them to an agent: the first
-    block, then the ripple items, then the other activated nodes (no repeats).
-
-    >>> context_order(RecallTrace.empty())
-    []
-    """
-    return list(dict.fromkeys(trace.first_block().uids + trace.ripple.uids
-                              + trace.activation.uids))
 
 
 def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
@@ -196,77 +158,10 @@ def _build(corpus: Corpus, folder: Path, settings: Settings, *, replay: bool,
     return _Built(mem, ext, mem.last_ts() + 86400.0, seconds)
 
 
-def _dense_order(mem: Memory, q: NDArray[np.float32]) -> list[str]:
-    n = mem.mirror.nodes
-    cos = n.cos_msg_max(n.msg_vec @ q)
-    cos = np.where(n.alive, cos, -np.inf)
-    order = np.lexsort((np.arange(n.n), -cos))
-    return [n.uid[i] for i in order]
-
-
-def _bm25_order(mem: Memory, text: str, now: float, settings: Settings) -> list[str]:
-    """The store's BM25 channel alone: every query term, every hit."""
-    s, n = settings, mem.mirror.nodes
-    q = terms(text, rules=TermRules.of(s))
-    postings = mem.postings(s)
-    sel = select_terms(q, postings, n.msg_ts, n.msg_alive, now=now, min_idf=-1e9,
-                       unseen_idf=s.FTS_UNSEEN_IDF, max_terms=10_000, min_len=1)
-    hits = bm25_rank(sel, postings, n.msg_ts, n.msg_alive, now=now, k1=s.BM25_K1,
-                     b=s.BM25_B, top_k=n.m)
-    seen: dict[str, None] = {}
-    for r in hits.msg_rows:
-        seen.setdefault(n.uid[int(n.msg_node[r])], None)
-    return list(seen)
-
-
-def _with_tail(head: Sequence[str], tail: Sequence[str]) -> list[str]:
-    seen = dict.fromkeys(head)
-    return list(seen) + [u for u in tail if u not in seen]
-
-
-def _rrf(*rankings: Sequence[str], k: int = RRF_K) -> list[str]:
-    score: dict[str, float] = defaultdict(float)
-    for ranking in rankings:
-        for i, u in enumerate(ranking):
-            score[u] += 1.0 / (k + i + 1)
-    return sorted(score, key=lambda u: (-score[u], u))
-
-
 def _rank(b: _Built, text: str, q: NDArray[np.float32], methods: Sequence[str],
           settings: Settings, keep: dict[str, Any] | None = None
           ) -> dict[str, tuple[list[str], float]]:
-    mem, now, st = b.mem, b.now, settings
-    out: dict[str, tuple[list[str], float]] = {}
-    t0 = time.perf_counter()
-    dense = _dense_order(mem, q)
-    t_dense = (time.perf_counter() - t0) * 1000
-    out["dense"] = (dense, t_dense)
-    if "bm25" in methods or "rrf" in methods:
-        t0 = time.perf_counter()
-        bm = _bm25_order(mem, text, now, st)
-        t_bm = (time.perf_counter() - t0) * 1000
-        out["bm25"] = (_with_tail(bm, dense), t_bm)
-        t0 = time.perf_counter()
-        out["rrf"] = (_with_tail(_rrf(dense, bm), dense),
-                      t_dense + t_bm + (time.perf_counter() - t0) * 1000)
-    if {"context", "akasha", "akasha-activation"} & set(methods):
-        t0 = time.perf_counter()
-        lex = mem.lexical(text, now=now, settings=st)
-        trace = engine_recall(mem.mirror.nodes, mem.mirror.edges, q, lex, now=now, settings=st,
-                              query=text, windows=mem.time_windows(text, now=now, settings=st))
-        ms = (time.perf_counter() - t0) * 1000
-        out["context"] = (_with_tail(context_order(trace), dense), ms)
-        out["akasha"] = (_with_tail(trace.ranking(), dense), ms)
-        out["akasha-activation"] = (_with_tail(trace.activation.uids, dense), ms)
-        if keep is not None:
-            keep["trace"], keep["dense"] = trace, dense
-    if "ppr" in methods:
-        t0 = time.perf_counter()
-        lex = mem.lexical(text, now=now, settings=st)
-        trace = ppr_recall(mem.mirror.nodes, mem.mirror.edges, q, lex, now=now, settings=st,
-                           query=text)
-        out["ppr"] = (_with_tail(trace.ranking(), dense), (time.perf_counter() - t0) * 1000)
-    return {m: out[m] for m in methods if m in out}
+    return rank_methods(b.mem.store, text, q, methods, now=b.now, settings=settings, keep=keep)
 
 
 def _stage_of(trace: RecallTrace, dense: list[str], gold: frozenset[str],

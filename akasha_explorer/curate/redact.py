@@ -15,7 +15,8 @@ Where it is looked for (:func:`scrub`, inside the forget's transaction): query-l
 (deleted when their query, session, seeds or items name it), review items (deleted when
 their subject or payload names it; their ``why`` redacted when only that does), audit
 entries (``target``, ``why``, ``before``, ``after`` redacted: such an entry can no longer
-be undone), anchor notes (redacted), the saved context block behind ``akasha expand``
+be undone), anchor notes (redacted), labelled queries (deleted when their node is forgotten
+or their query names or quotes what was), the saved context block behind ``akasha expand``
 (deleted when its query or any of its handles names it) and the extraction-pending list
 (the forgotten node uids taken out).
 
@@ -163,6 +164,10 @@ def scrub(store: Store, f: Forgotten) -> dict[str, int]:
     audit = [r["uid"] for r in gr.text_rows(g, "AuditLog")
              if any(f.names(r[c]) for c in ("target", "why", "before", "after"))]
     gr.redact(g, "AuditLog", ("target", "why", "before", "after"), audit)
+    labels = [r["uid"] for r in gr.text_rows(g, "Label")
+              if r["node"] in f.nodes or f.names(r["node"]) or f.names(r["query"])
+              or f.quotes(r["query"])]
+    gr.delete_rows(g, "Label", labels)
     notes = [r["uid"] for r in gr.text_rows(g, "Anchor") if f.names(r["note"])]
     gr.redact(g, "Anchor", ("note",), notes)
     saved = 0
@@ -193,5 +198,6 @@ def scrub(store: Store, f: Forgotten) -> dict[str, int]:
         store.last_trace = None
     return {"queries": len(queries), "review_items": len(gone_reviews),
             "review_reasons_redacted": len(why_reviews), "audit_redacted": len(audit),
-            "anchor_notes_redacted": len(notes), "saved_context": saved}
+            "anchor_notes_redacted": len(notes), "labels": len(labels),
+            "saved_context": saved}
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 MIGRATIONS: dict[int, list[str]] = {
     # 2: Triple.slot — what a value is *of*, so a new value supersedes the old (SPEC §6)
     1: ["ALTER TABLE Triple ADD slot STRING DEFAULT ''"],
     # 3: Forgotten — uids of forgotten messages, so re-importing a source skips them (§6)
     2: ["CREATE NODE TABLE Forgotten(uid STRING PRIMARY KEY, ts DOUBLE)"],
+    # 4: Label — labelled queries, the store's own recall test set (issue 16)
+    3: ["CREATE NODE TABLE Label(uid STRING PRIMARY KEY, query STRING, node STRING, "
+        "relevant BOOLEAN, ts DOUBLE, by STRING)"],
 }

@@ -1,7 +1,7 @@
 """The Kuzu side of a forget's scrub (see :mod:`akasha_explorer.curate.redact`): read every
 row a person's words can reach outside the forgotten nodes themselves — query log, audit
-log, review items, anchor notes, the saved context block — and delete or redact the ones
-the caller picked. Values travel as parameters, never spliced into Cypher."""
+log, review items, anchor notes, labelled queries, the saved context block — and delete or
+redact the ones the caller picked. Values travel as parameters, never spliced into Cypher."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     "AuditLog": ("target", "why", "before", "after", "action"),
     "ReviewItem": ("subject", "payload", "why"),
     "Anchor": ("note",),
+    "Label": ("query", "node"),
 }
 """Per table, the string columns that may quote what a person wrote or name a node."""
 

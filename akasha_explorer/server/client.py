@@ -244,6 +244,13 @@ class RemoteMemory:
         server's machine otherwise."""
         return self.call("export", str(Path(path).expanduser().resolve()), **kwargs)
 
+    def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
+        """Switch the served store to settings ``profile`` (``Memory.migrate``); this
+        client's :attr:`settings` follow."""
+        out = self.call("migrate", profile, **changes)
+        self.settings = Settings.from_dict(self._request("GET", "/api/info")["settings"])
+        return {k: (a, b) for k, (a, b) in out.items()}  # JSON sent the pairs as lists
+
     def neighbourhood(self, *, now: float | None = None,
                       communities: dict[str, int] | None = None) -> RemoteNeighbourhood:
         """Node and edge projections at ``now`` (see ``Memory.neighbourhood``)."""

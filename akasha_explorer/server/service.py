@@ -42,7 +42,7 @@ READS = frozenset({
     "health", "anchors", "anchor", "anchors_of", "triples", "episodes", "audit",
     "review.list", "review.get", "communities", "surprises", "ppr", "graph_view",
     "query_log", "search", "plan_writeback", "replay_trace", "has_node", "node_of_message",
-    "export",
+    "export", "labels", "evaluate", "compare_methods",
 })
 """``Memory`` methods a client may call that change nothing in the store (recall and
 context log the query, as they do on a local store; export writes its output files)."""
@@ -51,6 +51,7 @@ WRITES = frozenset({
     "commit", "add_turn", "forget", "rename_anchor", "merge_anchors", "split_anchor",
     "add_alias", "remove_alias", "attach_mention", "detach_mention", "undo",
     "review.approve", "review.reject", "review.edit", "set_episodes", "checkpoint",
+    "label", "unlabel", "load_labels", "migrate",
 })
 """``Memory`` methods a client may call that write."""
 

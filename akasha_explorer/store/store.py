@@ -68,7 +68,10 @@ from .mirror import Mirror
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["Store"]
+__all__ = ["QUERY_VECTORS", "Store"]
+
+QUERY_VECTORS = 256
+"""How many query vectors a store keeps (:meth:`Store.embed_query`)."""
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,7 @@ class Store:
         """The last recall made through this store (the trace context handles resolve
         against; see :mod:`akasha_explorer.brief.api`)."""
         self._embedder = embedder
+        self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -364,8 +368,16 @@ class Store:
         return self._embedder
 
     def embed_query(self, text: str) -> np.ndarray:
-        """L2-normalised query vector."""
-        return self.embedder.encode([text])[0]
+        """L2-normalised query vector. The last :data:`QUERY_VECTORS` are kept, so a query
+        recalled again (a what-if, a time slider, a labelled set) is not embedded again."""
+        v = self._query_vecs.pop(text, None)
+        if v is None:
+            v = self.embedder.encode([text])[0]
+            v.setflags(write=False)
+            while len(self._query_vecs) >= QUERY_VECTORS:
+                self._query_vecs.pop(next(iter(self._query_vecs)))
+        self._query_vecs[text] = v
+        return v
 
     # -- nodes and messages ----------------------------------------------------------------------
     def row(self, uid: str) -> int:

@@ -10,18 +10,26 @@ True
 
 from .canvas import GraphCanvas
 from .communities import CommunitiesPanel
+from .compare import CompareMethods
 from .curator import AnchorCurator
 from .explorer import MemoryExplorer
+from .labelbar import LabelBar
 from .notebook import notebook_store
 from .review import ReviewQueue
 from .stepper import RecallStepper
+from .timetravel import TimeTravelPanel
+from .whatif import WhatIfPanel
 
 __all__ = [
     "AnchorCurator",
     "CommunitiesPanel",
+    "CompareMethods",
     "GraphCanvas",
+    "LabelBar",
     "MemoryExplorer",
     "RecallStepper",
     "ReviewQueue",
+    "TimeTravelPanel",
+    "WhatIfPanel",
     "notebook_store",
 ]

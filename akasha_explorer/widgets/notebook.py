@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..curate.labels import demo_labels_path
 from ..errors import StoreError, StoreLocked
 from ..server.client import served_at
 
@@ -61,6 +62,7 @@ def _build_demo(dst: Path) -> None:
     print(f"AKASHA_STORE is not set: building the demo memory in {dst} (once, about a minute)")
     with resources.as_file(data) as path, ak.open(tmp) as mem:
         mem.ingest(path, replay=True)
+        mem.load_labels(demo_labels_path(), by="demo")
     with contextlib.suppress(OSError):  # OSError: another kernel finished first
         os.rename(tmp, dst)
     shutil.rmtree(tmp.parent, ignore_errors=True)

@@ -1,0 +1,368 @@
+"""One query through every recall method, over the same nodes (SPEC §10): the rankings the
+benchmark scores, the labelled-set evaluation behind ``akasha eval``, and the side-by-side
+table the CompareMethods panel draws — functions of a :class:`~akasha_explorer.store.Store`.
+
+Methods (:data:`METHODS`):
+
+- ``context`` — the order an agent receives (:meth:`RecallTrace.context`): the first block,
+  then the ripple items, then any other activated node;
+- ``akasha`` — Akasha's candidates by final score (``trace.ranking()``);
+- ``akasha-activation`` — the (up to) eight activated items;
+- ``dense`` — ``cos_msg`` over the store's own vectors;
+- ``bm25`` — BM25 over the store's lexical index, every query term;
+- ``rrf`` — reciprocal-rank fusion of dense and bm25, k = 60;
+- ``ppr`` — personalized PageRank from Akasha's own seeds.
+
+Every ranking is completed by the dense order (the tail), so recall@k is defined for any
+k. Nothing here writes: every recall is a dry run, none is logged.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ..engine.bm25 import bm25_rank, select_terms
+from ..engine.trace import RecallTrace
+from ..errors import InvalidInput
+from ..text.tokenize import TermRules, terms
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store.store import Store
+
+__all__ = ["EVAL_METHODS", "METHODS", "RRF_K", "compare_methods", "context_order",
+           "evaluate", "query_vectors", "rank_methods", "rrf", "score_ranking", "with_tail"]
+
+METHODS = ("context", "akasha", "akasha-activation", "dense", "bm25", "rrf", "ppr")
+"""Every ranking :func:`rank_methods` knows."""
+
+EVAL_METHODS = ("context", "akasha", "dense", "bm25", "rrf", "ppr")
+"""What ``akasha eval`` and the panels compare by default."""
+
+RRF_K = 60
+
+
+def context_order(trace: RecallTrace) -> list[str]:
+    """Node uids in the order :meth:`RecallTrace.context` hands them to an agent: the first
+    block, then the ripple items, then the other activated nodes (no repeats).
+
+    >>> context_order(RecallTrace.empty())
+    []
+    """
+    return list(dict.fromkeys(trace.first_block().uids + trace.ripple.uids
+                              + trace.activation.uids))
+
+
+def with_tail(head: Sequence[str], tail: Sequence[str]) -> list[str]:
+    """``head`` then every item of ``tail`` not in it.
+
+    >>> with_tail(["b"], ["a", "b", "c"])
+    ['b', 'a', 'c']
+    """
+    seen = dict.fromkeys(head)
+    return list(seen) + [u for u in tail if u not in seen]
+
+
+def rrf(*rankings: Sequence[str], k: int = RRF_K) -> list[str]:
+    """Reciprocal-rank fusion: ``Σ 1 / (k + rank)`` over ``rankings``, best first.
+
+    >>> rrf(["a", "b"], ["b", "c"])
+    ['b', 'a', 'c']
+    """
+    score: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for i, u in enumerate(ranking):
+            score[u] += 1.0 / (k + i + 1)
+    return sorted(score, key=lambda u: (-score[u], u))
+
+
+def score_ranking(ranking: Sequence[str], gold: set[str] | frozenset[str],
+                  ks: Sequence[int] = (5, 10, 25, 50)) -> dict[str, float]:
+    """recall@k, hit@k (each k of ``ks``), MRR and nDCG@10 of one ranking (binary gains).
+
+    >>> r = score_ranking(["a", "b", "c"], {"b", "z"})
+    >>> r["recall@5"], r["hit@5"], r["mrr"], round(r["ndcg@10"], 4)
+    (0.5, 1.0, 0.5, 0.3869)
+    """
+    out: dict[str, float] = {}
+    pos = {u: i for i, u in enumerate(ranking)}
+    ranks = sorted(pos[g] for g in gold if g in pos)
+    for k in ks:
+        found = sum(1 for r in ranks if r < k)
+        out[f"recall@{k}"] = found / len(gold)
+        out[f"hit@{k}"] = 1.0 if found else 0.0
+    out["mrr"] = 1.0 / (ranks[0] + 1) if ranks else 0.0
+    dcg = sum(1.0 / math.log2(r + 2) for r in ranks if r < 10)
+    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(10, len(gold))))
+    out["ndcg@10"] = dcg / idcg
+    return out
+
+
+# -- rankings ------------------------------------------------------------------------------------
+def _visible(store: Store, now: float) -> NDArray[np.bool_]:
+    n = store.mirror.nodes
+    return np.asarray(n.alive[: n.n] & (n.ts[: n.n] <= now))
+
+
+def dense_order(store: Store, q: NDArray[np.float32], now: float) -> list[str]:
+    """Node uids by ``cos_msg`` (the best message cosine), nodes said after ``now`` left out."""
+    n = store.mirror.nodes
+    cos = n.cos_msg_max(n.msg_vec @ q)
+    cos = np.where(_visible(store, now), cos, -np.inf)
+    order = np.lexsort((np.arange(n.n), -cos))
+    vis = _visible(store, now)
+    return [n.uid[i] for i in order if vis[i]]
+
+
+def bm25_order(store: Store, text: str, now: float, settings: Settings) -> list[str]:
+    """The store's BM25 channel alone: every query term, every hit, as node uids."""
+    s, n = settings, store.mirror.nodes
+    q = terms(text, rules=TermRules.of(s))
+    postings = store.postings(s)
+    alive = n.msg_alive & (n.msg_ts <= now)
+    sel = select_terms(q, postings, n.msg_ts, alive, now=now, min_idf=-1e9,
+                       unseen_idf=s.FTS_UNSEEN_IDF, max_terms=10_000, min_len=1)
+    hits = bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
+                     b=s.BM25_B, top_k=n.m)
+    seen: dict[str, None] = {}
+    for r in hits.msg_rows:
+        seen.setdefault(n.uid[int(n.msg_node[r])], None)
+    return list(seen)
+
+
+def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Sequence[str], *,
+                 now: float, settings: Settings, keep: dict[str, Any] | None = None
+                 ) -> dict[str, tuple[list[str], float]]:
+    """Each method's ranking of every visible node for ``text`` (query vector ``q``) at
+    ``now``, with its milliseconds: ``{method: (uids best first, ms)}``. ``keep`` (a dict)
+    receives the Akasha and PPR traces (``"trace"``, ``"ppr"``), the dense and bm25 heads
+    (``"dense"``, ``"bm25"``)."""
+    from .api import recall_by
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    st = settings
+    out: dict[str, tuple[list[str], float]] = {}
+    t0 = time.perf_counter()
+    dense = dense_order(store, q, now)
+    t_dense = (time.perf_counter() - t0) * 1000
+    out["dense"] = (dense, t_dense)
+    if keep is not None:
+        keep["dense"] = dense
+    if "bm25" in methods or "rrf" in methods:
+        t0 = time.perf_counter()
+        bm = bm25_order(store, text, now, st)
+        t_bm = (time.perf_counter() - t0) * 1000
+        out["bm25"] = (with_tail(bm, dense), t_bm)
+        t0 = time.perf_counter()
+        out["rrf"] = (with_tail(rrf(dense, bm), dense),
+                      t_dense + t_bm + (time.perf_counter() - t0) * 1000)
+        if keep is not None:
+            keep["bm25"] = bm
+    if {"context", "akasha", "akasha-activation"} & set(methods):
+        t0 = time.perf_counter()
+        lex = store.lexical(text, now=now, settings=st)
+        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=st,
+                                       query=text, session=None,
+                                       windows=store.time_windows(text, now=now, settings=st))
+        ms = (time.perf_counter() - t0) * 1000
+        out["context"] = (with_tail(context_order(trace), dense), ms)
+        out["akasha"] = (with_tail(trace.ranking(), dense), ms)
+        out["akasha-activation"] = (with_tail(trace.activation.uids, dense), ms)
+        if keep is not None:
+            keep["trace"] = trace
+    if "ppr" in methods:
+        t0 = time.perf_counter()
+        lex = store.lexical(text, now=now, settings=st)
+        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=st,
+                                        query=text, session=None)
+        out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
+        if keep is not None:
+            keep["ppr"] = ptrace
+    return {m: out[m] for m in methods if m in out}
+
+
+def _methods(methods: Sequence[str] | None) -> list[str]:
+    got = list(EVAL_METHODS if methods is None else methods)
+    if not got:
+        raise InvalidInput("name at least one method")
+    unknown = sorted(set(got) - set(METHODS))
+    if unknown:
+        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    return list(dict.fromkeys(got))
+
+
+# -- the labelled set ----------------------------------------------------------------------------
+_QVEC: dict[tuple[str, str], NDArray[np.float32]] = {}
+_QVEC_MAX = 4096
+
+
+def query_vectors(store: Store, texts: Sequence[str]) -> list[NDArray[np.float32]]:
+    """The query vectors of ``texts``: the ones not seen before embedded in one batch, then
+    kept per model (a labelled set is scored again and again while a person tunes)."""
+    emb = store.embedder
+    todo = list(dict.fromkeys(t for t in texts if (emb.name, t) not in _QVEC))
+    if todo:
+        if len(_QVEC) + len(todo) > _QVEC_MAX:
+            _QVEC.clear()
+        for t, v in zip(todo, emb.encode(todo), strict=True):
+            _QVEC[(emb.name, t)] = v
+    return [_QVEC[(emb.name, t)] for t in texts]
+
+
+def evaluate(store: Store, labelled: Sequence[dict[str, Any]], *, now: float,
+             settings: Settings, methods: Sequence[str] | None = None,
+             k: int = 10) -> dict[str, Any]:
+    """Score every method on ``labelled`` queries (``{"query", "relevant": [uids],
+    "not_relevant": [uids]}``, queries with no relevant node left out of the means): per
+    method the mean ``recall@k``, ``hit@k``, ``mrr`` and ``false@k`` (the share of queries
+    with a node labelled not relevant in the top k), and per query the rank of each
+    relevant node. Dry: nothing is logged or written."""
+    if int(k) < 1:
+        raise InvalidInput(f"k={k!r}: give a cut-off of at least 1")
+    k = int(k)
+    ms = _methods(methods)
+    per_query = []
+    sums: dict[str, dict[str, float]] = {m: defaultdict(float) for m in ms}
+    scored = 0
+    vectors = query_vectors(store, [item["query"] for item in labelled])
+    for item, q in zip(labelled, vectors, strict=True):
+        gold = frozenset(item.get("relevant", ()))
+        bad = frozenset(item.get("not_relevant", ()))
+        ranked = rank_methods(store, item["query"], q, ms, now=now, settings=settings)
+        row: dict[str, Any] = {"query": item["query"], "relevant": sorted(gold),
+                               "not_relevant": sorted(bad), "ranks": {}}
+        for m, (ranking, _ms) in ranked.items():
+            pos = {u: i + 1 for i, u in enumerate(ranking)}
+            row["ranks"][m] = {u: pos.get(u) for u in sorted(gold | bad)}
+            if gold:
+                r = score_ranking(ranking, gold, ks=(k,))
+                sums[m][f"recall@{k}"] += r[f"recall@{k}"]
+                sums[m][f"hit@{k}"] += r[f"hit@{k}"]
+                sums[m]["mrr"] += r["mrr"]
+            if bad:
+                sums[m][f"false@{k}"] += float(any(pos.get(u, k + 1) <= k for u in bad))
+        scored += bool(gold)
+        per_query.append(row)
+    n_bad = sum(1 for r in per_query if r["not_relevant"])
+    out = {}
+    for m in ms:
+        s = sums[m]
+        out[m] = {f"recall@{k}": s[f"recall@{k}"] / scored if scored else float("nan"),
+                  f"hit@{k}": s[f"hit@{k}"] / scored if scored else float("nan"),
+                  "mrr": s["mrr"] / scored if scored else float("nan"),
+                  f"false@{k}": s[f"false@{k}"] / n_bad if n_bad else float("nan")}
+    return {"k": k, "now": now, "queries": len(per_query), "scored": scored,
+            "profile": settings.profile_name()[0], "methods": out, "per_query": per_query}
+
+
+# -- side by side --------------------------------------------------------------------------------
+def _matched_words(store: Store, text: str, uids: Sequence[str], settings: Settings
+                   ) -> dict[str, list[str]]:
+    """Per node, the query's lexical terms its messages hold (the store's index under
+    ``settings``' term rules)."""
+    n = store.mirror.nodes
+    postings = store.postings(settings)
+    want = {n.index[u]: u for u in uids if u in n.index}
+    out: dict[str, list[str]] = {u: [] for u in uids}
+    for t in dict.fromkeys(terms(text, rules=TermRules.of(settings))):
+        if t not in postings.vocab:
+            continue
+        rows = postings.postings(t)[0]
+        for r in {int(n.msg_node[int(j)]) for j in rows}:
+            if r in want:
+                out[want[r]].append(t)
+    return out
+
+
+def _path(trace: RecallTrace, uid: str) -> str:
+    ex = trace.explain(uid)
+    if not ex.get("candidate"):
+        return ""
+    src, path = ex.get("source") or "", ex.get("path") or ""
+    via = [x for x in (ex.get("bridge"), ex.get("seed")) if x]
+    if path == "direct" or not via:
+        return f"{src} · {path}" if path else str(src)
+    return f"{src} · {path} from {' ← '.join(str(v) for v in via)}"
+
+
+def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
+                    methods: Sequence[str] | None = None, k: int = 10,
+                    include: Sequence[str] = ()) -> pd.DataFrame:
+    """One query through every method: one row per node some method puts in its top ``k``
+    (and per node of ``include`` — e.g. the ones labelled for the query — wherever it is),
+    with its rank in each method (``rank_<method>``, 1-based), the terms that explain the
+    ranks — Akasha's ``source`` and graph ``path`` (seed, bridge), the ``words`` of the
+    query its messages hold, ``cos_msg`` — and ``why``: for a node the methods disagree on
+    (in one top ``k``, not in another), which term put it where. Best consensus first."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("type a query first")
+    if int(k) < 1:
+        raise InvalidInput(f"k={k!r}: give a cut-off of at least 1")
+    k = int(k)
+    ms = _methods(methods)
+    q = store.embed_query(text)
+    keep: dict[str, Any] = {}
+    ranked = rank_methods(store, text, q, ms, now=now, settings=settings, keep=keep)
+    pos = {m: {u: i + 1 for i, u in enumerate(r)} for m, (r, _t) in ranked.items()}
+    top = list(dict.fromkeys([u for m in ms for u in ranked[m][0][:k]]
+                             + [u for u in include if u in pos[ms[0]]]))
+    words = _matched_words(store, text, top, settings)
+    n = store.mirror.nodes
+    cos = n.cos_msg_max(n.msg_vec @ q)
+    bm_pos = {u: i + 1 for i, u in enumerate(keep.get("bm25", []))}
+    trace: RecallTrace | None = keep.get("trace")
+    rows = []
+    for u in top:
+        row: dict[str, Any] = {"uid": u}
+        for m in ms:
+            row[f"rank_{m}"] = pos[m].get(u)
+        row["source"] = ""
+        row["path"] = ""
+        if trace is not None:
+            ex = trace.explain(u)
+            row["source"] = ex.get("source") or ("dense item" if ex.get("in_dense") else "")
+            row["path"] = _path(trace, u)
+        row["words"] = " ".join(words.get(u, []))
+        row["cos_msg"] = round(float(cos[n.index[u]]), 4) if u in n.index else None
+        row["bm25_rank"] = bm_pos.get(u)
+        inside = [m for m in ms if (pos[m].get(u) or k + 1) <= k]
+        row["in_top"] = len(inside)
+        row["why"] = _why(row, inside, [m for m in ms if m not in inside], k)
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    rank_cols = [f"rank_{m}" for m in ms]
+    frame["mean_rank"] = frame[rank_cols].mean(axis=1)
+    frame = frame.sort_values(["in_top", "mean_rank", "uid"], ascending=[False, True, True])
+    return frame.drop(columns=["mean_rank"]).reset_index(drop=True)
+
+
+def _why(row: dict[str, Any], inside: list[str], outside: list[str], k: int) -> str:
+    """One line naming the term behind a disagreement (empty when every method agrees)."""
+    if not outside:
+        return ""
+    parts = []
+    if ("bm25" in inside or "rrf" in inside) and row["words"]:
+        parts.append(f"words {row['words']!s} (bm25 #{row['bm25_rank']})")
+    elif "bm25" in outside and not row["words"]:
+        parts.append("no query word in its messages")
+    if "dense" in inside:
+        parts.append(f"close in meaning (cos_msg {row['cos_msg']:.2f})")
+    elif "dense" in outside and row["cos_msg"] is not None:
+        parts.append(f"far in meaning (cos_msg {row['cos_msg']:.2f})")
+    if {"akasha", "context"} & set(inside) and row["source"]:
+        parts.append(f"akasha: {row['path'] or row['source']}")
+    elif {"akasha", "context"} & set(outside):
+        parts.append("akasha: " + (row["path"] or row["source"] or "not a candidate"))
+    return f"top {k} in {', '.join(inside) or 'none'}, not {', '.join(outside)}: " + "; ".join(
+        parts)

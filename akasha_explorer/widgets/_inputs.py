@@ -1,0 +1,33 @@
+"""The query and time boxes the issue-16 panels share: read them, or say what is wrong."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
+
+from ..errors import InvalidInput
+from ..text.timewords import parse_time
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+__all__ = ["read_query"]
+
+
+def read_query(mem: Memory, query_box: W.Text, when_box: W.Text | None,
+               query: str | None = None, now: str | float | None = None) -> tuple[str, float]:
+    """Put ``query`` / ``now`` (when given) in the boxes, then read them: the query text and
+    the time (``last``: the newest message; ``now``: the wall clock; ISO 8601; epoch
+    seconds). Raises :class:`InvalidInput` when the query is empty or the time unreadable."""
+    if query is not None:
+        query_box.value = query
+    if now is not None and when_box is not None:
+        when_box.value = str(now)
+    text = query_box.value.strip()
+    if not text:
+        raise InvalidInput("type a query first")
+    raw = when_box.value.strip() if when_box is not None else "last"
+    got = parse_time(raw or "last", mem.last_ts)
+    return text, time.time() if got is None else float(got)
