@@ -8,6 +8,7 @@ explicit Memory API calls behind a button (e.g. RecallStepper's Commit → ``mem
 True
 """
 
+from ._html import table
 from .canvas import GraphCanvas
 from .communities import CommunitiesPanel
 from .curator import AnchorCurator
@@ -24,4 +25,5 @@ __all__ = [
     "RecallStepper",
     "ReviewQueue",
     "notebook_store",
+    "table",
 ]

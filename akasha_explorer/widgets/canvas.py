@@ -45,7 +45,7 @@ import traitlets
 from ..errors import StoreError
 
 __all__ = ["DEFAULT_CAP", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE", "GraphCanvas", "layout",
-           "vis_source"]
+           "separate", "vis_source"]
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ MAX_NODE_SIZE = 18.0
 MAX_EDGE_WIDTH = 3.0
 """Widest edge (vis-network draws an arrowhead about ``5 + 3·width`` long)."""
 
-ASPECT = 1.7
+ASPECT = 1.4
 """Width / height the layout is stretched to (a graph view is wider than tall)."""
 
 _HERE = Path(__file__).resolve().parent
@@ -91,14 +91,16 @@ def vis_source() -> str:
 
 def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | None = None, *,
            fixed: dict[int, tuple[float, float]] | None = None, seed: int = 0,
-           spread: float = 70.0, aspect: float = 1.0) -> np.ndarray:
+           spread: float = 70.0, aspect: float = 1.0,
+           radii: Sequence[float] | None = None) -> np.ndarray:
     """Positions ``(n, 2)`` in pixels for a graph of ``n`` nodes (igraph Fruchterman–Reingold).
 
     Deterministic: igraph's random generator is swapped for ``random.Random(seed)`` during
     the call. ``fixed`` node positions (e.g. nodes already on screen) seed the layout and are
     put back exactly afterwards, so expanding a graph does not move what was there.
-    The result spans about ``spread · sqrt(n)`` pixels, stretched to width / height
-    ``aspect`` (without ``fixed`` nodes).
+    The result spans about ``spread · sqrt(n)`` pixels, stretched towards width / height
+    ``aspect`` (without ``fixed`` nodes). With ``radii`` the nodes that are not fixed are
+    then pushed apart until no two discs overlap (:func:`separate`).
 
     >>> p = layout(4, [(0, 1), (1, 2), (2, 3)])
     >>> p.shape, bool(np.allclose(p, layout(4, [(0, 1), (1, 2), (2, 3)])))
@@ -131,9 +133,12 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
         ig.set_random_number_generator(random)
     if not fixed:
         coords = coords - coords.mean(axis=0)
+        ex, ey = (float(v) or 1.0 for v in np.abs(coords).max(axis=0))
+        c = min(max(aspect / (ex / ey), 0.4), 2.5)  # towards the aspect, at most 2.5×
+        coords = coords * np.array([np.sqrt(c), 1 / np.sqrt(c)])
         extent = float(np.abs(coords).max()) or 1.0
-        stretch = np.array([np.sqrt(aspect), 1 / np.sqrt(aspect)])
-        return coords / extent * (size / 2) * stretch
+        out = coords / extent * (size / 2)
+        return out if radii is None else separate(out, radii, seed=seed)
     # map the layout onto the fixed nodes (least-squares scale + shift), then pin them
     lf = coords[keys]
     lm, fm = lf.mean(axis=0), f.mean(axis=0)
@@ -143,6 +148,43 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
         scale = size / 2 / (float(np.abs(coords - coords.mean(axis=0)).max()) or 1.0)
     out = (coords - lm) * scale + fm
     out[keys] = f
+    if radii is not None:
+        movable = np.ones(n, bool)
+        movable[keys] = False
+        out = separate(out, radii, movable=movable, seed=seed)
+    return out
+
+
+def separate(xy: np.ndarray, radii: Sequence[float], *, movable: np.ndarray | None = None,
+             gap: float = 4.0, rounds: int = 40, seed: int = 0) -> np.ndarray:
+    """``xy`` with overlapping discs (``radii``) pushed apart along the line between their
+    centres, ``rounds`` times at most, until every two are ``gap`` pixels apart; rows where
+    ``movable`` is False stay put.
+
+    >>> p = separate(np.array([[0.0, 0.0], [1.0, 0.0]]), [5.0, 5.0])
+    >>> round(float(np.linalg.norm(p[1] - p[0])), 1)
+    14.0
+    """
+    out = np.array(xy, dtype=np.float64)
+    n = len(out)
+    if n < 2:
+        return out
+    r = np.asarray(radii, np.float64)
+    move = np.ones(n, bool) if movable is None else np.asarray(movable, bool)
+    need = r[:, None] + r[None, :] + gap
+    jitter = np.random.default_rng(seed).uniform(-1e-3, 1e-3, size=out.shape)
+    out[move] += jitter[move]  # coincident points get a direction
+    for _ in range(rounds):
+        d = out[:, None, :] - out[None, :, :]
+        dist = np.sqrt((d ** 2).sum(-1))
+        np.fill_diagonal(dist, np.inf)
+        over = np.clip(need - dist, 0.0, None)
+        if not over.any():
+            break
+        share = np.where(move[None, :], 0.5, 1.0)[..., None]  # a fixed partner: move it all
+        push = (d / np.maximum(dist, 1e-9)[..., None] * over[..., None] * share).sum(axis=1)
+        push[~move] = 0.0
+        out += push
     return out
 
 
@@ -203,8 +245,9 @@ class GraphCanvas(anywidget.AnyWidget):
         if len(fixed) < len(nodes):
             pairs = [(pos[str(e["from"])], pos[str(e["to"])]) for e in edges]
             w = [float(e.get("weight", 1.0)) for e in edges]
+            radii = [min(float(n.get("size", 10.0)), MAX_NODE_SIZE) for n in nodes]
             xy = layout(len(nodes), pairs, w, fixed=fixed or None, seed=seed,
-                        aspect=self.aspect)
+                        aspect=self.aspect, radii=radii)
             for k, n in enumerate(nodes):
                 n["x"], n["y"] = round(float(xy[k, 0]), 2), round(float(xy[k, 1]), 2)
         for n in nodes:

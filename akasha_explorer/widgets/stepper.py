@@ -411,8 +411,10 @@ class RecallStepper(W.VBox):
             if u in old:
                 d["x"], d["y"] = old[u]
             self._base[u] = d
+        # the write-back's edges join every activated turn to every other: as springs they
+        # would pull those turns into one knot, so only the recall's own edges lay out
         layout_edges = [{"from": e["from"], "to": e["to"], "weight": 0.5 + e.get("value", 0.5)}
-                        for v in self.views for e in v.edges]
+                        for v in self.views if v.name != "writeback" for e in v.edges]
         self.view.set_graph(list(self._base.values()), layout_edges, relayout=not keep,
                             fit=not keep)
         for n in self.view.nodes:
