@@ -268,8 +268,9 @@ STYLE = """<style>
 
 def table(df: pd.DataFrame, *, digits: int = 3) -> Any:
     """``df`` ready to read in a notebook (a pandas ``Styler``; the data is ``.data``): text
-    columns first, each at least 14em wide on one line, cut with an ellipsis and whole on
-    hover, numbers to ``digits`` places. Long Chinese text in a wide frame otherwise wraps
+    columns first, each at least 14em wide, cut with an ellipsis and whole on hover, every
+    row on one line (a wide frame scrolls sideways, the text in view), numbers to
+    ``digits`` places. Long Chinese text in a wide frame otherwise wraps
     to one or two characters per line.
 
     >>> import pandas as pd
@@ -285,7 +286,8 @@ def table(df: pd.DataFrame, *, digits: int = 3) -> Any:
             "white-space": "nowrap", "overflow": "hidden", "text-overflow": "ellipsis",
             "text-align": "left"}
     st = st.set_properties(subset=texts, **cell)
-    return st.set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
+    return st.set_table_styles([{"selector": "th", "props": [("text-align", "left")]},
+                                {"selector": "td, th", "props": [("white-space", "nowrap")]}])
 
 
 def kv_html(pairs: Sequence[tuple[str, object]]) -> str:
