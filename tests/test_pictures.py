@@ -5,8 +5,8 @@ widget would sync them.
 
 - the RecallStepper keeps one zoom and one layout for a recall: the scale, the view's
   centre and the position of every node are the same at every stage;
-- node discs stay under a cap on screen; every drawn label lies inside the canvas and no
-  two overlap (read from vis-network's own label boxes, not from our declutter);
+- node discs stay under a cap on screen and inside the canvas; every drawn label lies
+  inside the canvas and no two overlap (read from vis-network's own label boxes, not from our declutter);
 - the panels' tables show the text column first, at least 14em wide, one line per row.
 """
 
@@ -128,10 +128,13 @@ def _overlap(a: list[float], b: list[float]) -> bool:
 
 
 def _legible(m: dict[str, Any]) -> list[list[float]]:
-    """Every disc under the cap; every drawn label inside the canvas, none overlapping."""
+    """Every disc under the cap and inside the canvas; every drawn label inside the canvas,
+    none overlapping."""
     boxes = []
     for uid, n in m["nodes"].items():
         assert n["r"] <= MAX_NODE_SIZE * MAX_ZOOM + 0.01, (uid, n["r"])
+        assert n["r"] - 1 <= n["x"] <= m["width"] - n["r"] + 1, (uid, n)
+        assert n["r"] - 1 <= n["y"] <= m["height"] - n["r"] + 1, (uid, n)
         if n["label"] is not None:
             x0, y0, x1, y1 = n["label"]
             assert x0 >= -1 and y0 >= -1 and x1 <= m["width"] + 1 and y1 <= m["height"] + 1, (
