@@ -307,6 +307,8 @@ function render({ model, el }) {
       fitted = true;
       network.redraw();
       fitNow();
+    } else if (fitted) {
+      declutterSoon(); // a narrower canvas: labels that now leave it are hidden
     }
   });
   resize.observe(holder);
