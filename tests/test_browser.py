@@ -2,7 +2,9 @@
 (Playwright driving Debian's /usr/bin/chromium), run top to bottom.
 
 Asserts that the graph view drew nodes on a canvas, that the stepper's "next" button moves
-the recall to the next stage, and that no request left the machine. Set
+the recall to the next stage without zooming again, that the DataFrames the notebook shows
+keep their text column first, wide and on one line, that no button's label is cut and no
+box shows epoch seconds, and that no request left the machine. Set
 ``AKASHA_SCREENSHOTS=<folder>`` to keep screenshots of what was checked.
 """
 
@@ -19,6 +21,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -62,10 +65,19 @@ def lab(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     AKASHA_STORE naming a private copy of the demo store. Yields its base URL."""
     _need_browser()
     base = tmp_path_factory.mktemp("lab")
+    with serve_lab(base, demo_store_template, ROOT / "notebooks") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_lab(base: Path, store_from: Path, notebooks_from: Path) -> Iterator[str]:
+    """JupyterLab on loopback over copies (in ``base``) of a store and a notebooks folder
+    (autosave must not touch the repo); yields its base URL (also used by
+    ``python -m tests.screenshots``)."""
     store = base / "store"
-    shutil.copytree(demo_store_template, store)
+    shutil.copytree(store_from, store)
     notebooks = base / "notebooks"
-    shutil.copytree(ROOT / "notebooks", notebooks)  # autosave must not touch the repo
+    shutil.copytree(notebooks_from, notebooks)
     settings = _lab_settings(base / "settings")
     port = _free_port()
     env = {**os.environ, "AKASHA_STORE": str(store), "HF_HUB_OFFLINE": "1",
@@ -101,6 +113,16 @@ def lab(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def run_all(page: Any, url: str, name: str) -> None:
+    """Open notebook ``name`` in JupyterLab at ``url``, Run All, wait until every cell ran."""
+    page.goto(f"{url}/lab/tree/{name}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    with contextlib.suppress(Exception):  # the kernel dialog shows only sometimes
+        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
 
 def _is_local(url: str) -> bool:
@@ -143,6 +165,23 @@ NODE_XY = """(root) => {
 }"""
 
 
+TABLES = """() => [...document.querySelectorAll('.jp-OutputArea-output table')].flatMap(t => {
+  const heads = [...t.querySelectorAll('thead th')].map(h => h.textContent.trim());
+  const k = heads.indexOf('text');
+  const rows = [...t.querySelectorAll('tbody tr')];
+  if (k < 0 || !rows.length) return [];
+  return [{heads, k, width: rows[0].children[k].getBoundingClientRect().width,
+           tallest: Math.max(...rows.map(r => r.getBoundingClientRect().height))}];
+})"""
+
+CUT_BUTTONS = """() => [...document.querySelectorAll('.jupyter-widgets button')]
+  .filter(b => b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1)
+  .map(b => b.textContent.trim())"""
+
+EPOCH_INPUTS = """() => [...document.querySelectorAll('.jupyter-widgets input')]
+  .map(i => i.value).filter(v => /^\\s*1[5-9]\\d{8}(\\.\\d+)?\\s*$/.test(v))"""
+
+
 def test_notebook_02_in_chromium(lab: str) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -168,12 +207,7 @@ def test_notebook_02_in_chromium(lab: str) -> None:
             page = ctx.new_page()
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{lab}/lab/tree/{NOTEBOOK}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            with contextlib.suppress(Exception):  # the kernel dialog shows only sometimes
-                page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            run_all(page, lab, NOTEBOOK)
 
             graph = page.locator(".ak-graph[data-drawn]").first
             graph.wait_for(timeout=300_000)
@@ -187,6 +221,14 @@ def test_notebook_02_in_chromium(lab: str) -> None:
             assert graph.evaluate(PAINTED) > 1000, "the canvas is blank"
             caption = page.locator(".ak-graph-caption").first
             assert caption.inner_text().startswith("1 · seeds")
+            tables = page.evaluate(TABLES)
+            assert len(tables) >= 2  # the settlement and write-back DataFrames
+            for t in tables:  # text first (after the index), wide, one line per row
+                assert t["k"] <= 1 and t["width"] >= 150 and t["tallest"] <= 40, t
+            assert page.evaluate(CUT_BUTTONS) == []
+            assert page.evaluate(EPOCH_INPUTS) == []
+            scale = graph.get_attribute("data-scale")
+            assert scale and float(scale) <= 1.3
             output = page.locator(".jp-OutputArea-output", has=graph).first
             _shot(output, "stepper_seeds.png")
 
@@ -196,6 +238,7 @@ def test_notebook_02_in_chromium(lab: str) -> None:
                 timeout=30_000)
             active = page.locator(".widget-toggle-buttons button.mod-active").first
             assert "2a" in active.inner_text()
+            assert graph.get_attribute("data-scale") == scale  # one zoom for every stage
             assert int(graph.get_attribute("data-edges") or 0) > 0  # transitions appear
             page.wait_for_timeout(500)
             assert graph.evaluate(PAINTED) > 1000

@@ -5,6 +5,7 @@ with every node on it); text a person wrote stays text — a message carrying
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,10 @@ def test_demo_html_renders_offline(demo_store: Path, tmp_path: Path, browser: An
         == n_nodes
     assert _painted(page) > 10_000
     assert page.locator("#legend li").count() > 1
+    subtitle = page.locator("header p").text_content() or ""
+    assert re.search(r"as of \d{4}-\d\d-\d\dT\d\d:\d\d", subtitle), subtitle  # a date,
+    assert not re.search(r"\d{9,}", subtitle), subtitle                          # no epoch
+    assert "阿岚" in (page.locator("#legend").text_content() or "")  # named by anchors
     assert p.blocked == []
     assert p.errors == []
     # the demo's own hostile message (2026-10-11-night) shows as text

@@ -11,6 +11,7 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.widgets import AnchorCurator, CommunitiesPanel, ReviewQueue
+from akasha_explorer.widgets.communities import TOP_TURNS
 
 
 @pytest.fixture
@@ -168,8 +169,17 @@ def test_communities_panel_draws_communities_and_surprises(rw_mem: ak.Memory) ->
     assert p.table["community"].tolist() == t["community"].tolist()
     first = int(t["community"].iloc[0])
     members = set(str(t["members"].iloc[0]).split(","))
-    assert {n["id"] for n in p.view.nodes} <= members
-    assert len(p.view.nodes) == min(len(members), p.view.cap)
+    shown = {n["id"] for n in p.view.nodes}
+    assert shown <= members
+    assert len(shown) == min(len(members), TOP_TURNS) < len(members)  # the big one is cut
+    strength = dict(zip(members, p.data.strength(list(members)), strict=True))
+    weakest_shown = min(strength[u] for u in shown)
+    assert all(strength[u] <= weakest_shown for u in members - shown)  # the strongest
+    labels = [n for n in p.view.nodes if n["label"]]
+    assert 0 < len(labels) <= 12
+    anchors = {a["name"] for a in m.anchors(status=None)}
+    named = [lab for lab in t["label"] if set(lab.split(" / ")) <= anchors]
+    assert len(named) >= len(t) // 2  # communities are named by the anchors they mention
     p.community_list.value = int(t["community"].iloc[1])
     assert {n["id"] for n in p.view.nodes} <= set(str(t["members"].iloc[1]).split(","))
     link = p.surprises.index[p.surprises["kind"] == "suggested_link"][0]

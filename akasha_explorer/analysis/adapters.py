@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "anchor_rows",
     "build_view",
+    "node_anchor_names",
     "node_terms",
     "noise_ids",
     "queue_suggested_links",
@@ -86,6 +87,20 @@ def node_terms(store: Store, ids: Sequence[str]) -> dict[str, list[str]]:
         a, k = int(n.first_msg[i]), int(n.n_msg[i])
         rows = [j for j in range(a, a + k) if m.msg_role[j] == "user"] or list(range(a, a + k))
         out[u] = [t for j in rows for t in m.msg_terms[j]]
+    return out
+
+
+def node_anchor_names(store: Store, ids: Sequence[str]) -> dict[str, list[str]]:
+    """Names of the anchors (people, places, projects, things; not rejected or merged
+    ones) each node mentions — what a community is labelled by: greetings and fillers
+    ("good night", "早安") are no anchors, so they never name a community."""
+    anchors, mentions, _facts = anchor_rows(store)
+    name = {a["uid"]: str(a["name"]) for a in anchors
+            if str(a["status"] or "") not in ("rejected", "merged")}
+    out: dict[str, list[str]] = {u: [] for u in ids}
+    for m in mentions:
+        if m["turn"] in out and m["anchor"] in name:
+            out[m["turn"]].append(name[m["anchor"]])
     return out
 
 

@@ -137,11 +137,12 @@ def communities(store: Store, view: str = "nodes", *, now: float | None = None,
                 resolution: float | None = None, seed: int | None = None,
                 save: bool = False) -> pd.DataFrame:
     """Leiden communities of a view (SPEC §7), one row per community, largest first
-    (:func:`.communities.community_table`; labelled by distinctive terms for turns).
+    (:func:`.communities.community_table`; turns are labelled by the anchors they
+    mention, most distinctive first).
     ``save=True`` (nodes view, writable store) keeps them as episodes of kind
     ``community`` (replacing the previous ones)."""
     v = graph_view(store, view, now=now, resolution=resolution, seed=seed)
-    terms = adapters.node_terms(store, list(v.nodes["id"])) if view == "nodes" else None
+    terms = adapters.node_anchor_names(store, list(v.nodes["id"])) if view == "nodes" else None
     table = community_table(v, terms=terms)
     if save:
         if view != "nodes":

@@ -109,8 +109,9 @@ def community_table(view: GraphView, *, terms: Mapping[str, Sequence[str]] | Non
     edges, is left out), largest first.
 
     Columns: ``community``, ``size``, ``label`` (distinctive terms of the members,
-    :func:`community_label`, when ``terms`` maps node ids to their lexical terms; else the
-    labels of the strongest members), ``w_internal`` (edge weight inside), ``w_cut``
+    :func:`community_label`, when ``terms`` maps node ids to what names them — the anchors
+    they mention, for turns; the strongest members' labels when no term qualifies, or
+    without ``terms``), ``w_internal`` (edge weight inside), ``w_cut``
     (weight of edges leaving it), ``conductance`` (``w_cut / (2 w_internal + w_cut)``),
     ``first_time``/``last_time`` (when the view has ``ts``), ``sessions`` (distinct),
     ``top_sessions`` and ``examples`` (labels of the members with the highest weighted

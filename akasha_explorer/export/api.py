@@ -50,7 +50,7 @@ def export(store: Store, path: str | Path, *, format: str, view: str = "nodes",
         return formats.write_csv(v, path)
     labels = None
     if view == "nodes":
-        t = community_table(v, terms=adapters.node_terms(store, list(v.nodes["id"])))
+        t = community_table(v, terms=adapters.node_anchor_names(store, list(v.nodes["id"])))
         labels = dict(zip(t["community"], t["label"], strict=True))
     return html.write_html(v, path, seed=lay_seed, labels=labels,
                            title=f"akasha — {view} view of {store.path.name}")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from pyvis.network import Network
 
-from ..analysis.views import GraphView
+from ..analysis.views import GraphView, iso_time
 from ..errors import StoreError
 from .sanitize import records
 from .viz import colour, layout, sizes
@@ -198,7 +198,7 @@ def render_html(view: GraphView, *, title: str | None = None, seed: int = 0,
     head = title or f"akasha — {view.name} view"
     sub = (f"{len(nodes)} nodes, {shown} of {n_edges} edges"
            + (" (the strongest)" if shown < n_edges else "")
-           + (f"; weights at now = {view.now:.0f}" if view.now else ""))
+           + (f"; weights as of {iso_time(view.now)}" if view.now else ""))
     data = {"nodes": nodes, "edges": edges, "options": options,
             "legend": _legend(view, labels)}
     return _PAGE.format(title=html.escape(head), subtitle=html.escape(sub), css=css, js=js,

@@ -8,6 +8,7 @@ explicit Memory API calls behind a button (e.g. RecallStepper's Commit → ``mem
 True
 """
 
+from ._html import table
 from .canvas import GraphCanvas
 from .communities import CommunitiesPanel
 from .compare import CompareMethods
@@ -32,4 +33,5 @@ __all__ = [
     "TimeTravelPanel",
     "WhatIfPanel",
     "notebook_store",
+    "table",
 ]

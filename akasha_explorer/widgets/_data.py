@@ -78,15 +78,16 @@ class StoreGraph:
                 "color": {"background": colour, "border": "#555555"},
                 "community": -1 if c is None else int(c)}
 
-    def nodes(self, uids: Sequence[str], *, labels: int = 30) -> list[dict]:
+    def nodes(self, uids: Sequence[str], *, labels: int = 15) -> list[dict]:
         """:meth:`node` for each uid; only the ``labels`` strongest keep a canvas label (the
-        rest show theirs on hover), so a big graph stays readable."""
+        rest show theirs on hover), so a big graph stays readable; ``rank`` orders them
+        (strongest first) for the view, which hides the lesser of two overlapping labels."""
         out = [self.node(u) for u in uids]
-        if len(out) > labels:
-            keep = {d["id"] for d in sorted(out, key=lambda d: (-d["size"], d["id"]))[:labels]}
-            for d in out:
-                if d["id"] not in keep:
-                    d["label"] = ""
+        order = sorted(out, key=lambda d: (-d["size"], d["id"]))
+        for k, d in enumerate(order):
+            d["rank"] = k
+            if k >= labels:
+                d["label"] = ""
         return out
 
     # -- edges -----------------------------------------------------------------------------

@@ -29,6 +29,9 @@ __all__ = [
     "messages_html",
     "note",
     "short",
+    "stamp",
+    "table",
+    "text_first",
     "timeline_svg",
     "tooltip",
 ]
@@ -69,6 +72,17 @@ def iso(ts: float | None, *, minutes: bool = True) -> str:
         return ""
     d = dt.datetime.fromtimestamp(float(ts), dt.UTC)
     return d.strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
+
+
+def stamp(ts: float) -> str:
+    """Epoch seconds as an exact ISO 8601 time a person can read and a "now" box parses
+    back (UTC; microseconds only when there are some).
+
+    >>> stamp(1792505265.0), stamp(0.25)
+    ('2026-10-20T14:07:45+00:00', '1970-01-01T00:00:00.250000+00:00')
+    """
+    d = dt.datetime.fromtimestamp(float(ts), dt.UTC)
+    return d.isoformat(timespec="seconds" if d.microsecond == 0 else "microseconds")
 
 
 def community_colour(k: int | None) -> str:
@@ -115,25 +129,55 @@ def _missing(v: Any) -> bool:
         return False
 
 
+TEXT_COLUMNS = ("text", "subject_text", "other_text", "label", "examples", "detail", "why",
+                "name", "surface", "query", "quote", "reason")
+"""Columns that hold what a person wrote or reads: shown first, at least ``TEXT_MIN_EM``
+wide, cut with an ellipsis (the full text on hover)."""
+
+TEXT_MIN_EM = 14
+TEXT_MAX_EM = 30
+
+
+def text_first(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its text columns moved to the front, in :data:`TEXT_COLUMNS` order.
+
+    >>> import pandas as pd
+    >>> list(text_first(pd.DataFrame(columns=["uid", "reason", "score", "text"])).columns)
+    ['text', 'reason', 'uid', 'score']
+    """
+    cols = list(df.columns)
+    first = [c for c in TEXT_COLUMNS if c in cols]
+    return df[first + [c for c in cols if c not in first]] if first else df
+
+
 def frame_html(df: pd.DataFrame, *, digits: int = 3, max_rows: int = 400,
                highlight: Iterable[str] = (), key: str = "uid") -> str:
     """A DataFrame as a compact, scrollable HTML table; every cell escaped.
 
-    Rows whose ``key`` is in ``highlight`` get the ``ak-hl`` class.
+    Text columns come first, at least 14em wide, one line each, cut with an ellipsis and
+    whole in the cell's ``title`` (hover). Rows whose ``key`` is in ``highlight`` get the
+    ``ak-hl`` class.
 
     >>> import pandas as pd
-    >>> s = frame_html(pd.DataFrame({"uid": ["<x>"], "score": [0.12345]}))
+    >>> s = frame_html(pd.DataFrame({"uid": ["<x>"], "score": [0.12345], "text": ["a&b"]}))
     >>> "&lt;x&gt;" in s and "0.123" in s and "<x>" not in s
     True
+    >>> s.index(">text</th>") < s.index(">uid</th>"), 'title="a&amp;b"' in s
+    (True, True)
     """
     hl = set(highlight)
+    df = text_first(df)
     cols = list(df.columns)
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    is_text = [c in TEXT_COLUMNS for c in cols]
+    head = "".join(f'<th class="ak-t">{esc(c)}</th>' if t else f"<th>{esc(c)}</th>"
+                   for c, t in zip(cols, is_text, strict=True))
     body = []
     for rec in df.head(max_rows).itertuples(index=False, name=None):
         row = dict(zip(cols, rec, strict=True))
         cls = ' class="ak-hl"' if key in row and row[key] in hl else ""
-        cells = "".join(f"<td>{_cell(v, digits)}</td>" for v in rec)
+        cells = "".join(f'<td class="ak-t" title="{_cell(v, digits)}">{_cell(v, digits)}</td>'
+                        if t else f"<td>{_cell(v, digits)}</td>"
+                        for v, t in zip(rec, is_text, strict=True))
         body.append(f"<tr{cls}>{cells}</tr>")
     more = (f'<div class="ak-more">{len(df) - max_rows} more rows not shown; use the '
             "DataFrame (frame()) for all</div>" if len(df) > max_rows else "")
@@ -205,7 +249,10 @@ STYLE = """<style>
 .ak-table th { position: sticky; top: 0; background: #f4f4f4; z-index: 1; }
 .ak-table th, .ak-table td { padding: 2px 6px; border-bottom: 1px solid #eee; text-align: left;
   max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.ak-table th.ak-t, .ak-table td.ak-t { min-width: 14em; max-width: 30em; }
 .ak-table tr.ak-hl td { background: #fff3c4; }
+.ak-panel .widget-button, .ak-panel .widget-toggle-button { flex-shrink: 0;
+  min-width: max-content; }
 .ak-more, .ak-note { font-size: 11px; color: #777; padding: 2px 4px; }
 .ak-msg { margin: 4px 0; padding: 4px 6px; border-left: 3px solid #4e79a7; background: #fafafa; }
 .ak-msg.ak-assistant { border-left-color: #59a14f; }
@@ -217,6 +264,30 @@ STYLE = """<style>
 .ak-error { color: #b00020; }
 </style>"""
 """Styles for the panels' HTML (inline, nothing fetched)."""
+
+
+def table(df: pd.DataFrame, *, digits: int = 3) -> Any:
+    """``df`` ready to read in a notebook (a pandas ``Styler``; the data is ``.data``): text
+    columns first, each at least 14em wide, cut with an ellipsis and whole on hover, every
+    row on one line (a wide frame scrolls sideways, the text in view), numbers to
+    ``digits`` places. Long Chinese text in a wide frame otherwise wraps
+    to one or two characters per line.
+
+    >>> import pandas as pd
+    >>> st = table(pd.DataFrame({"uid": ["a"], "text": ["<b>长文本</b>"]}))
+    >>> list(st.data.columns), 'title="&lt;b&gt;长文本&lt;/b&gt;"' in st.to_html()
+    (['text', 'uid'], True)
+    """
+    df = text_first(df)
+    texts = [c for c in df.columns if c in TEXT_COLUMNS]
+    st = df.style.format(precision=digits, na_rep="")
+    st = st.format(lambda v: f'<span title="{esc(v)}">{esc(v)}</span>', subset=texts)
+    cell = {"min-width": f"{TEXT_MIN_EM}em", "max-width": f"{TEXT_MAX_EM}em",
+            "white-space": "nowrap", "overflow": "hidden", "text-overflow": "ellipsis",
+            "text-align": "left"}
+    st = st.set_properties(subset=texts, **cell)
+    return st.set_table_styles([{"selector": "th", "props": [("text-align", "left")]},
+                                {"selector": "td, th", "props": [("white-space", "nowrap")]}])
 
 
 def kv_html(pairs: Sequence[tuple[str, object]]) -> str:

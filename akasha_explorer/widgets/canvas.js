@@ -5,6 +5,12 @@
 // fetched from the network and no global `vis` is required. Positions are given by Python and
 // physics stays off. Tooltips arrive as HTML that Python escaped; they become DOM elements
 // here because vis-network shows plain strings as text.
+//
+// Legibility: the view is fitted by our own rule (fitView) — every node, its disc and its
+// label (kept at LABEL_PX on screen whatever the zoom) inside the canvas, zoom at most
+// MAX_ZOOM — and only when Python asks (fit_token) or the canvas first gets a size, so a
+// panel that restyles nodes keeps one zoom. Labels that would overlap a more important one
+// (lower `rank`) or run off the canvas are hidden (declutter); hover still shows every text.
 
 const CACHE = "__akasha_vis_network__";
 
@@ -30,8 +36,58 @@ function prepNodes(list) {
     const out = { ...n };
     if (typeof out.title === "string" && out.title) out.title = tooltipElement(out.title);
     else delete out.title;
+    if (out.label === undefined) out.label = "";
     return out;
   });
+}
+
+const LABEL_PX = 12; // label text height on screen, at any zoom
+const LABEL_GAP = 3; // screen px between a disc and its label
+const LABEL_H = 16; // screen px a label line takes
+const PAD = 8; // screen px kept free at the canvas edge
+const MAX_ZOOM = 1.3; // a few nodes are not blown up into discs
+const MIN_ZOOM = 0.02;
+
+let measureCtx = null;
+function textWidth(text) {
+  if (!text) return 0;
+  measureCtx ||= document.createElement("canvas").getContext("2d");
+  measureCtx.font = `${LABEL_PX}px sans-serif`;
+  return measureCtx.measureText(text).width + 4;
+}
+
+// Screen boxes of `items` ({x, y, r, w}: canvas position, radius, label width in px) at zoom
+// `s`, relative to the canvas origin: [left, top, right, bottom].
+function extent(items, s) {
+  let l = Infinity, t = Infinity, r = -Infinity, b = -Infinity;
+  for (const it of items) {
+    const half = Math.max(it.r * s, it.w / 2);
+    l = Math.min(l, it.x * s - half);
+    r = Math.max(r, it.x * s + half);
+    t = Math.min(t, it.y * s - it.r * s);
+    b = Math.max(b, it.y * s + it.r * s + (it.w ? LABEL_GAP + LABEL_H : 0));
+  }
+  return [l, t, r, b];
+}
+
+// The largest zoom (≤ MAX_ZOOM) at which every item fits in width × height, and the canvas
+// point to centre on.
+function fitFor(items, width, height) {
+  const fits = (s) => {
+    const [l, t, r, b] = extent(items, s);
+    return r - l <= width - 2 * PAD && b - t <= height - 2 * PAD;
+  };
+  let lo = MIN_ZOOM, hi = MAX_ZOOM;
+  if (fits(hi)) lo = hi;
+  else {
+    for (let k = 0; k < 40; k++) {
+      const mid = (lo + hi) / 2;
+      if (fits(mid)) lo = mid;
+      else hi = mid;
+    }
+  }
+  const [l, t, r, b] = extent(items, lo);
+  return { scale: lo, position: { x: (l + r) / 2 / lo, y: (t + b) / 2 / lo } };
 }
 
 function prepEdges(list) {
@@ -105,18 +161,59 @@ function render({ model, el }) {
   const network = new vis.Network(holder, { nodes, edges }, OPTIONS);
   root.akashaNetwork = network; // for tests and the curious: positions, selection
 
-  // Labels keep about LABEL_PX on screen whatever the zoom (vis-network 9 scales them).
-  const LABEL_PX = 12;
-  let labelFrame = 0;
-  const keepLabelSize = () => {
-    if (labelFrame) return;
-    labelFrame = requestAnimationFrame(() => {
-      labelFrame = 0;
-      const size = Math.max(4, Math.min(40, LABEL_PX / network.getScale()));
-      network.setOptions({ nodes: { font: { size } } });
+  // Labels keep LABEL_PX on screen whatever the zoom (vis-network scales them with it).
+  const setLabelSize = () => {
+    const size = Math.max(1, LABEL_PX / network.getScale());
+    network.setOptions({ nodes: { font: { size } } });
+  };
+
+  // Python's labels; the DataSet holds what is drawn (some hidden by declutter).
+  let labels = new Map();
+  let ranks = new Map();
+  const remember = (list) => {
+    labels = new Map(list.map((n) => [String(n.id), n.label || ""]));
+    ranks = new Map(list.map((n, k) => [String(n.id), typeof n.rank === "number" ? n.rank : k]));
+  };
+  remember(model.get("nodes"));
+
+  // Hide each label that would overlap a more important one or leave the canvas.
+  const declutter = () => {
+    const w = holder.clientWidth, h = holder.clientHeight;
+    if (!w || !h) return;
+    const s = network.getScale();
+    const ids = [...labels.keys()].filter((id) => labels.get(id) && nodes.get(id) !== null);
+    ids.sort((a, b) => ranks.get(a) - ranks.get(b));
+    const kept = [];
+    const changes = [];
+    for (const id of ids) {
+      const text = labels.get(id);
+      const p = network.canvasToDOM(network.getPosition(id));
+      const r = (nodes.get(id).size ?? OPTIONS.nodes.size) * s;
+      const tw = textWidth(text);
+      const box = [p.x - tw / 2, p.y + r + LABEL_GAP, p.x + tw / 2, p.y + r + LABEL_GAP + LABEL_H];
+      const inside = box[0] >= 0 && box[1] >= 0 && box[2] <= w && box[3] <= h;
+      const clear = kept.every((k) => box[2] <= k[0] || box[0] >= k[2] || box[3] <= k[1] || box[1] >= k[3]);
+      const show = inside && clear;
+      if (show) kept.push(box);
+      const want = show ? text : "";
+      if ((nodes.get(id).label || "") !== want) changes.push({ id, label: want });
+    }
+    if (changes.length) nodes.update(changes);
+    root.dataset.labels = String(kept.length);
+  };
+  let declutterFrame = 0;
+  const declutterSoon = () => {
+    if (declutterFrame) return;
+    declutterFrame = requestAnimationFrame(() => {
+      declutterFrame = 0;
+      declutter();
     });
   };
-  network.on("zoom", keepLabelSize);
+  network.on("zoom", () => {
+    setLabelSize();
+    declutterSoon();
+  });
+  network.on("dragEnd", declutterSoon);
 
   const showCounts = () => {
     root.dataset.nodes = String(nodes.length);
@@ -152,8 +249,10 @@ function render({ model, el }) {
   });
 
   const onNodes = () => {
+    remember(model.get("nodes"));
     syncSet(nodes, prepNodes(model.get("nodes")));
     showCounts();
+    declutter();
   };
   const onEdges = () => {
     syncSet(edges, prepEdges(model.get("edges")));
@@ -165,12 +264,23 @@ function render({ model, el }) {
     showCounts();
   };
   let fitted = false;
+  // Zoom so that the fit_ids nodes (default: all) fit with their discs and labels (a node's
+  // `fit_label`, else its label, reserves the room).
   const fitNow = () => {
-    const ids = model.get("fit_ids").filter((id) => nodes.get(id) !== null);
-    // vis-network never zooms in past maxZoomLevel (default 1) when fitting
-    const opts = { animation: false, maxZoomLevel: 2.5 };
-    network.fit(ids.length ? { ...opts, nodes: ids } : opts);
-    keepLabelSize();
+    let ids = model.get("fit_ids").filter((id) => nodes.get(id) !== null);
+    if (!ids.length) ids = nodes.getIds();
+    if (!ids.length) return;
+    const pos = network.getPositions(ids);
+    const items = ids.map((id) => {
+      const n = nodes.get(id);
+      const room = typeof n.fit_label === "string" ? n.fit_label : labels.get(String(id)) || "";
+      return { x: pos[id].x, y: pos[id].y, r: n.size ?? OPTIONS.nodes.size, w: textWidth(room) };
+    });
+    const { scale, position } = fitFor(items, holder.clientWidth, holder.clientHeight);
+    network.moveTo({ position, scale, animation: false });
+    setLabelSize();
+    declutter();
+    root.dataset.scale = scale.toFixed(4);
   };
   const onFit = () => {
     if (holder.clientWidth > 0) fitNow();
@@ -197,6 +307,8 @@ function render({ model, el }) {
       fitted = true;
       network.redraw();
       fitNow();
+    } else if (fitted) {
+      declutterSoon(); // a narrower canvas: labels that now leave it are hidden
     }
   });
   resize.observe(holder);
@@ -209,7 +321,7 @@ function render({ model, el }) {
     model.off("change:fit_token", onFit);
     model.off("change:height", onHeight);
     resize.disconnect();
-    if (labelFrame) cancelAnimationFrame(labelFrame);
+    if (declutterFrame) cancelAnimationFrame(declutterFrame);
     network.destroy();
   };
 }

@@ -10,6 +10,12 @@ the installed pyvis package ships, and reports clicks back to Python.
 - Tooltips are HTML built by Python with every text escaped (:func:`~._html.tooltip`); the
   front end turns them into DOM elements (vis-network shows plain strings as text). Node
   labels are drawn on the canvas as text, never parsed as HTML.
+- Legible at any size: node discs are capped at :data:`MAX_NODE_SIZE` and edges at
+  :data:`MAX_EDGE_WIDTH` (so arrowheads stay small); an edge whose reverse is also drawn
+  curves, so the two never lie on top of each other; the front end zooms to fit every node
+  *and its label* (at most 1.3×, labels 12 px on screen), only when asked (:meth:`fit`),
+  and hides labels that would overlap a more important one (a node's ``rank``, lower
+  first) or leave the canvas.
 - Selection (click, ctrl/long-press for multi-select) lands in :attr:`GraphCanvas.selected`
   as node ids; a double-click asks Python to expand that node (:meth:`GraphCanvas.on_expand`).
 
@@ -38,12 +44,22 @@ import traitlets
 
 from ..errors import StoreError
 
-__all__ = ["DEFAULT_CAP", "GraphCanvas", "layout", "vis_source"]
+__all__ = ["DEFAULT_CAP", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE", "GraphCanvas", "layout",
+           "separate", "vis_source"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CAP = 500
 """Most nodes a graph view shows (expansion stops there)."""
+
+MAX_NODE_SIZE = 18.0
+"""Largest node radius, in canvas units (the view zooms in at most 1.3×: ≤ 24 px)."""
+
+MAX_EDGE_WIDTH = 3.0
+"""Widest edge (vis-network draws an arrowhead about ``5 + 3·width`` long)."""
+
+ASPECT = 1.4
+"""Width / height the layout is stretched to (a graph view is wider than tall)."""
 
 _HERE = Path(__file__).resolve().parent
 
@@ -75,13 +91,16 @@ def vis_source() -> str:
 
 def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | None = None, *,
            fixed: dict[int, tuple[float, float]] | None = None, seed: int = 0,
-           spread: float = 70.0) -> np.ndarray:
+           spread: float = 70.0, aspect: float = 1.0,
+           radii: Sequence[float] | None = None) -> np.ndarray:
     """Positions ``(n, 2)`` in pixels for a graph of ``n`` nodes (igraph Fruchterman–Reingold).
 
     Deterministic: igraph's random generator is swapped for ``random.Random(seed)`` during
     the call. ``fixed`` node positions (e.g. nodes already on screen) seed the layout and are
     put back exactly afterwards, so expanding a graph does not move what was there.
-    The result spans about ``spread · sqrt(n)`` pixels.
+    The result spans about ``spread · sqrt(n)`` pixels, stretched towards width / height
+    ``aspect`` (without ``fixed`` nodes). With ``radii`` the nodes that are not fixed are
+    then pushed apart until no two discs overlap (:func:`separate`).
 
     >>> p = layout(4, [(0, 1), (1, 2), (2, 3)])
     >>> p.shape, bool(np.allclose(p, layout(4, [(0, 1), (1, 2), (2, 3)])))
@@ -114,8 +133,12 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
         ig.set_random_number_generator(random)
     if not fixed:
         coords = coords - coords.mean(axis=0)
+        ex, ey = (float(v) or 1.0 for v in np.abs(coords).max(axis=0))
+        c = min(max(aspect / (ex / ey), 0.4), 2.5)  # towards the aspect, at most 2.5×
+        coords = coords * np.array([np.sqrt(c), 1 / np.sqrt(c)])
         extent = float(np.abs(coords).max()) or 1.0
-        return coords / extent * (size / 2)
+        out = coords / extent * (size / 2)
+        return out if radii is None else separate(out, radii, seed=seed)
     # map the layout onto the fixed nodes (least-squares scale + shift), then pin them
     lf = coords[keys]
     lm, fm = lf.mean(axis=0), f.mean(axis=0)
@@ -125,6 +148,43 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
         scale = size / 2 / (float(np.abs(coords - coords.mean(axis=0)).max()) or 1.0)
     out = (coords - lm) * scale + fm
     out[keys] = f
+    if radii is not None:
+        movable = np.ones(n, bool)
+        movable[keys] = False
+        out = separate(out, radii, movable=movable, seed=seed)
+    return out
+
+
+def separate(xy: np.ndarray, radii: Sequence[float], *, movable: np.ndarray | None = None,
+             gap: float = 4.0, rounds: int = 40, seed: int = 0) -> np.ndarray:
+    """``xy`` with overlapping discs (``radii``) pushed apart along the line between their
+    centres, ``rounds`` times at most, until every two are ``gap`` pixels apart; rows where
+    ``movable`` is False stay put.
+
+    >>> p = separate(np.array([[0.0, 0.0], [1.0, 0.0]]), [5.0, 5.0])
+    >>> round(float(np.linalg.norm(p[1] - p[0])), 1)
+    14.0
+    """
+    out = np.array(xy, dtype=np.float64)
+    n = len(out)
+    if n < 2:
+        return out
+    r = np.asarray(radii, np.float64)
+    move = np.ones(n, bool) if movable is None else np.asarray(movable, bool)
+    need = r[:, None] + r[None, :] + gap
+    jitter = np.random.default_rng(seed).uniform(-1e-3, 1e-3, size=out.shape)
+    out[move] += jitter[move]  # coincident points get a direction
+    for _ in range(rounds):
+        d = out[:, None, :] - out[None, :, :]
+        dist = np.sqrt((d ** 2).sum(-1))
+        np.fill_diagonal(dist, np.inf)
+        over = np.clip(need - dist, 0.0, None)
+        if not over.any():
+            break
+        share = np.where(move[None, :], 0.5, 1.0)[..., None]  # a fixed partner: move it all
+        push = (d / np.maximum(dist, 1e-9)[..., None] * over[..., None] * share).sum(axis=1)
+        push[~move] = 0.0
+        out += push
     return out
 
 
@@ -152,6 +212,7 @@ class GraphCanvas(anywidget.AnyWidget):
     fit_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)
     drawn = traitlets.Int(0).tag(sync=True)
     cap = traitlets.Int(DEFAULT_CAP)
+    aspect = traitlets.Float(ASPECT)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(vis_source=vis_source(), **kwargs)
@@ -163,7 +224,11 @@ class GraphCanvas(anywidget.AnyWidget):
                   relayout: bool = False, fit: bool = True, seed: int = 0) -> None:
         """Show ``nodes`` and ``edges`` (at most :attr:`cap` nodes: the rest are dropped with
         their edges). Nodes without ``x``/``y`` get a layout position; nodes already on screen
-        keep theirs unless ``relayout``. ``weight`` on an edge guides the layout only."""
+        keep theirs unless ``relayout``. ``weight`` on an edge guides the layout only.
+
+        Node ``size`` is capped at :data:`MAX_NODE_SIZE`, edge ``width`` at
+        :data:`MAX_EDGE_WIDTH`; an edge drawn in both directions is curved (unless it sets
+        ``smooth``). ``fit`` zooms the view to the new graph; without it the zoom stays."""
         nodes = [dict(n) for n in nodes[: self.cap]]
         ids = [str(n["id"]) for n in nodes]
         pos = {i: k for k, i in enumerate(ids)}
@@ -180,13 +245,23 @@ class GraphCanvas(anywidget.AnyWidget):
         if len(fixed) < len(nodes):
             pairs = [(pos[str(e["from"])], pos[str(e["to"])]) for e in edges]
             w = [float(e.get("weight", 1.0)) for e in edges]
-            xy = layout(len(nodes), pairs, w, fixed=fixed or None, seed=seed)
+            radii = [min(float(n.get("size", 10.0)), MAX_NODE_SIZE) for n in nodes]
+            xy = layout(len(nodes), pairs, w, fixed=fixed or None, seed=seed,
+                        aspect=self.aspect, radii=radii)
             for k, n in enumerate(nodes):
                 n["x"], n["y"] = round(float(xy[k, 0]), 2), round(float(xy[k, 1]), 2)
+        for n in nodes:
+            if "size" in n:
+                n["size"] = min(float(n["size"]), MAX_NODE_SIZE)
+        both = {(str(e["from"]), str(e["to"])) for e in edges}
         for e in edges:
             e.pop("weight", None)
             e["from"], e["to"] = str(e["from"]), str(e["to"])
             e.setdefault("id", f"{e['from']}->{e['to']}")
+            if "width" in e:
+                e["width"] = min(float(e["width"]), MAX_EDGE_WIDTH)
+            if (e["to"], e["from"]) in both and e["from"] != e["to"]:
+                e.setdefault("smooth", {"enabled": True, "type": "curvedCW", "roundness": 0.2})
         self.edges = []  # edges first so the front end never sees an edge without its ends
         self.nodes = nodes
         self.edges = edges

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["CommunitiesPanel"]
 
 EDGES_PER_NODE = 4
+TOP_TURNS = 30
+"""Turns a community view draws: its strongest (all of a big community is a hairball)."""
 SURPRISE_KINDS = ("bridge", "suggested_link", "semantic_mismatch", "knowledge_gap")
 LINK_COLOURS = {"suggested_link": "#e15759", "semantic_mismatch": "#7b3fbf"}
 
@@ -98,6 +100,7 @@ class CommunitiesPanel(W.VBox):
             W.HBox([self.queue_button, self.store_button]),
             self.status,
         ])
+        self.add_class("ak-panel")
         self.compute()
 
     # -- computing -------------------------------------------------------------------------
@@ -146,15 +149,20 @@ class CommunitiesPanel(W.VBox):
             return []
         return [u for u in str(row["members"].iloc[0]).split(",") if u]
 
-    def show_community(self, community: int) -> list[str]:
-        """Draw community ``community``: its turns, their strongest edges, sized by strength."""
-        members = self._members(community)[: self.view.cap]
-        self.view.set_graph(self.data.nodes(members),
+    def show_community(self, community: int, *, top: int = TOP_TURNS) -> list[str]:
+        """Draw community ``community``: its ``top`` strongest turns (decayed strength at
+        ``now``), their strongest edges, sized by strength. Returns the uids drawn."""
+        everyone = self._members(community)
+        strength = self.data.strength(everyone)
+        order = sorted(range(len(everyone)), key=lambda i: (-float(strength[i]), everyone[i]))
+        members = [everyone[i] for i in order[: min(top, self.view.cap)]]
+        self.view.set_graph(self.data.nodes(members, labels=12),
                             self.data.edges_among(members, per_node=EDGES_PER_NODE),
                             relayout=True)
         row = self.table[self.table["community"] == community].iloc[0]
-        self.view.caption = (f"community {community}: {len(members)} turns, label "
-                             f"{row['label']}; colour = community, size = strength")
+        self.view.caption = (f"community {community} ({row['label']}): the {len(members)} "
+                             f"strongest of its {len(everyone)} turns; colour = community, "
+                             "size = strength")
         self.detail.value = kv_html([(k, row[k]) for k in ("community", "size", "label",
                                                            "conductance", "sessions",
                                                            "top_sessions", "examples")

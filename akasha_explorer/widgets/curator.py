@@ -132,6 +132,7 @@ class AnchorCurator(W.VBox):
             self.audit_box.widget(),
             self.status,
         ])
+        self.add_class("ak-panel")
         if mem.read_only:
             self.status.value = note("the store is open read-only: browsing only")
         self.refresh()

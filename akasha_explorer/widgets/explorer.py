@@ -53,6 +53,9 @@ EDGES_PER_NODE = 6
 EXPAND_STEP = 25
 """Neighbours added per expand click (per click, not per node; the cap still applies)."""
 
+COMMUNITY_TOP = 30
+"""Turns a community shows when picked: its strongest (a whole community is a hairball)."""
+
 
 class MemoryExplorer(W.VBox):
     """Explore one store (see the module docstring).
@@ -81,6 +84,7 @@ class MemoryExplorer(W.VBox):
         self.shown: list[str] = []
         self.hits = pd.DataFrame()
         self.opened: str | None = None
+        self._picked: tuple[list[str], int] | None = None  # a community's top turns, of n
 
         self.search_box = W.Text(placeholder="search the memory (meaning + words)",
                                  description="search", layout=W.Layout(width="60%"))
@@ -126,7 +130,7 @@ class MemoryExplorer(W.VBox):
         self.expand_button.on_click(lambda _b: self.expand())
         self.clear_button.on_click(lambda _b: self.clear())
         self.time_range.observe(lambda _c: self._redraw(), names="value")
-        self.community.observe(lambda _c: self._redraw(), names="value")
+        self.community.observe(self._on_community, names="value")
         self.view.on_select(self._on_select)
         self.view.on_expand(lambda ids: self.expand(ids))
 
@@ -148,6 +152,7 @@ class MemoryExplorer(W.VBox):
             self.selection,
             self.status,
         ])
+        self.add_class("ak-panel")
         self._draw_timeline()
         self._show_range()
         self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
@@ -188,7 +193,8 @@ class MemoryExplorer(W.VBox):
     def set_filters(self, *, start: dt.date | str | None = None, end: dt.date | str | None = None,
                     community: int | None = -1) -> None:
         """Restrict the graph to turns between ``start`` and ``end`` (dates, inclusive) and to
-        one community (``None`` = all; the default ``-1`` leaves it as it is)."""
+        one community (``None`` = all; the default ``-1`` leaves it as it is). Picking a
+        community shows its :data:`COMMUNITY_TOP` strongest turns in the time range."""
         opts = list(self.time_range.options)
         days = [d for _, d in opts]
         a = days.index(_date(start)) if start is not None else self.time_range.index[0]
@@ -215,6 +221,22 @@ class MemoryExplorer(W.VBox):
                 out.append(u)
         return out
 
+    def _on_community(self, change: dict[str, Any]) -> None:
+        """A community picked: show its strongest turns in the time range (the opened turn
+        stays open only if it is one of them)."""
+        c = change["new"]
+        if c != ALL:
+            members = self._passes([u for u, k in self.data.communities().items() if k == c])
+            strength = self.data.strength(members)
+            order = sorted(range(len(members)), key=lambda i: (-float(strength[i]), members[i]))
+            self.shown = [members[i] for i in order[:min(COMMUNITY_TOP, self.view.cap)]]
+            self._picked = (list(self.shown), len(members))
+            if self.opened not in self.shown:
+                self.opened = None
+                self.detail.value = note(f"community {c}: its {len(self.shown)} strongest "
+                                         "turns; click one to read it")
+        self._redraw()
+
     # -- graph -----------------------------------------------------------------------------
     def _add(self, uids: list[str]) -> int:
         have = set(self.shown)
@@ -236,8 +258,12 @@ class MemoryExplorer(W.VBox):
                     d["color"] = {**d["color"], "border": "#d62728"}
         hidden = len(self.shown) - len(vis)
         self.view.set_graph(nodes, self.data.edges_among(vis, per_node=EDGES_PER_NODE))
-        self.view.caption = (f"{len(vis)} turns shown" + (f" ({hidden} hidden by the time / "
-                             "community filter)" if hidden else "") + "; colour = community, "
+        picked = self._picked is not None and self._picked[0] == self.shown
+        what = (f"community {self.community.value}: the {len(vis)} strongest of its "
+                f"{self._picked[1]} turns" if picked and self._picked is not None
+                else f"{len(vis)} turns shown")
+        self.view.caption = (what + (f" ({hidden} hidden by the time / community filter)"
+                                     if hidden else "") + "; colour = community, "
                              f"size = strength, edges = the {EDGES_PER_NODE} strongest "
                              "co-activation edges per turn")
         self._draw_timeline()

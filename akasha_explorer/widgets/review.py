@@ -106,6 +106,7 @@ class ReviewQueue(W.VBox):
             self.audit_box.widget(),
             self.status,
         ])
+        self.add_class("ak-panel")
         if mem.read_only:
             self.status.value = note("the store is open read-only: browsing only")
         self.refresh()

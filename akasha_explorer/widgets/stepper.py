@@ -15,6 +15,7 @@ writes, through ``mem.commit(trace, node)``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -26,7 +27,7 @@ from ..engine.trace import RecallTrace
 from ..errors import AkashaError
 from ..text.timewords import parse_time
 from ._data import StoreGraph
-from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
+from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short, stamp
 from .canvas import DEFAULT_CAP, GraphCanvas
 from .follow import Follow
 from .stages import STAGES, TITLES, StageView, all_uids, stage_views
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from ..engine.writeback import WritebackPlan
     from ..memory import Memory
 
-__all__ = ["EDGE_COLOURS", "RING_COLOURS", "RecallStepper", "style_stage"]
+__all__ = ["EDGE_COLOURS", "LABELS", "RING_COLOURS", "RecallStepper", "labelled", "style_stage"]
 
 log = logging.getLogger(__name__)
 
@@ -54,33 +55,59 @@ EDGE_COLOURS = {
 }
 """Edge colour per kind."""
 
+UNDIRECTED = frozenset({"pair"})
+"""Edge kinds drawn as one line without arrowheads (a pair A↔B is written both ways)."""
+
 FADED = {"color": {"background": "#eeeeee", "border": "#dddddd"},
          "font": {"color": "#bbbbbb"}, "borderWidth": 1, "shadow": {"enabled": False}}
 
 
+LABELS = 12
+"""Most text labels a stage shows on the graph (its most important nodes; hover shows all)."""
+
+
+def _ranked(view: StageView) -> list[str]:
+    """The nodes a stage touched, most important first (size, then halo, then id)."""
+    return sorted(set(view.focus) | set(view.rings),
+                  key=lambda u: (-view.size.get(u, 0.0), -view.halo.get(u, 0.0), u))
+
+
+def labelled(views: Sequence[StageView], *, labels: int = LABELS) -> set[str]:
+    """Every node some stage labels (the view reserves room for these labels once, so one
+    zoom serves every stage).
+
+    >>> labelled([StageView("x", "x", "", focus=["b", "a"], halo={"a": 1.0})], labels=1)
+    {'a'}
+    """
+    return {u for v in views for u in _ranked(v)[:labels]}
+
+
 def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
-                labels: int = 25) -> tuple[list[dict], list[dict]]:
+                labels: int = LABELS) -> tuple[list[dict], list[dict]]:
     """vis-network node and edge dicts for one stage: nodes the stage did not touch are
     faded; touched ones keep their community colour, get a ring (border) by role and an
     orange halo (shadow) by energy/score; edges are the ones the stage used. Only the
-    ``labels`` brightest touched nodes keep their text label (hover shows every node's).
+    ``labels`` brightest touched nodes keep their text label, ranked (``rank``) by
+    importance so the view hides the lesser of two labels that would overlap (hover shows
+    every node's). Positions come from ``base`` unchanged.
 
     >>> v = StageView("x", "x", "", focus=["a"], rings={"a": "FTS"}, halo={"a": 1.0},
     ...               edges=[{"from": "a", "to": "b", "kind": "graph", "value": 1.0}])
     >>> nodes, edges = style_stage({"a": {"id": "a"}, "b": {"id": "b"}}, v)
     >>> nodes[0]["color"]["border"], nodes[0]["shadow"]["size"], nodes[1]["borderWidth"]
-    ('#ff7f0e', 40.0, 1)
+    ('#ff7f0e', 18.0, 1)
     >>> edges[0]["color"]["color"], edges[0]["width"]
-    ('#17becf', 4.5)
+    ('#17becf', 3.0)
     """
     focus = set(view.focus)
-    ranked = sorted(focus | set(view.rings), key=lambda u: (-view.size.get(u, 0.0),
-                                                              -view.halo.get(u, 0.0), u))
-    labelled = set(ranked[:labels])
+    ranked = _ranked(view)
+    rank = {u: k for k, u in enumerate(ranked)}
+    named = set(ranked[:labels])
     nodes = []
     for uid, b in base.items():
         n = dict(b)
-        if uid not in labelled:
+        n["rank"] = rank.get(uid, len(rank))
+        if uid not in named:
             n["label"] = ""
         if uid not in focus and uid not in view.rings:
             n.update(FADED)
@@ -91,28 +118,37 @@ def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
         ring = view.rings.get(uid)
         if ring is not None:
             colour["border"] = RING_COLOURS.get(ring, "#333333")
-            n["borderWidth"] = 5 if ring == "current" else 4
+            n["borderWidth"] = 4 if ring == "current" else 3
         else:
             n["borderWidth"] = 1
         n["color"] = colour
         n["font"] = {"color": "#222222"}
         h = view.halo.get(uid, 0.0)
         n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
-            5.0 + 35.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
+            4.0 + 14.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
         if uid in view.size:
-            n["size"] = round(8.0 + 22.0 * view.size[uid], 2)
+            n["size"] = round(7.0 + 11.0 * view.size[uid], 2)
         nodes.append(n)
     edges = []
+    seen: set[tuple[str, str, str]] = set()
     for k, e in enumerate(view.edges):
         if e["from"] not in base or e["to"] not in base:
             continue
+        undirected = e["kind"] in UNDIRECTED
+        if undirected:  # one line per pair, no arrowheads
+            key = (e["kind"], *sorted((e["from"], e["to"])))
+            if key in seen:
+                continue
+            seen.add(key)
         title = e.get("title") or []
-        edges.append({"id": f"{view.name}:{k}", "from": e["from"], "to": e["to"],
-                      "color": {"color": EDGE_COLOURS.get(e["kind"], "#999999"),
-                                "opacity": 0.9},
-                      "width": round(0.5 + 4.0 * float(e.get("value", 0.5)), 2),
-                      "dashes": bool(e.get("new", False)),
-                      "title": "<br>".join(esc(x) for x in title)})
+        d = {"id": f"{view.name}:{k}", "from": e["from"], "to": e["to"],
+             "color": {"color": EDGE_COLOURS.get(e["kind"], "#999999"), "opacity": 0.9},
+             "width": round(0.75 + 2.25 * float(e.get("value", 0.5)), 2),
+             "dashes": bool(e.get("new", False)),
+             "title": "<br>".join(esc(x) for x in title)}
+        if undirected:
+            d["arrows"] = {"to": {"enabled": False}}
+        edges.append(d)
     return nodes, edges
 
 
@@ -190,10 +226,11 @@ class RecallStepper(W.VBox):
         self.table.add_class("ak-wide")
         self.current = W.Dropdown(description="current node", layout=W.Layout(width="55%"),
                                   style={"description_width": "initial"})
-        self.reinforce = W.Checkbox(value=False, description="reinforce")
+        self.reinforce = W.Checkbox(value=False, description="reinforce",
+                                    layout=W.Layout(width="auto"))
         self.commit_button = W.Button(description="Commit write-back", button_style="danger",
                                       icon="save", disabled=True,
-                                      layout=W.Layout(width="auto"))
+                                      layout=W.Layout(width="auto", flex="0 0 auto"))
         self.status = W.HTML()
         self.detail.value = note("click a node to read its messages and every term of its "
                                  "score; ctrl-click selects several")
@@ -228,6 +265,7 @@ class RecallStepper(W.VBox):
             W.HBox([self.current, self.reinforce, self.commit_button]),
             self.status,
         ])
+        self.add_class("ak-panel")
         if mem.read_only:
             self.commit_button.tooltip = "the store is open read-only"
         if query:
@@ -260,14 +298,14 @@ class RecallStepper(W.VBox):
             self.status.value = note("the query log is empty: nothing has been recalled yet",
                                      error=True)
             return None
-        return self.run(rows[-1]["query"], repr(float(rows[-1]["ts"])))
+        return self.run(rows[-1]["query"], stamp(rows[-1]["ts"]))
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if not change["new"]:
             return
         text, ts = change["new"]
         self.query.value = text
-        self.when.value = repr(float(ts))
+        self.when.value = stamp(ts)
         self.run()
 
     def _on_profile(self, change: dict[str, Any]) -> None:
@@ -355,19 +393,28 @@ class RecallStepper(W.VBox):
         self._render()
 
     def _layout(self, *, keep: bool = False) -> None:
-        """Lay out every node any stage touches once, so stepping never moves a node."""
+        """Lay out every node any stage touches once, so stepping never moves a node, and
+        zoom once: the view fits every node with room for every label some stage shows,
+        and no stage zooms again."""
         assert self.trace is not None
         assert self._data is not None
         uids = all_uids(self.trace)[: self.view.cap]
         old = {n["id"]: (n["x"], n["y"]) for n in self.view.nodes} if keep else {}
+        named = labelled(self.views)
         self._base = {}
         for u in uids:
             d = self._data.node(u)
+            if u in named:
+                d["fit_label"] = d["label"]
+            else:
+                d["label"] = ""
             if u in old:
                 d["x"], d["y"] = old[u]
             self._base[u] = d
+        # the write-back's edges join every activated turn to every other: as springs they
+        # would pull those turns into one knot, so only the recall's own edges lay out
         layout_edges = [{"from": e["from"], "to": e["to"], "weight": 0.5 + e.get("value", 0.5)}
-                        for v in self.views for e in v.edges]
+                        for v in self.views if v.name != "writeback" for e in v.edges]
         self.view.set_graph(list(self._base.values()), layout_edges, relayout=not keep,
                             fit=not keep)
         for n in self.view.nodes:
@@ -399,10 +446,7 @@ class RecallStepper(W.VBox):
             return
         v = self.views[self.index]
         nodes, edges = style_stage(self._base, v)
-        self.view.set_graph(nodes, edges, fit=False)
-        touched = [u for u in v.focus if u in self._base]
-        few = 0 < len(touched) <= max(12, len(self._base) // 3)
-        self.view.fit(touched if few else None)  # zoom in when the stage touched few nodes
+        self.view.set_graph(nodes, edges, fit=False)  # one zoom for every stage (_layout)
         self.view.caption = f"{v.title}: {len(v.focus)} nodes touched"
         self.caption.value = (f'<div class="ak-caption">{esc(v.caption)}</div>' + _legend(v))
         self.back_button.disabled = self.index == 0
