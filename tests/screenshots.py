@@ -21,8 +21,9 @@ from .browser import launch, require_chromium
 from .test_browser import run_all, serve_lab
 
 QUERY = "最近手指的伤怎么样了"
-SETUP = """from akasha_explorer.widgets import (AnchorCurator, CommunitiesPanel, MemoryExplorer,
-                                     RecallStepper, ReviewQueue, notebook_store)
+SETUP = """from akasha_explorer.widgets import (AnchorCurator, CommunitiesPanel, CompareMethods,
+                                     MemoryExplorer, RecallStepper, ReviewQueue,
+                                     TimeTravelPanel, WhatIfPanel, notebook_store)
 mem = notebook_store(write=True)"""
 PANELS = {
     "recall_stepper_seeds": f"RecallStepper(mem, query={QUERY!r})",
@@ -35,6 +36,10 @@ PANELS = {
     "anchor_curator": "c = AnchorCurator(mem)\nc.anchor_list.value = mem.anchors('岚')[0]['uid']\nc",
     "review_queue": "ReviewQueue(mem)",
     "communities": "CommunitiesPanel(mem)",
+    "whatif": "w = WhatIfPanel(mem, query='和阿岚打杀戮尖塔，A10 过了吗')\n"
+              "w.set(GRAPH_LIMIT=0, RWR_STEPS=0)\nw.score()\nw",
+    "time_travel": "t = TimeTravelPanel(mem, query='和阿岚打杀戮尖塔，A10 过了吗')\nt.go(-30)\nt",
+    "compare_methods": "CompareMethods(mem, query='阿岚的生日是哪天', k=10)",
 }
 """File name → the cell that shows that panel."""
 

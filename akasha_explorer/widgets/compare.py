@@ -47,9 +47,10 @@ def _cell(rank: Any, k: int) -> str:
 def rank_table_html(frame: pd.DataFrame, methods: list[str], k: int,
                     texts: dict[str, str] | None = None, marks: dict[str, str] | None = None
                     ) -> str:
-    """The side-by-side table as escaped HTML: one row per item, one coloured rank cell
-    per method (within the top ``k``: green, darker = better), then the label mark, the
-    ``why`` of a disagreement and the text.
+    """The side-by-side table as escaped HTML: one row per item — its text first (one line,
+    the whole text on hover), then one coloured rank cell per method (within the top
+    ``k``: green, darker = better), the label mark, the ``why`` of a disagreement and the
+    item's id.
 
     >>> f = pd.DataFrame({"uid": ["<a>"], "rank_dense": [1], "rank_bm25": [12],
     ...                   "why": ["top 10 in dense, not bm25"]})
@@ -58,15 +59,18 @@ def rank_table_html(frame: pd.DataFrame, methods: list[str], k: int,
     True
     """
     texts, marks = texts or {}, marks or {}
-    head = ("<th>item</th>" + "".join(f"<th>{esc(m)}</th>" for m in methods)
-            + "<th>label</th><th>why they disagree</th><th>text</th>")
+    head = ("<th>text</th>" + "".join(f"<th>{esc(m)}</th>" for m in methods)
+            + "<th>label</th><th>why they disagree</th><th>item</th>")
     body = []
     for r in frame.to_dict(orient="records"):
         u = str(r["uid"])
         cells = "".join(_cell(r.get(f"rank_{m}"), k) for m in methods)
-        body.append(f"<tr><td>{esc(u)}</td>{cells}<td>{esc(marks.get(u, ''))}</td>"
+        text = texts.get(u, "")
+        body.append(f'<tr><td title="{esc(text)}" style="min-width:220px;max-width:320px;'
+                    f'overflow:hidden;text-overflow:ellipsis;white-space:nowrap">'
+                    f"{esc(short(text, 40))}</td>{cells}<td>{esc(marks.get(u, ''))}</td>"
                     f'<td style="white-space:normal;min-width:360px">{esc(r.get("why") or "")}'
-                    f"</td><td>{esc(short(texts.get(u, ''), 40))}</td></tr>")
+                    f"</td><td>{esc(u)}</td></tr>")
     return (f'<div class="ak-table" style="max-height:560px"><table><thead><tr>{head}</tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')
 
