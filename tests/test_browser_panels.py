@@ -10,7 +10,6 @@ each panel (the ones under docs/ were made so).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from .browser import launch
-from .test_browser import _is_local, _shot, lab  # noqa: F401  (the JupyterLab fixture)
+from .test_browser import _is_local, _shot, lab, run_all  # noqa: F401  (the JupyterLab fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -91,12 +90,7 @@ def test_notebook_05_sliders_change_the_pictures(lab: str) -> None:  # noqa: F81
             ctx.on("request", lambda r: requests.append(r.url))
             page = ctx.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{lab}/lab/tree/{NOTEBOOK}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            with contextlib.suppress(Exception):  # the kernel dialog shows only sometimes
-                page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            run_all(page, lab, NOTEBOOK)
             whatif = _graph(page, "what-if")
             whatif.wait_for(timeout=300_000)
             page.wait_for_function(
