@@ -51,7 +51,9 @@ class NodeTable:
     """Node and message arrays in ingest order (see module docstring).
 
     Public attributes are views of the first ``n`` nodes / ``m`` messages:
-    ``vec`` (n, dim) float32 L2-normalised node vectors; ``ts``, ``sigma``, ``strength``,
+    ``vec`` (n, dim) float32 L2-normalised node vectors (a :class:`NodeVectors`: a node
+    whose vector is byte for byte its one message's vector shares that row of ``msg_vec``
+    instead of holding a copy — issue 14); ``ts``, ``sigma``, ``strength``,
     ``strength_ts``, ``resource``, ``resource_ts`` float64; ``recall_count`` int64;
     ``assistant_only``, ``alive``, ``replayed`` bool; ``session`` int32 codes into
     ``sessions``; ``first_msg``/``n_msg`` locate a node's messages; ``msg_vec`` (m, dim),
@@ -71,7 +73,11 @@ class NodeTable:
         self.msg_index: dict[str, int] = {}
         self.sessions: list[str] = []
         self.session_code: dict[str, int] = {}
-        self._vec = np.zeros((0, self.dim), np.float32)
+        self._own = np.zeros(0, np.int64)
+        """Per node: its row in ``_ovec``, or -1 when its vector is its message's."""
+        self._ovec = np.zeros((0, self.dim), np.float32)
+        self.k_own = 0
+        self._own_rows: NDArray[np.int64] | None = None
         self._f64 = {k: np.zeros(0, np.float64) for k in self._NODE_F64}
         self._recall = np.zeros(0, np.int64)
         self._assistant_only = np.zeros(0, bool)
@@ -90,8 +96,8 @@ class NodeTable:
 
     # -- views -------------------------------------------------------------------------
     @property
-    def vec(self) -> NDArray[np.float32]:
-        return self._vec[: self.n]
+    def vec(self) -> NodeVectors:
+        return NodeVectors(self)
 
     @property
     def ts(self) -> NDArray[np.float64]:
@@ -164,8 +170,8 @@ class NodeTable:
     # -- growth --------------------------------------------------------------------------
     def _reserve(self, nodes: int, msgs: int) -> None:
         need = self.n + nodes
-        if need > self._vec.shape[0]:
-            self._vec = _grow(self._vec, need)
+        if need > self._own.shape[0]:
+            self._own = _grow(self._own, need)
             self._f64 = {k: _grow(v, need) for k, v in self._f64.items()}
             self._recall = _grow(self._recall, need)
             self._assistant_only = _grow(self._assistant_only, need)
@@ -209,7 +215,8 @@ class NodeTable:
             raise ValueError("a node needs >= 1 message and one ts/uid per message vector")
         self._reserve(1, k)
         i, j = self.n, self.m
-        self._vec[i] = np.asarray(vector, dtype=np.float32)
+        v = np.asarray(vector, dtype=np.float32).ravel()
+        self._own[i] = -1 if k == 1 and _same_bytes(v, mv[0]) else self._add_own(v[None, :])
         f = self._f64
         f["ts"][i] = ts
         f["sigma"][i] = sigma
@@ -240,7 +247,154 @@ class NodeTable:
         self.n += 1
         self.m += k
         self._neighbors = None
+        self._own_rows = None
         return i
+
+    def _add_own(self, vectors: NDArray[np.float32]) -> int:
+        """Append node vectors that are not a message's; returns the first one's row."""
+        k = self.k_own
+        self._ovec = _grow(self._ovec, k + vectors.shape[0])
+        self._ovec[k : k + vectors.shape[0]] = vectors
+        self.k_own = k + vectors.shape[0]
+        return k
+
+    def add_nodes(
+        self,
+        uids: Sequence[str],
+        *,
+        ts: ArrayLike,
+        session: Sequence[str],
+        vectors: ArrayLike,
+        sigma: ArrayLike,
+        strength: ArrayLike,
+        resource: ArrayLike,
+        assistant_only: ArrayLike,
+        n_msg: ArrayLike,
+        msg_vectors: ArrayLike,
+        msg_ts: ArrayLike,
+        msg_uids: Sequence[str],
+        strength_ts: ArrayLike,
+        resource_ts: ArrayLike,
+        recall_count: ArrayLike,
+        replayed: ArrayLike,
+    ) -> NDArray[np.int64]:
+        """Append many nodes at once (the mirror's bulk load, issue 14): the same table as
+        :meth:`add_node` called for each in order — ``msg_sum`` included, bit for bit —
+        without a Python step per node. Node ``k`` has the next ``n_msg[k]`` messages.
+        Returns the new rows.
+
+        >>> t = NodeTable(dim=1)
+        >>> t.add_nodes(["a", "b"], ts=[1.0, 2.0], session=["s", "s"], vectors=[[1.0], [1.0]],
+        ...             sigma=[0, 0], strength=[1, 1], resource=[1, 1],
+        ...             assistant_only=[False, False], n_msg=[1, 2],
+        ...             msg_vectors=[[1.0], [1.0], [1.0]], msg_ts=[1.0, 2.0, 2.0],
+        ...             msg_uids=["a", "b", "b:1"], strength_ts=[1.0, 2.0],
+        ...             resource_ts=[1.0, 2.0], recall_count=[0, 0],
+        ...             replayed=[False, False]).tolist()
+        [0, 1]
+        >>> t.first_msg.tolist(), t.msg_node.tolist(), t.k_own   # "a" shares its message's
+        ([0, 1], [0, 1, 1], 1)
+        """
+        n, m0, n0 = len(uids), self.m, self.n
+        counts = np.asarray(n_msg, np.int64).ravel()
+        mv = np.asarray(msg_vectors, np.float32).reshape(-1, self.dim)
+        vec = np.asarray(vectors, np.float32).reshape(-1, self.dim)
+        m = mv.shape[0]
+        if counts.shape[0] != n or vec.shape[0] != n or (n and int(counts.min()) < 1) \
+                or int(counts.sum()) != m or len(msg_uids) != m:
+            raise ValueError("add_nodes needs one vector and >= 1 message per node, and one "
+                             "vector / ts / uid per message")
+        if len(set(uids)) != n or any(u in self.index for u in uids):
+            raise ValueError("add_nodes: a node uid is repeated or already in the mirror")
+        if len(set(msg_uids)) != m or any(u in self.msg_index for u in msg_uids):
+            raise ValueError("add_nodes: a message uid is repeated or already in the mirror")
+        if n == 0:
+            return np.zeros(0, np.int64)
+        self._reserve(n, m)
+        rows = np.arange(n0, n0 + n, dtype=np.int64)
+        f = self._f64
+        for name, value in (("ts", ts), ("sigma", sigma), ("strength", strength),
+                            ("strength_ts", strength_ts), ("resource", resource),
+                            ("resource_ts", resource_ts)):
+            f[name][n0 : n0 + n] = np.asarray(value, np.float64)
+        self._recall[n0 : n0 + n] = np.asarray(recall_count, np.int64)
+        self._assistant_only[n0 : n0 + n] = np.asarray(assistant_only, bool)
+        self._alive[n0 : n0 + n] = True
+        self._replayed[n0 : n0 + n] = np.asarray(replayed, bool)
+        code = self.session_code
+        for name in dict.fromkeys(session):
+            if name not in code:
+                code[name] = len(self.sessions)
+                self.sessions.append(name)
+        self._session[n0 : n0 + n] = np.fromiter((code[x] for x in session), np.int32, n)
+        first = m0 + np.cumsum(counts) - counts
+        self._first_msg[n0 : n0 + n] = first
+        self._n_msg[n0 : n0 + n] = counts
+        self._msg_vec[m0 : m0 + m] = mv
+        self._msg_node[m0 : m0 + m] = np.repeat(rows, counts)
+        self._msg_ts[m0 : m0 + m] = np.asarray(msg_ts, np.float64)
+        self._msg_alive[m0 : m0 + m] = True
+        self.msg_index.update(zip(msg_uids, range(m0, m0 + m), strict=True))
+        self.msg_uid.extend(msg_uids)
+        own = np.full(n, -1, np.int64)
+        step = 8192
+        for a in range(0, n, step):  # in blocks: no full-size temporaries
+            b = min(n, a + step)
+            shared = (counts[a:b] == 1) & (vec[a:b].view(np.uint32)
+                                           == mv[first[a:b] - m0].view(np.uint32)).all(axis=1)
+            mine = np.flatnonzero(~shared)
+            if mine.size:
+                start = self._add_own(vec[a:b][mine])
+                own[a + mine] = start + np.arange(mine.size)
+            # msg_sum as add_node sums it: each node's messages in order, node after node
+            lo, hi = int(first[a] - m0), int(first[b - 1] - m0 + counts[b - 1])
+            per_node = np.add.reduceat(mv[lo:hi].astype(np.float64), first[a:b] - m0 - lo)
+            self.msg_sum = np.cumsum(np.vstack([self.msg_sum[None, :], per_node]), axis=0)[-1]
+        self._own[n0 : n0 + n] = own
+        self.uid.extend(uids)
+        self.index.update(zip(uids, rows.tolist(), strict=True))
+        self.n += n
+        self.m += m
+        self._neighbors = None
+        self._own_rows = None
+        return rows
+
+    def cosines(self, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(cos_node, cos_msg)`` of every node with the unit query ``q`` (SPEC §4 stage 1):
+        one pass over the message vectors, plus the node vectors that are not a message's.
+
+        The numbers are those of ``np.einsum("ij,j->i", vec, q)`` and
+        :meth:`cos_msg_max` of the message cosines, bit for bit: a shared node row is the
+        same bytes, and each einsum row is summed on its own (decision 15 of
+        :mod:`.recall`).
+
+        >>> t = NodeTable(dim=2)
+        >>> _ = t.add_node("a", ts=0.0, session="s", vector=[0.6, 0.8], sigma=0.0,
+        ...                strength=1.0, resource=1.0, assistant_only=False,
+        ...                msg_vectors=[[1.0, 0.0], [0.0, 1.0]], msg_ts=[0.0, 0.0],
+        ...                msg_uids=["a:0", "a:1"])
+        >>> [x.tolist() for x in t.cosines(np.array([1.0, 0.0], np.float32))]
+        [[0.6000000238418579], [1.0]]
+        """
+        qv = np.asarray(q, np.float32).ravel()
+        raw = np.einsum("ij,j->i", self.msg_vec, qv)
+        cos_node = raw[self.first_msg].astype(np.float64)
+        if self.k_own:
+            if self._own_rows is None:
+                self._own_rows = np.flatnonzero(self._own[: self.n] >= 0)
+            mine = self._own_rows
+            own_cos = np.einsum("ij,j->i", self._ovec[: self.k_own], qv)
+            cos_node[mine] = own_cos[self._own[mine]]
+        return cos_node, self.cos_msg_max(raw)
+
+    def nbytes(self) -> int:
+        """Bytes held by the node and message arrays (capacity included; not the uid lists
+        and dicts)."""
+        arrays = [self._own, self._ovec, *self._f64.values(), self._recall,
+                  self._assistant_only, self._alive, self._replayed, self._session,
+                  self._first_msg, self._n_msg, self._msg_vec, self._msg_node, self._msg_ts,
+                  self._msg_alive]
+        return sum(int(a.nbytes) for a in arrays)
 
     def kill(self, i: int) -> None:
         """Mask node ``i`` and its messages (forget); rows stay so indices stay valid."""
@@ -249,7 +403,8 @@ class NodeTable:
         self.msg_sum -= self._msg_vec[a : a + k].astype(np.float64).sum(axis=0)
         self._msg_alive[a : a + k] = False
         self._msg_vec[a : a + k] = 0.0
-        self._vec[i] = 0.0
+        if self._own[i] >= 0:
+            self._ovec[self._own[i]] = 0.0
         self._neighbors = None
 
     def neighbors(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -328,15 +483,87 @@ class NodeTable:
         return out.astype(np.float64)
 
 
+def _same_bytes(a: NDArray[np.float32], b: NDArray[np.float32]) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+class NodeVectors:
+    """The node vectors of a :class:`NodeTable` as a read-only ``(n, dim)`` float32
+    array-like: ``vec[i]``, ``vec[rows]``, ``vec[a:b]`` and ``np.asarray(vec)`` give plain
+    arrays. A node whose vector is its one message's reads that row of ``msg_vec``.
+
+    >>> t = NodeTable(dim=2)
+    >>> _ = t.add_node("a", ts=0.0, session="s", vector=[0.0, 1.0], sigma=0.0,
+    ...                strength=1.0, resource=1.0, assistant_only=False,
+    ...                msg_vectors=[[0.0, 1.0]], msg_ts=[0.0], msg_uids=["a"])
+    >>> t.vec.shape, t.vec[0].tolist(), t.vec[[0, 0]].shape, t.k_own
+    ((1, 2), [0.0, 1.0], (2, 2), 0)
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, table: NodeTable) -> None:
+        self._t = table
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self._t.n, self._t.dim)
+
+    def __len__(self) -> int:
+        return self._t.n
+
+    def rows(self, rows: ArrayLike) -> NDArray[np.float32]:
+        """The vectors of the given node rows, as a new ``(len(rows), dim)`` array."""
+        t = self._t
+        r = np.asarray(rows, np.int64).ravel()
+        if r.size and (int(r.min()) < 0 or int(r.max()) >= t.n):
+            raise IndexError(f"node row out of range (n={t.n})")
+        own = t._own[r]
+        out = np.empty((r.shape[0], t.dim), np.float32)
+        mine = own >= 0
+        out[mine] = t._ovec[own[mine]]
+        out[~mine] = t._msg_vec[t._first_msg[r[~mine]]]
+        return out
+
+    def __getitem__(self, key: Any) -> NDArray[np.float32]:
+        if isinstance(key, int | np.integer):
+            i = int(key) + (self._t.n if int(key) < 0 else 0)
+            return self.rows([i])[0]
+        if isinstance(key, tuple):
+            return np.asarray(self)[key]
+        return self.rows(np.arange(self._t.n, dtype=np.int64)[key])
+
+    def __iter__(self) -> Any:
+        return iter(np.asarray(self))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        out = self.rows(np.arange(self._t.n, dtype=np.int64))
+        return out if dtype is None else out.astype(dtype)
+
+    def astype(self, dtype: Any) -> NDArray[Any]:
+        """A materialised copy in ``dtype``."""
+        return np.asarray(self).astype(dtype)
+
+    def __matmul__(self, other: ArrayLike) -> NDArray[Any]:
+        return np.asarray(self) @ np.asarray(other)
+
+
 class EdgeStore:
-    """Directed COACT edges with O(1) lookup and per-node adjacency.
+    """Directed COACT edges with fast lookup and per-node adjacency, in compact arrays.
 
     Arrays (views of the first ``count`` edges): ``src``, ``dst`` int64; ``w`` (stored
     weight, not decayed) and ``last_ts`` float64; ``co_count`` int64. ``out_edges(i)`` and
     ``in_edges(i)`` return edge ids sorted by the other end's row (canonical: independent of
-    creation order). ``fan(n)`` counts
-    in + out edges per node. Edges are removed only by :meth:`drop_node` (forget) and
-    :meth:`drop_edge` (undoing a person's link).
+    creation order). ``fan(n)`` counts in + out edges per node. Edges are removed only by
+    :meth:`drop_node` (forget) and :meth:`drop_edge` (undoing a person's link).
+
+    Layout (issue 14: a 3M-edge mirror in ~170 MB instead of ~1.5 GB). The edges of a bulk
+    :meth:`load` are the *base*: ids ``0 .. base-1`` sorted by ``(src, dst)``, so a node's
+    base out-edges are one id range (a CSR row pointer), its base in-edges one slice of an
+    id array sorted by ``(dst, src)``, and ``(src, dst)`` is found by binary search in
+    their sorted keys — no per-edge Python object. Edges created later (:meth:`upsert`)
+    get a dict entry and small per-node sorted id arrays; reads merge the two.
     """
 
     def __init__(self) -> None:
@@ -347,12 +574,17 @@ class EdgeStore:
         self._last = np.zeros(0, np.float64)
         self._co = np.zeros(0, np.int64)
         self._alive = np.zeros(0, bool)
-        self._key: dict[int, int] = {}
-        self._out: list[NDArray[np.int64]] = []
-        self._out_n: list[int] = []
-        self._in: list[NDArray[np.int64]] = []
-        self._in_n: list[int] = []
         self._fan = np.zeros(0, np.int64)
+        # the base (see the class docstring)
+        self._base = 0
+        self._bkey = np.zeros(0, np.int64)
+        self._optr = np.zeros(1, np.int64)
+        self._iptr = np.zeros(1, np.int64)
+        self._iids = np.zeros(0, np.int64)
+        # edges created after the base: key -> id, and per-node id arrays (+ used length)
+        self._key: dict[int, int] = {}
+        self._oext: dict[int, list[Any]] = {}
+        self._iext: dict[int, list[Any]] = {}
 
     @staticmethod
     def _k(s: int, d: int) -> int:
@@ -386,41 +618,74 @@ class EdgeStore:
         """Number of edges not removed by forget."""
         return int(self.alive.sum())
 
-    def _ensure_node(self, i: int) -> None:
-        while len(self._out) <= i:
-            self._out.append(np.zeros(4, np.int64))
-            self._out_n.append(0)
-            self._in.append(np.zeros(4, np.int64))
-            self._in_n.append(0)
-        if self._fan.shape[0] <= i:
-            self._fan = _grow(self._fan, i + 1)
+    def nbytes(self) -> int:
+        """Bytes held by the edge arrays and indexes (capacity included)."""
+        arrays = (self._src, self._dst, self._w, self._last, self._co, self._alive, self._fan,
+                  self._bkey, self._optr, self._iptr, self._iids)
+        ext = sum(int(v[0].nbytes) for d in (self._oext, self._iext) for v in d.values())
+        return sum(int(a.nbytes) for a in arrays) + ext
 
     @staticmethod
-    def _push(lists: list[NDArray[np.int64]], counts: list[int], i: int, e: int,
-              other: NDArray[np.int64]) -> None:
-        """Insert edge ``e`` into node ``i``'s list, kept sorted by the other end's row.
-
-        A canonical order (not creation order) makes every sum and tie-break over a node's
-        edges independent of how the mirror was built — replayed live, or loaded from Kuzu
-        in whatever order it returns rows — so traces reproduce exactly after a reopen.
-        """
-        arr, c = lists[i], counts[i]
+    def _push(ext: dict[int, list[Any]], i: int, e: int, other: NDArray[np.int64]) -> None:
+        """Insert edge ``e`` into node ``i``'s later-edge list, kept sorted by the other
+        end's row (after equal ones), so reads need no sort within it."""
+        slot = ext.get(i)
+        if slot is None:
+            ext[i] = [np.array([e, 0, 0, 0], np.int64), 1]
+            return
+        arr, c = slot
         if c == arr.shape[0]:
             arr = _grow(arr, c + 1)
-            lists[i] = arr
+            slot[0] = arr
         pos = int(np.searchsorted(other[arr[:c]], other[e], side="right"))
         if pos < c:
             arr[pos + 1 : c + 1] = arr[pos:c]
         arr[pos] = e
-        counts[i] = c + 1
+        slot[1] = c + 1
+
+    def _base_find(self, key: int) -> int:
+        if not self._base:
+            return -1
+        p = int(np.searchsorted(self._bkey, key))
+        if p < self._base and int(self._bkey[p]) == key and self._alive[p]:
+            return p
+        return -1
 
     def find(self, s: int, d: int) -> int:
         """Edge id of ``s -> d`` or -1."""
-        return self._key.get(self._k(s, d), -1)
+        key = self._k(s, d)
+        e = self._key.get(key)
+        return e if e is not None else self._base_find(key)
+
+    def find_many(self, src: ArrayLike, dst: ArrayLike) -> NDArray[np.int64]:
+        """:meth:`find` for several pairs at once (-1 where there is no alive edge).
+
+        >>> es = EdgeStore(); es.load([0, 1], [1, 2], [1.0, 1.0], [0.0, 0.0], [1, 1])
+        >>> _ = es.upsert(2, 0, w=1.0, last_ts=0.0, co_count=1)
+        >>> es.find_many([1, 2, 0], [2, 0, 2]).tolist()
+        [1, 2, -1]
+        """
+        s = np.asarray(src, np.int64).ravel()
+        d = np.asarray(dst, np.int64).ravel()
+        out = np.full(s.shape[0], -1, np.int64)
+        if not s.size:
+            return out
+        keys = (s << 32) | d
+        if self._base:
+            p = np.minimum(np.searchsorted(self._bkey, keys), self._base - 1)
+            hit = (self._bkey[p] == keys) & self._alive[p]
+            out[hit] = p[hit]
+        if self._key:
+            get = self._key.get
+            for k, key in enumerate(keys.tolist()):
+                e = get(key)
+                if e is not None:
+                    out[k] = e
+        return out
 
     def upsert(self, s: int, d: int, *, w: float, last_ts: float, co_count: int) -> int:
         """Set ``s -> d`` to absolute values, creating it if needed; returns the edge id."""
-        e = self._key.get(self._k(s, d), -1)
+        e = self.find(s, d)
         if e < 0:
             if s == d:
                 raise ValueError("COACT self-loops are not allowed")
@@ -435,9 +700,11 @@ class EdgeStore:
                 self._alive = _grow(self._alive, need)
             self._src[e], self._dst[e], self._alive[e] = s, d, True
             self._key[self._k(s, d)] = e
-            self._ensure_node(max(s, d))
-            self._push(self._out, self._out_n, s, e, self._dst)
-            self._push(self._in, self._in_n, d, e, self._src)
+            top = max(s, d) + 1
+            if self._fan.shape[0] < top:
+                self._fan = _grow(self._fan, top)
+            self._push(self._oext, s, e, self._dst)
+            self._push(self._iext, d, e, self._src)
             self._fan[s] += 1
             self._fan[d] += 1
             self.count += 1
@@ -450,36 +717,54 @@ class EdgeStore:
         """Overwrite the stored weight of edge ``e`` (used by heterosynaptic depression)."""
         self._w[e] = w
 
+    def _one(self, i: int, out: bool) -> NDArray[np.int64]:
+        ptr = self._optr if out else self._iptr
+        nb = ptr.shape[0] - 1
+        if 0 <= i < nb:
+            a, b = int(ptr[i]), int(ptr[i + 1])
+            ids = np.arange(a, b, dtype=np.int64) if out else self._iids[a:b]
+        else:
+            ids = np.zeros(0, np.int64)
+        slot = (self._oext if out else self._iext).get(i)
+        if slot is not None:
+            other = self._dst if out else self._src
+            ids = np.concatenate([ids, slot[0][: slot[1]]])
+            ids = ids[np.argsort(other[ids], kind="stable")]
+        return ids[self._alive[ids]]
+
     def out_edges(self, i: int) -> NDArray[np.int64]:
         """Edge ids leaving node ``i`` (alive ones only), by destination row."""
-        if i >= len(self._out):
-            return np.zeros(0, np.int64)
-        ids = self._out[i][: self._out_n[i]]
-        return ids[self._alive[ids]]
+        return self._one(int(i), True)
 
     def in_edges(self, i: int) -> NDArray[np.int64]:
         """Edge ids entering node ``i`` (alive ones only), by source row."""
-        if i >= len(self._in):
-            return np.zeros(0, np.int64)
-        ids = self._in[i][: self._in_n[i]]
-        return ids[self._alive[ids]]
+        return self._one(int(i), False)
 
-    def _many(self, lists: list[NDArray[np.int64]], counts: list[int],
-              rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _many(self, rows: ArrayLike, out: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         rs = np.asarray(rows, dtype=np.int64).ravel()
-        parts: list[NDArray[np.int64]] = []
-        lens = np.zeros(rs.shape[0], np.int64)
-        top = len(lists)
-        for k, i in enumerate(rs.tolist()):
-            if i < top:
-                c = counts[i]
-                if c:
-                    parts.append(lists[i][:c])
-                    lens[k] = c
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        ids = np.concatenate(parts)
+        ptr = self._optr if out else self._iptr
+        nb = ptr.shape[0] - 1
+        inb = (rs >= 0) & (rs < nb)
+        r = np.where(inb, rs, 0)
+        lo = np.where(inb, ptr[r], 0)
+        lens = np.where(inb, ptr[np.minimum(r + 1, nb)] - lo, 0)
+        total = int(lens.sum())
         owner = np.repeat(np.arange(rs.shape[0], dtype=np.int64), lens)
+        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
+        ids = pos if out else self._iids[pos]
+        ext = self._oext if out else self._iext
+        if ext:
+            parts, owners = [ids], [owner]
+            for k, i in enumerate(rs.tolist()):
+                slot = ext.get(i)
+                if slot is not None:
+                    parts.append(slot[0][: slot[1]])
+                    owners.append(np.full(slot[1], k, np.int64))
+            if len(parts) > 1:
+                ids, owner = np.concatenate(parts), np.concatenate(owners)
+                other = self._dst if out else self._src
+                order = np.lexsort((other[ids], owner))  # stable: base before later
+                ids, owner = ids[order], owner[order]
         keep = self._alive[ids]
         return ids[keep], owner[keep]
 
@@ -493,7 +778,7 @@ class EdgeStore:
         >>> [a.tolist() for a in es.out_edges_many([2, 0, 5])]
         [[1, 0], [0, 1]]
         """
-        return self._many(self._out, self._out_n, rows)
+        return self._many(rows, True)
 
     def in_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Alive in-edges of several nodes at once: ``(edge ids, position in rows)``.
@@ -503,7 +788,7 @@ class EdgeStore:
         >>> [a.tolist() for a in es.in_edges_many([1])]
         [[0, 1], [0, 0]]
         """
-        return self._many(self._in, self._in_n, rows)
+        return self._many(rows, False)
 
     def fan_of(self, rows: ArrayLike) -> NDArray[np.int64]:
         """Number of COACT edges (in + out) of the given node rows (0 for unknown rows).
@@ -534,15 +819,19 @@ class EdgeStore:
         out[:k] = self._fan[:k]
         return out
 
+    def _kill(self, e: int) -> None:
+        s, d = int(self._src[e]), int(self._dst[e])
+        self._alive[e] = False
+        if e >= self._base:
+            self._key.pop(self._k(s, d), None)
+        self._fan[s] -= 1
+        self._fan[d] -= 1
+
     def drop_node(self, i: int) -> list[int]:
         """Remove every edge touching node ``i`` (forget); returns the removed edge ids."""
         gone = sorted({*self.out_edges(i).tolist(), *self.in_edges(i).tolist()})
         for e in gone:
-            s, d = int(self._src[e]), int(self._dst[e])
-            self._alive[e] = False
-            self._key.pop(self._k(s, d), None)
-            self._fan[s] -= 1
-            self._fan[d] -= 1
+            self._kill(e)
         return gone
 
     def drop_edge(self, s: int, d: int) -> int:
@@ -553,24 +842,25 @@ class EdgeStore:
         >>> es.drop_edge(0, 1), es.find(0, 1), es.out_edges(0).tolist(), es.fan(2).tolist()
         (0, -1, [], [0, 0])
         """
-        e = self._key.pop(self._k(s, d), -1)
+        e = self.find(s, d)
         if e >= 0:
-            self._alive[e] = False
-            self._fan[s] -= 1
-            self._fan[d] -= 1
+            self._kill(e)
         return e
 
     def load(self, src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
              co_count: ArrayLike) -> None:
         """Bulk-load edges into an empty store (on open) — vectorised, no per-edge Python.
 
-        Gives the same store as upserting the edges one by one (adjacency sorted by the
-        other end's row). A repeated (src, dst) pair keeps its last values.
+        The edges get ids in ``(src, dst)`` order (the base of the class docstring); reads
+        give what upserting them one by one gives. A repeated (src, dst) pair keeps its
+        last values.
 
         >>> es = EdgeStore()
         >>> es.load([2, 0, 0], [1, 1, 2], [0.5, 1.0, 0.2], [0.0, 0.0, 0.0], [1, 1, 1])
         >>> es.in_edges(1).tolist(), es.out_edges(0).tolist(), es.fan(3).tolist()
-        ([1, 0], [1, 2], [2, 2, 2])
+        ([0, 2], [0, 1], [2, 2, 2])
+        >>> es.find(2, 1), float(es.w[es.find(0, 2)])
+        (2, 0.2)
         """
         if self.count:
             raise ValueError("load() needs an empty EdgeStore; use upsert() to add edges")
@@ -583,25 +873,29 @@ class EdgeStore:
             raise ValueError("src, dst, w, last_ts and co_count must have the same length")
         if s.size and bool((s == d).any()):
             raise ValueError("COACT self-loops are not allowed")
+        if s.size and (int(s.min()) < 0 or int(d.min()) < 0
+                       or int(max(s.max(), d.max())) >= 1 << 31):
+            raise ValueError("node rows must be in [0, 2**31)")
         key = (s << 32) | d
-        _, last = np.unique(key[::-1], return_index=True)  # last occurrence of each pair
-        keep = np.sort(s.size - 1 - last)
-        s, d, ww, lt, cc, key = s[keep], d[keep], ww[keep], lt[keep], cc[keep], key[keep]
+        if key.size and bool((key[1:] > key[:-1]).all()):
+            keep = None  # already sorted and unique (the mirror's loader sorts)
+        else:
+            rev = key[::-1]
+            _, last = np.unique(rev, return_index=True)  # sorted keys, last occurrence each
+            keep = s.size - 1 - last
+        if keep is not None:
+            s, d, ww, lt, cc, key = s[keep], d[keep], ww[keep], lt[keep], cc[keep], key[keep]
         m = s.size
-        self._src, self._dst, self._w, self._last, self._co = s.copy(), d.copy(), ww, lt, cc
+        self._src, self._dst = np.ascontiguousarray(s), np.ascontiguousarray(d)
+        self._w, self._last, self._co = (np.ascontiguousarray(ww), np.ascontiguousarray(lt),
+                                         np.ascontiguousarray(cc))
         self._alive = np.ones(m, bool)
-        self.count = m
-        self._key = dict(zip(key.tolist(), range(m), strict=True))
+        self.count = self._base = m
+        self._bkey = key
         n = int(max(s.max(), d.max())) + 1 if m else 0
-        if n:
-            self._ensure_node(n - 1)
         self._fan = _grow(np.zeros(0, np.int64), max(n, 1))
         self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
-        for lists, counts, own, other in ((self._out, self._out_n, s, d),
-                                          (self._in, self._in_n, d, s)):
-            order = np.lexsort((other, own))
-            bounds = np.searchsorted(own[order], np.arange(n + 1))
-            for i in np.flatnonzero(np.diff(bounds)).tolist():
-                a, b = int(bounds[i]), int(bounds[i + 1])
-                lists[i] = order[a:b].copy()
-                counts[i] = b - a
+        self._optr = np.searchsorted(s, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
+        self._iids = np.lexsort((s, d)).astype(np.int64)
+        self._iptr = np.searchsorted(d[self._iids], np.arange(n + 1, dtype=np.int64)
+                                     ).astype(np.int64)

@@ -1,0 +1,182 @@
+"""Issue 14: the compact mirror (bulk loaders, edge store, vectors shared with messages, the
+message texts the brief reads) gives exactly what the one-at-a-time structures gave."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from akasha_explorer.engine.bm25 import Postings
+from akasha_explorer.engine.state import EdgeStore, NodeTable
+
+N = 7
+pairs = st.tuples(st.integers(0, N - 1), st.integers(0, N - 1)).filter(lambda p: p[0] != p[1])
+ops = st.lists(st.one_of(
+    st.tuples(st.just("up"), pairs, st.floats(0.0, 2.0)),
+    st.tuples(st.just("drop"), pairs, st.just(0.0)),
+    st.tuples(st.just("forget"), st.tuples(st.integers(0, N - 1), st.just(0)), st.just(0.0)),
+), max_size=40)
+
+
+def _view(es: EdgeStore) -> tuple[object, ...]:
+    """Everything a reader sees, by node rows (edge ids differ between layouts)."""
+    def edges_of(ids: np.ndarray) -> list[tuple[int, int, float, int]]:
+        return [(int(es.src[e]), int(es.dst[e]), float(es.w[e]), int(es.co_count[e]))
+                for e in ids.tolist()]
+
+    rows = list(range(N + 2))
+    out = [edges_of(es.out_edges(i)) for i in rows]
+    inn = [edges_of(es.in_edges(i)) for i in rows]
+    many_o, own_o = es.out_edges_many(rows[::-1])
+    many_i, own_i = es.in_edges_many(rows[::-1])
+    found = {(s, d): es.find(s, d) for s in range(N) for d in range(N) if s != d}
+    ok = all(e < 0 or (es.src[e], es.dst[e]) == k for k, e in found.items())
+    hits = es.find_many([k[0] for k in found], [k[1] for k in found]).tolist()
+    return (out, inn, edges_of(many_o), own_o.tolist(), edges_of(many_i), own_i.tolist(),
+            {k: e >= 0 for k, e in found.items()}, ok, hits == list(found.values()),
+            es.fan(N + 2).tolist(), es.n_alive())
+
+
+@settings(max_examples=150, deadline=None)
+@given(base=st.lists(st.tuples(pairs, st.floats(0.0, 2.0)), max_size=25), ops=ops)
+def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list) -> None:
+    """A store bulk-loaded then changed reads exactly like one built edge by edge."""
+    loaded, built = EdgeStore(), EdgeStore()
+    src = [p[0] for p, _ in base]
+    dst = [p[1] for p, _ in base]
+    w = [x for _, x in base]
+    loaded.load(src, dst, w, [0.0] * len(base), list(range(1, len(base) + 1)))
+    for k, ((s, d), x) in enumerate(base):  # load keeps the last of a repeated pair
+        built.upsert(s, d, w=x, last_ts=0.0, co_count=k + 1)
+    assert _view(loaded) == _view(built)
+    for kind, (s, d), x in ops:
+        for es in (loaded, built):
+            if kind == "up":
+                es.upsert(s, d, w=x, last_ts=1.0, co_count=7)
+            elif kind == "drop":
+                es.drop_edge(s, d)
+            else:
+                es.drop_node(s)
+        assert _view(loaded) == _view(built)
+
+
+def _random_nodes(seed: int, n: int, dim: int = 6) -> list[dict[str, object]]:
+    """Node specs: 1-3 messages each; a one-message node's vector is its message's, a
+    nearly-equal copy of it (one bit off), or the normalised mean (as ingest makes it)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        mv = rng.standard_normal((int(rng.integers(1, 4)), dim))
+        mv = (mv / np.linalg.norm(mv, axis=1, keepdims=True)).astype(np.float32)
+        mean = mv.astype(np.float64).mean(axis=0)
+        v = (mean / np.linalg.norm(mean)).astype(np.float32)
+        if mv.shape[0] == 1 and k % 3:
+            v = mv[0].copy()
+            if k % 3 == 2:
+                v.view(np.uint32)[0] ^= 1
+        out.append({"uid": f"u{k}", "ts": float(rng.uniform(0, 100)), "session": f"s{k % 4}",
+                    "vector": v, "msg_vectors": mv, "sigma": float(rng.random()),
+                    "strength": 2.0, "resource": 1.0, "assistant_only": bool(k % 5 == 0),
+                    "msg_ts": [float(k)] * mv.shape[0],
+                    "msg_uids": [f"u{k}:{j}" for j in range(mv.shape[0])],
+                    "strength_ts": float(k), "resource_ts": float(k), "recall_count": k % 3,
+                    "replayed": bool(k % 2)})
+    return out
+
+
+def _bulk(table: NodeTable, specs: list[dict[str, object]]) -> None:
+    def col(name: str) -> list[object]:
+        return [s[name] for s in specs]
+
+    table.add_nodes(col("uid"), ts=col("ts"), session=col("session"),
+                    vectors=np.stack(col("vector")), sigma=col("sigma"),
+                    strength=col("strength"), resource=col("resource"),
+                    assistant_only=col("assistant_only"),
+                    n_msg=[len(s["msg_uids"]) for s in specs],
+                    msg_vectors=np.concatenate(col("msg_vectors")),
+                    msg_ts=[t for s in specs for t in s["msg_ts"]],
+                    msg_uids=[u for s in specs for u in s["msg_uids"]],
+                    strength_ts=col("strength_ts"), resource_ts=col("resource_ts"),
+                    recall_count=col("recall_count"), replayed=col("replayed"))
+
+
+def _node_view(t: NodeTable) -> tuple[object, ...]:
+    return (t.n, t.m, t.uid, t.index, t.msg_uid, t.msg_index, t.sessions,
+            np.asarray(t.vec).tobytes(), t.msg_vec.tobytes(), t.msg_sum.tobytes(),
+            t.ts.tobytes(), t.sigma.tobytes(), t.strength.tobytes(), t.strength_ts.tobytes(),
+            t.resource.tobytes(), t.resource_ts.tobytes(), t.recall_count.tolist(),
+            t.assistant_only.tolist(), t.alive.tolist(), t.replayed.tolist(),
+            t.session.tolist(), t.first_msg.tolist(), t.n_msg.tolist(), t.msg_node.tolist(),
+            t.msg_ts.tobytes(), t.msg_alive.tolist())
+
+
+def test_bulk_nodes_equal_nodes_added_one_by_one() -> None:
+    """add_nodes (in two batches, after some add_node calls) builds the table add_node
+    builds: same rows, same vectors, msg_sum to the last bit."""
+    specs = _random_nodes(3, 40)
+    one, bulk = NodeTable(6), NodeTable(6)
+    for spec in specs:
+        one.add_node(**{k: v for k, v in spec.items()})
+    for spec in specs[:5]:
+        bulk.add_node(**{k: v for k, v in spec.items()})
+    _bulk(bulk, specs[5:23])
+    _bulk(bulk, specs[23:])
+    assert _node_view(bulk) == _node_view(one)
+    assert 0 < bulk.k_own < bulk.n  # some nodes share their message's row, some do not
+
+
+def test_cosines_equal_the_plain_scan() -> None:
+    """cosines() gives np.einsum over the full node matrix and the max over messages, bit
+    for bit, shared rows included — also after a forget zeroes a node."""
+    specs = _random_nodes(5, 60)
+    t = NodeTable(6)
+    _bulk(t, specs)
+    t.kill(7)
+    t.kill(8)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = rng.standard_normal(6)
+        q = (q / np.linalg.norm(q)).astype(np.float32)
+        cos_node, cos_msg = t.cosines(q)
+        assert cos_node.tobytes() == np.einsum(
+            "ij,j->i", np.asarray(t.vec), q).astype(np.float64).tobytes()
+        assert cos_msg.tobytes() == t.cos_msg_max(np.einsum("ij,j->i", t.msg_vec, q)).tobytes()
+
+
+def test_bulk_nodes_refuse_bad_input() -> None:
+    t = NodeTable(6)
+    specs = _random_nodes(2, 3)
+    _bulk(t, specs[:1])
+    with pytest.raises(ValueError, match="already in the mirror"):
+        _bulk(t, specs[:2])
+    with pytest.raises(ValueError, match=">= 1 message"):
+        t.add_nodes(["x"], ts=[0.0], session=["s"], vectors=np.zeros((1, 6), np.float32),
+                    sigma=[0], strength=[1], resource=[1], assistant_only=[False], n_msg=[0],
+                    msg_vectors=np.zeros((0, 6), np.float32), msg_ts=[], msg_uids=[],
+                    strength_ts=[0], resource_ts=[0], recall_count=[0], replayed=[False])
+    assert t.n == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.lists(st.sampled_from(["a", "bb", "c", "的", "spire"]), max_size=6),
+                     max_size=12), cut=st.integers(0, 12), gap=st.integers(0, 2))
+def test_bulk_postings_equal_rows_added_one_by_one(rows: list[list[str]], cut: int,
+                                                   gap: int) -> None:
+    """Postings.add_many indexes like add() row by row, also after rows added by add() and
+    with rows skipped."""
+    one, bulk = Postings(), Postings()
+    cut = min(cut, len(rows))
+    for r, terms in enumerate(rows[:cut]):
+        one.add(r, terms)
+        bulk.add(r, terms)
+    start = cut + gap
+    for r, terms in enumerate(rows[cut:]):
+        one.add(start + r, terms)
+    names = sorted({t for terms in rows[cut:] for t in terms}, reverse=True)
+    ids = [names.index(t) for terms in rows[cut:] for t in terms]
+    bulk.add_many(start, np.cumsum([0] + [len(t) for t in rows[cut:]]), ids, names)
+    assert bulk.doc_len().tolist() == one.doc_len().tolist()
+    for t in ["a", "bb", "c", "的", "spire", "zz"]:
+        assert [x.tolist() for x in bulk.postings(t)] == [x.tolist() for x in one.postings(t)]
