@@ -110,7 +110,7 @@ class Postings:
         >>> p = Postings(); p.add(0, ["a"])
         >>> p.add_many(1, [0, 3, 3, 4], [0, 1, 0, 1], ["b", "a"])
         >>> [x.tolist() for x in p.postings("a")], p.doc_len().tolist()
-        [[[0, 1, 3], [1.0, 1.0, 1.0]], [1.0, 3.0, 0.0, 1.0]]
+        ([[0, 1, 3], [1.0, 1.0, 1.0]], [1.0, 3.0, 0.0, 1.0])
         """
         off = np.asarray(offsets, np.int64).ravel()
         flat = np.asarray(ids, np.int64).ravel()
