@@ -118,9 +118,9 @@ def test_bulk_nodes_equal_nodes_added_one_by_one() -> None:
     specs = _random_nodes(3, 40)
     one, bulk = NodeTable(6), NodeTable(6)
     for spec in specs:
-        one.add_node(**{k: v for k, v in spec.items()})
+        one.add_node(**spec)
     for spec in specs[:5]:
-        bulk.add_node(**{k: v for k, v in spec.items()})
+        bulk.add_node(**spec)
     _bulk(bulk, specs[5:23])
     _bulk(bulk, specs[23:])
     assert _node_view(bulk) == _node_view(one)

@@ -56,24 +56,25 @@ class BriefMixin:
 
     def _brief_messages(self: Memory, uids: list[str]) -> dict[str, list[dict[str, Any]]]:  # type: ignore[misc]
         """node uid -> its messages (uid, node, role, speaker, ts, text, sha256, flags), in
-        node order; one LanceDB read."""
+        node order: from the texts the mirror holds (issue 14: a LanceDB read here cost
+        ~7.5 ms of every recall at 10k nodes), LanceDB read only for nodes it holds none."""
         if not uids:
             return {}
+        out, missing = self.mirror.message_rows(uids)
+        if not missing:
+            return out
         rows = self.vectors.read("messages", columns=_MSG_COLUMNS, where="node IN ("
-                                 + ", ".join(sql_str(u) for u in uids) + ")").to_pylist()
+                                 + ", ".join(sql_str(u) for u in missing) + ")").to_pylist()
         by_uid = {r["uid"]: r for r in rows}
         n = self.mirror.nodes
-        out: dict[str, list[dict[str, Any]]] = {}
-        for u in uids:
-            i = n.index.get(u)
-            if i is None:
-                continue
+        for u in missing:
+            i = n.index[u]
             a, k = int(n.first_msg[i]), int(n.n_msg[i])
             out[u] = [{"uid": m, "node": u, "role": r["role"], "speaker": r["speaker"],
                        "ts": float(r["ts"]), "text": r["text"], "sha256": r["sha256"],
                        "flags": list(r["flags"] or ())}
                       for m in n.msg_uid[a:a + k] if (r := by_uid.get(m)) is not None]
-        return out
+        return {u: out[u] for u in uids if u in out}
 
     # -- context -------------------------------------------------------------------------------
     def context(self: Memory, query: str, *, budget_tokens: int | None = None,  # type: ignore[misc]

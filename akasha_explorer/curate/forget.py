@@ -136,6 +136,7 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
         m.dirty_nodes.pop(i, None)
         for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i])):
             m.msg_terms[j] = []
+            m.forget_texts([j])
     for u in msg_uids:
         for cache in (mem._texts, mem._hashes):
             if cache is not None:

@@ -1,0 +1,209 @@
+"""The mirror's bulk load from Kuzu + LanceDB (SPEC §1 "rebuilt from the two stores on
+open"; issue 14): column at a time, no Python step per edge and none per node beyond
+building the uid lists.
+
+- Turns (Kuzu, in ``ord`` order) are matched to their messages and node vectors (LanceDB)
+  with Arrow ``index_in``; a node without messages or vector in LanceDB is left out, as is a
+  message no loaded node names (a torn ingest: :attr:`Mirror.orphan_messages`).
+- Nodes, messages and lexical postings go in with :meth:`NodeTable.add_nodes` and
+  :meth:`Postings.add_many` — the same arrays a node-by-node build gives, bit for bit.
+- COACT edges are read with their end points' ``ord`` (integers, cheaper than uids) while
+  LanceDB is read, mapped to rows through an ``ord`` table and bulk-loaded into the
+  :class:`EdgeStore`; a store whose ords are not unique falls back to uids.
+- The verbatim texts (with speaker and sha256) are kept per message row for the agent's
+  context (:meth:`Mirror.message_rows`): the live loop reads no LanceDB.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..graphdb import bulk
+from ..graphdb.kuzu_db import GraphDB
+from ..vectors import VectorDB, vectors_column
+from .journal import Journal
+
+if TYPE_CHECKING:
+    from .mirror import Mirror
+
+__all__ = ["MESSAGE_COLUMNS", "load_mirror"]
+
+log = logging.getLogger(__name__)
+
+MESSAGE_COLUMNS = ("uid", "node", "ts", "role", "speaker", "text", "sha256", "flags", "terms",
+                   "vector")
+"""The LanceDB message columns the mirror holds."""
+BLOCK = 16_384
+"""Nodes added per :meth:`NodeTable.add_nodes` call (bounds the temporary copies)."""
+
+
+def _ints(col: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
+    return pc.fill_null(col, fill).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _take(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``a[rows]``, without a copy when ``rows`` is ``0, 1, 2, …`` (the usual case: LanceDB
+    holds rows in ingest order, as Kuzu's ``ord`` does)."""
+    if rows.shape[0] == a.shape[0] and (rows.shape[0] == 0 or (
+            rows[0] == 0 and bool((np.diff(rows) == 1).all()))):
+        return a
+    return a[rows]
+
+
+class _Edges(threading.Thread):
+    """Reads every COACT edge (by ord) while the main thread reads LanceDB."""
+
+    def __init__(self, graph: GraphDB) -> None:
+        super().__init__(daemon=True)
+        self.graph = graph
+        self.table: pa.Table | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.table = bulk.coact_edges(self.graph, key="ord")
+        except BaseException as e:  # re-raised by the main thread
+            self.error = e
+
+    def result(self) -> pa.Table:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        assert self.table is not None
+        return self.table
+
+
+def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) -> int:
+    """Fill an empty mirror from the stores, then re-apply the journal tail; returns how
+    many journal records were applied."""
+    t0 = time.perf_counter()
+    turns = bulk.turn_states(graph)
+    edges = _Edges(graph)
+    edges.start()
+    try:
+        msgs = vectors.read("messages", columns=list(MESSAGE_COLUMNS))
+        tv = vectors.read("turns", columns=["uid", "vector"])
+        _load_nodes(m, turns, msgs, tv)
+    finally:
+        table = edges.result()
+    _load_edges(m, graph, turns, table)
+    applied = 0
+    done = int(graph.meta_get("journal_seq", "0") or 0)
+    for rec in journal.read():
+        if int(rec.get("seq", 0)) > done:
+            m.apply_record(rec)
+            applied += 1
+    journal.seq = max(journal.seq, done)
+    log.info("mirror loaded: %d nodes, %d messages, %d edges, %d journal records in %.2fs",
+             m.nodes.n, m.nodes.m, m.edges.count, applied, time.perf_counter() - t0)
+    return applied
+
+
+def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> None:
+    tuid = turns.column("uid")
+    m.orphan_messages = sorted(pc.filter(msgs.column("uid"), pc.invert(pc.is_in(
+        msgs.column("node"), value_set=tuid))).to_pylist())
+    listed = turns.column("message_uids")
+    counts = _ints(pc.list_value_length(listed), 0)
+    owner = np.repeat(np.arange(turns.num_rows, dtype=np.int64), counts)
+    mrow = _ints(pc.index_in(pc.list_flatten(listed), value_set=msgs.column("uid")))
+    have = mrow >= 0
+    if have.any():  # a message named twice (a damaged store): its first node keeps it
+        _, first = np.unique(mrow[have], return_index=True)
+        once = np.zeros(int(have.sum()), bool)
+        once[first] = True
+        have[np.flatnonzero(have)[~once]] = False
+    n_msg = np.bincount(owner[have], minlength=turns.num_rows)
+    trow = _ints(pc.index_in(tuid, value_set=tv.column("uid")))
+    load = (n_msg > 0) & (trow >= 0)
+    for k in np.flatnonzero(~load).tolist():
+        log.warning("node %s has no messages/vector in LanceDB; not loaded", tuid[k].as_py())
+    idx = np.flatnonzero(load)
+    rows = mrow[have & load[owner]]  # LanceDB message rows in mirror order
+    n_msg = n_msg[idx]
+    all_ords = _ints(turns.column("ord"), 0)
+    m.ord = all_ords[idx].tolist()
+    m.next_ord = int(all_ords.max()) + 1 if all_ords.size else 0
+    if not idx.size:
+        return
+    take_turns = pa.array(idx)
+    t = turns.select([c for c in bulk.TURN_STATE_COLUMNS if c != "message_uids"]
+                     ).take(take_turns).to_pydict()
+    mvec = _take(vectors_column(msgs), rows)
+    nvec = _take(vectors_column(tv), trow[idx])
+    mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags"]).take(
+        pa.array(rows)).to_pydict()
+    _add_node_blocks(m, t, n_msg, nvec, mvec, mt)
+    terms = msgs.column("terms").take(pa.array(rows))
+    _index_terms(m, terms)
+    roles = {r: r for r in set(mt["role"])}  # one string object per role
+    m.msg_role = [roles[r] for r in mt["role"]]
+    m.msg_flags = [tuple(f) if f else () for f in mt["flags"]]
+    m.msg_text, m.msg_speaker, m.msg_sha = mt["text"], mt["speaker"], mt["sha256"]
+
+
+def _add_node_blocks(m: Mirror, t: dict[str, list[Any]], n_msg: np.ndarray,
+                     nvec: np.ndarray, mvec: np.ndarray, mt: dict[str, list[Any]]) -> None:
+    first = np.concatenate([[0], np.cumsum(n_msg)])
+    for a in range(0, n_msg.shape[0], BLOCK):
+        b = min(n_msg.shape[0], a + BLOCK)
+        ma, mb = int(first[a]), int(first[b])
+        m.nodes.add_nodes(
+            t["uid"][a:b], ts=t["ts"][a:b], session=t["session"][a:b], vectors=nvec[a:b],
+            sigma=t["sigma"][a:b], strength=t["strength"][a:b], resource=t["resource"][a:b],
+            assistant_only=t["assistant_only"][a:b], n_msg=n_msg[a:b],
+            msg_vectors=mvec[ma:mb], msg_ts=mt["ts"][ma:mb], msg_uids=mt["uid"][ma:mb],
+            strength_ts=t["strength_ts"][a:b], resource_ts=t["resource_ts"][a:b],
+            recall_count=t["recall_count"][a:b], replayed=t["replayed"][a:b])
+
+
+def _index_terms(m: Mirror, terms: pa.ChunkedArray) -> None:
+    """Postings and the per-message term lists (each distinct term one string object)."""
+    lengths = _ints(pc.list_value_length(terms), 0)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    flat = pc.list_flatten(terms)
+    if len(flat):
+        enc = pc.dictionary_encode(flat).combine_chunks()
+        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        names = enc.dictionary.to_pylist()
+    else:
+        ids, names = np.zeros(0, np.int64), []
+    m.postings.add_many(0, offsets, ids, names)
+    word = names.__getitem__
+    flat_ids = ids.tolist()
+    m.msg_terms = [list(map(word, flat_ids[a:b]))
+                   for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+
+
+def _load_edges(m: Mirror, graph: GraphDB, turns: pa.Table, e: pa.Table) -> None:
+    all_ords = _ints(turns.column("ord"), -1)
+    ords = np.asarray(m.ord, np.int64)
+    unique = all_ords.size == 0 or (int(all_ords.min()) >= 0
+                                    and np.unique(all_ords).size == all_ords.size)
+    if unique:
+        lookup = np.full(int(all_ords.max()) + 2 if all_ords.size else 1, -1, np.int64)
+        lookup[ords] = np.arange(ords.size, dtype=np.int64)
+
+        def rows(col: pa.ChunkedArray) -> np.ndarray:
+            o = _ints(col, -1)
+            o = np.where((o >= 0) & (o < lookup.shape[0]), o, lookup.shape[0] - 1)
+            return lookup[o]
+
+        si, di = rows(e.column("s")), rows(e.column("d"))
+    else:  # ords repeated (not made by this code): go by uid
+        log.warning("Turn ords are not unique; loading COACT edges by uid")
+        e = bulk.coact_edges(graph, key="uid")
+        uids = pa.array(m.nodes.uid, pa.string())
+        si = _ints(pc.index_in(e.column("s"), value_set=uids))
+        di = _ints(pc.index_in(e.column("d"), value_set=uids))
+    ok = (si >= 0) & (di >= 0)
+    m.edges.load(si[ok], di[ok], e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
+                 e.column("c").to_numpy()[ok])
+    m._edge_in_kuzu = np.ones(m.edges.count, bool)
