@@ -187,6 +187,11 @@ class NodeTable:
             self._msg_ts = _grow(self._msg_ts, need_m)
             self._msg_alive = _grow(self._msg_alive, need_m)
 
+    def reserve(self, nodes: int, msgs: int) -> None:
+        """Make room for ``nodes`` more nodes and ``msgs`` more messages (a bulk load
+        reserves once instead of growing by doubling)."""
+        self._reserve(nodes, msgs)
+
     def add_node(
         self,
         uid: str,
@@ -347,9 +352,17 @@ class NodeTable:
                 start = self._add_own(vec[a:b][mine])
                 own[a + mine] = start + np.arange(mine.size)
             # msg_sum as add_node sums it: each node's messages in order, node after node
+            # (a reduction over axis 0 adds row after row)
             lo, hi = int(first[a] - m0), int(first[b - 1] - m0 + counts[b - 1])
-            per_node = np.add.reduceat(mv[lo:hi].astype(np.float64), first[a:b] - m0 - lo)
-            self.msg_sum = np.cumsum(np.vstack([self.msg_sum[None, :], per_node]), axis=0)[-1]
+            blk, c = mv[lo:hi].astype(np.float64), counts[a:b]
+            per_node = blk
+            if int(c.max()) > 1:
+                at = first[a:b] - m0 - lo
+                per_node = blk[at]
+                for k in range(1, int(c.max())):
+                    more = np.flatnonzero(c > k)
+                    per_node[more] += blk[at[more] + k]
+            self.msg_sum = np.add.reduce(np.vstack([self.msg_sum[None, :], per_node]), axis=0)
         self._own[n0 : n0 + n] = own
         self.uid.extend(uids)
         self.index.update(zip(uids, rows.tolist(), strict=True))
@@ -390,7 +403,7 @@ class NodeTable:
     def nbytes(self) -> int:
         """Bytes held by the node and message arrays (capacity included; not the uid lists
         and dicts)."""
-        arrays = [self._own, self._ovec, *self._f64.values(), self._recall,
+        arrays: list[NDArray[Any]] = [self._own, self._ovec, *self._f64.values(), self._recall,
                   self._assistant_only, self._alive, self._replayed, self._session,
                   self._first_msg, self._n_msg, self._msg_vec, self._msg_node, self._msg_ts,
                   self._msg_alive]
@@ -877,14 +890,14 @@ class EdgeStore:
                        or int(max(s.max(), d.max())) >= 1 << 31):
             raise ValueError("node rows must be in [0, 2**31)")
         key = (s << 32) | d
-        if key.size and bool((key[1:] > key[:-1]).all()):
-            keep = None  # already sorted and unique (the mirror's loader sorts)
-        else:
-            rev = key[::-1]
-            _, last = np.unique(rev, return_index=True)  # sorted keys, last occurrence each
-            keep = s.size - 1 - last
-        if keep is not None:
-            s, d, ww, lt, cc, key = s[keep], d[keep], ww[keep], lt[keep], cc[keep], key[keep]
+        if not bool((key[1:] > key[:-1]).all()):  # not (empty or) sorted and unique:
+            order = np.argsort(key, kind="stable")  # equal keys stay in input order,
+            key = key[order]
+            last = np.r_[key[1:] != key[:-1], True]  # so each one's last is its last
+            keep = order[last]
+            key = key[last]
+            s, d = key >> 32, key & 0xFFFFFFFF
+            ww, lt, cc = ww[keep], lt[keep], cc[keep]
         m = s.size
         self._src, self._dst = np.ascontiguousarray(s), np.ascontiguousarray(d)
         self._w, self._last, self._co = (np.ascontiguousarray(ww), np.ascontiguousarray(lt),
@@ -896,6 +909,6 @@ class EdgeStore:
         self._fan = _grow(np.zeros(0, np.int64), max(n, 1))
         self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
         self._optr = np.searchsorted(s, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
-        self._iids = np.lexsort((s, d)).astype(np.int64)
+        self._iids = np.argsort((d << 32) | s).astype(np.int64)  # keys unique: by (dst, src)
         self._iptr = np.searchsorted(d[self._iids], np.arange(n + 1, dtype=np.int64)
                                      ).astype(np.int64)

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from ..graphdb import bulk
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
+from .columns import Column, TermLists
 from .journal import Journal
 
 if TYPE_CHECKING:
@@ -133,24 +134,30 @@ def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> Non
     m.next_ord = int(all_ords.max()) + 1 if all_ords.size else 0
     if not idx.size:
         return
-    take_turns = pa.array(idx)
-    t = turns.select([c for c in bulk.TURN_STATE_COLUMNS if c != "message_uids"]
-                     ).take(take_turns).to_pydict()
+    tt = turns.take(pa.array(idx))
+    t: dict[str, Any] = {c: tt.column(c).to_numpy() for c in (
+        "ts", "sigma", "strength", "strength_ts", "resource", "resource_ts", "recall_count",
+        "assistant_only", "replayed")}
+    t["uid"], t["session"] = tt.column("uid").to_pylist(), tt.column("session").to_pylist()
     mvec = _take(vectors_column(msgs), rows)
     nvec = _take(vectors_column(tv), trow[idx])
-    mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags"]).take(
-        pa.array(rows)).to_pydict()
-    _add_node_blocks(m, t, n_msg, nvec, mvec, mt)
-    terms = msgs.column("terms").take(pa.array(rows))
-    _index_terms(m, terms)
-    roles = {r: r for r in set(mt["role"])}  # one string object per role
-    m.msg_role = [roles[r] for r in mt["role"]]
-    m.msg_flags = [tuple(f) if f else () for f in mt["flags"]]
-    m.msg_text, m.msg_speaker, m.msg_sha = mt["text"], mt["speaker"], mt["sha256"]
+    mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags", "terms"]
+                     ).take(pa.array(rows))
+    m.nodes.reserve(int(idx.size), int(rows.size))
+    _add_node_blocks(m, t, n_msg, nvec, mvec, mt.column("ts").to_numpy(),
+                     mt.column("uid").to_pylist())
+    _index_terms(m, mt.column("terms"))
+    role = pc.dictionary_encode(mt.column("role")).combine_chunks()
+    names = role.dictionary.to_pylist()  # one string object per role
+    m.msg_role = [names[k] for k in role.indices.to_numpy(zero_copy_only=False).tolist()]
+    m.msg_flags = [tuple(f) if f else () for f in mt.column("flags").to_pylist()]
+    m.msg_text = Column(mt.column("text"))
+    m.msg_speaker = Column(mt.column("speaker"))
+    m.msg_sha = Column(mt.column("sha256"))
 
 
-def _add_node_blocks(m: Mirror, t: dict[str, list[Any]], n_msg: np.ndarray,
-                     nvec: np.ndarray, mvec: np.ndarray, mt: dict[str, list[Any]]) -> None:
+def _add_node_blocks(m: Mirror, t: dict[str, Any], n_msg: np.ndarray, nvec: np.ndarray,
+                     mvec: np.ndarray, msg_ts: np.ndarray, msg_uid: list[str]) -> None:
     first = np.concatenate([[0], np.cumsum(n_msg)])
     for a in range(0, n_msg.shape[0], BLOCK):
         b = min(n_msg.shape[0], a + BLOCK)
@@ -159,7 +166,7 @@ def _add_node_blocks(m: Mirror, t: dict[str, list[Any]], n_msg: np.ndarray,
             t["uid"][a:b], ts=t["ts"][a:b], session=t["session"][a:b], vectors=nvec[a:b],
             sigma=t["sigma"][a:b], strength=t["strength"][a:b], resource=t["resource"][a:b],
             assistant_only=t["assistant_only"][a:b], n_msg=n_msg[a:b],
-            msg_vectors=mvec[ma:mb], msg_ts=mt["ts"][ma:mb], msg_uids=mt["uid"][ma:mb],
+            msg_vectors=mvec[ma:mb], msg_ts=msg_ts[ma:mb], msg_uids=msg_uid[ma:mb],
             strength_ts=t["strength_ts"][a:b], resource_ts=t["resource_ts"][a:b],
             recall_count=t["recall_count"][a:b], replayed=t["replayed"][a:b])
 
@@ -176,10 +183,7 @@ def _index_terms(m: Mirror, terms: pa.ChunkedArray) -> None:
     else:
         ids, names = np.zeros(0, np.int64), []
     m.postings.add_many(0, offsets, ids, names)
-    word = names.__getitem__
-    flat_ids = ids.tolist()
-    m.msg_terms = [list(map(word, flat_ids[a:b]))
-                   for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+    m.msg_terms = TermLists(offsets, ids, names)
 
 
 def _load_edges(m: Mirror, graph: GraphDB, turns: pa.Table, e: pa.Table) -> None:

@@ -358,7 +358,8 @@ def _check_mirror(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
                 or [live.msg_terms[k] for k in ra] != [fresh.msg_terms[k] for k in rb]
                 or [live.msg_flags[k] for k in ra] != [fresh.msg_flags[k] for k in rb]
                 or any(live.msg_text[k] is not None and (live.msg_text[k], live.msg_sha[k])
-                       != (fresh.msg_text[x], fresh.msg_sha[x]) for k, x in zip(ra, rb))
+                       != (fresh.msg_text[x], fresh.msg_sha[x])
+                       for k, x in zip(ra, rb, strict=True))
                 or not np.array_equal(a.msg_vec[ra.start:ra.stop], b.msg_vec[rb.start:rb.stop])
                 or not np.array_equal(a.msg_ts[ra.start:ra.stop], b.msg_ts[rb.start:rb.stop])):
             diffs.append(f"node {u} messages")

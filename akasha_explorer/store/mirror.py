@@ -21,7 +21,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableSequence
 from typing import Any
 
 import numpy as np
@@ -58,11 +58,11 @@ class Mirror:
         self.next_ord = 0
         self.msg_flags: list[tuple[str, ...]] = []
         self.msg_role: list[str] = []
-        self.msg_terms: list[list[str]] = []
+        self.msg_terms: MutableSequence[list[str]] = []
         """Per message row: gate flags, role and lexical terms (as indexed)."""
-        self.msg_text: list[str | None] = []
-        self.msg_speaker: list[str | None] = []
-        self.msg_sha: list[str | None] = []
+        self.msg_text: MutableSequence[str | None] = []
+        self.msg_speaker: MutableSequence[str | None] = []
+        self.msg_sha: MutableSequence[str | None] = []
         """Per message row: the verbatim text, speaker and sha256 as LanceDB holds them (None:
         not loaded, or forgotten) — what :meth:`message_rows` gives the agent's context."""
         self.orphan_messages: list[str] = []
