@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..engine.state import EdgeStore
 from ..graphdb import bulk
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
@@ -49,36 +50,43 @@ def _ints(col: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
     return pc.fill_null(col, fill).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _take(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``a[rows]``, without a copy when ``rows`` is ``0, 1, 2, …`` (the usual case: LanceDB
-    holds rows in ingest order, as Kuzu's ``ord`` does)."""
-    if rows.shape[0] == a.shape[0] and (rows.shape[0] == 0 or (
-            rows[0] == 0 and bool((np.diff(rows) == 1).all()))):
-        return a
-    return a[rows]
+def _vectors(col: pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
+    """The vectors at ``rows`` of a fixed-size-list column as an (n, dim) float32 array:
+    a slice when the rows are consecutive (the usual case: LanceDB holds rows in ingest
+    order, as Kuzu's ``ord`` does), so only these rows are copied."""
+    if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1 \
+            and bool((np.diff(rows) == 1).all()):
+        part = col.slice(int(rows[0]), int(rows.size))
+    else:
+        part = col.take(pa.array(rows, pa.int64()))
+    return vectors_column(pa.table({"vector": part}))
 
 
 class _Edges(threading.Thread):
-    """Reads every COACT edge (by ord) while the main thread reads LanceDB."""
+    """Reads every COACT edge (by ord) and bulk-loads them — as if every turn becomes a
+    mirror row, in ``ord`` order — while the main thread reads LanceDB."""
 
-    def __init__(self, graph: GraphDB) -> None:
+    def __init__(self, graph: GraphDB, ords: np.ndarray) -> None:
         super().__init__(daemon=True)
         self.graph = graph
+        self.ords = ords
         self.table: pa.Table | None = None
+        self.store: EdgeStore | None = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
             self.table = bulk.coact_edges(self.graph, key="ord")
+            self.store = _edge_store(self.ords, self.ords, self.table)
         except BaseException as e:  # re-raised by the main thread
             self.error = e
 
-    def result(self) -> pa.Table:
+    def result(self) -> tuple[pa.Table, EdgeStore | None]:
         self.join()
         if self.error is not None:
             raise self.error
         assert self.table is not None
-        return self.table
+        return self.table, self.store
 
 
 def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) -> int:
@@ -86,15 +94,25 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
     many journal records were applied."""
     t0 = time.perf_counter()
     turns = bulk.turn_states(graph)
-    edges = _Edges(graph)
+    all_ords = _ints(turns.column("ord"), -1)
+    edges = _Edges(graph, all_ords)
     edges.start()
     try:
         msgs = vectors.read("messages", columns=list(MESSAGE_COLUMNS))
         tv = vectors.read("turns", columns=["uid", "vector"])
         _load_nodes(m, turns, msgs, tv)
     finally:
-        table = edges.result()
-    _load_edges(m, graph, turns, table)
+        table, store = edges.result()
+    if store is None or len(m.ord) != all_ords.size:  # some turn was left out
+        store = _edge_store(np.asarray(m.ord, np.int64), all_ords, table)
+    if store is None:  # ords repeated (not made by this code): go by uid
+        log.warning("Turn ords are not unique; loading COACT edges by uid")
+        e = bulk.coact_edges(graph, key="uid")
+        uids = pa.array(m.nodes.uid, pa.string())
+        store = _loaded(_ints(pc.index_in(e.column("s"), value_set=uids)),
+                        _ints(pc.index_in(e.column("d"), value_set=uids)), e)
+    m.edges = store
+    m._edge_in_kuzu = np.ones(store.count, bool)
     applied = 0
     done = int(graph.meta_get("journal_seq", "0") or 0)
     for rec in journal.read():
@@ -105,6 +123,30 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
     log.info("mirror loaded: %d nodes, %d messages, %d edges, %d journal records in %.2fs",
              m.nodes.n, m.nodes.m, m.edges.count, applied, time.perf_counter() - t0)
     return applied
+
+
+def _edge_store(ords: np.ndarray, all_ords: np.ndarray, e: pa.Table) -> EdgeStore | None:
+    """The edges of ``e`` (end points by ord) over mirror rows whose ords are ``ords``;
+    None when the stored ords (``all_ords``) are not unique."""
+    if all_ords.size and (int(all_ords.min()) < 0
+                          or np.unique(all_ords).size != all_ords.size):
+        return None
+    lookup = np.full(int(all_ords.max()) + 2 if all_ords.size else 1, -1, np.int64)
+    lookup[ords] = np.arange(ords.size, dtype=np.int64)
+
+    def rows(col: pa.ChunkedArray) -> np.ndarray:
+        o = _ints(col, -1)
+        return lookup[np.where((o >= 0) & (o < lookup.shape[0]), o, lookup.shape[0] - 1)]
+
+    return _loaded(rows(e.column("s")), rows(e.column("d")), e)
+
+
+def _loaded(si: np.ndarray, di: np.ndarray, e: pa.Table) -> EdgeStore:
+    ok = (si >= 0) & (di >= 0)
+    store = EdgeStore()
+    store.load(si[ok], di[ok], e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
+               e.column("c").to_numpy()[ok])
+    return store
 
 
 def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> None:
@@ -139,12 +181,11 @@ def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> Non
         "ts", "sigma", "strength", "strength_ts", "resource", "resource_ts", "recall_count",
         "assistant_only", "replayed")}
     t["uid"], t["session"] = tt.column("uid").to_pylist(), tt.column("session").to_pylist()
-    mvec = _take(vectors_column(msgs), rows)
-    nvec = _take(vectors_column(tv), trow[idx])
     mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags", "terms"]
                      ).take(pa.array(rows))
     m.nodes.reserve(int(idx.size), int(rows.size))
-    _add_node_blocks(m, t, n_msg, nvec, mvec, mt.column("ts").to_numpy(),
+    _add_node_blocks(m, t, n_msg, (tv.column("vector"), trow[idx]),
+                     (msgs.column("vector"), rows), mt.column("ts").to_numpy(),
                      mt.column("uid").to_pylist())
     _index_terms(m, mt.column("terms"))
     role = pc.dictionary_encode(mt.column("role")).combine_chunks()
@@ -156,17 +197,23 @@ def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> Non
     m.msg_sha = Column(mt.column("sha256"))
 
 
-def _add_node_blocks(m: Mirror, t: dict[str, Any], n_msg: np.ndarray, nvec: np.ndarray,
-                     mvec: np.ndarray, msg_ts: np.ndarray, msg_uid: list[str]) -> None:
+def _add_node_blocks(m: Mirror, t: dict[str, Any], n_msg: np.ndarray,
+                     nvec: tuple[pa.ChunkedArray, np.ndarray],
+                     mvec: tuple[pa.ChunkedArray, np.ndarray], msg_ts: np.ndarray,
+                     msg_uid: list[str]) -> None:
+    """Nodes in blocks of :data:`BLOCK`; ``nvec`` / ``mvec``: the LanceDB vector column
+    and the rows of it in mirror order (copied a block at a time)."""
     first = np.concatenate([[0], np.cumsum(n_msg)])
     for a in range(0, n_msg.shape[0], BLOCK):
         b = min(n_msg.shape[0], a + BLOCK)
         ma, mb = int(first[a]), int(first[b])
         m.nodes.add_nodes(
-            t["uid"][a:b], ts=t["ts"][a:b], session=t["session"][a:b], vectors=nvec[a:b],
+            t["uid"][a:b], ts=t["ts"][a:b], session=t["session"][a:b],
+            vectors=_vectors(nvec[0], nvec[1][a:b]),
             sigma=t["sigma"][a:b], strength=t["strength"][a:b], resource=t["resource"][a:b],
             assistant_only=t["assistant_only"][a:b], n_msg=n_msg[a:b],
-            msg_vectors=mvec[ma:mb], msg_ts=msg_ts[ma:mb], msg_uids=msg_uid[ma:mb],
+            msg_vectors=_vectors(mvec[0], mvec[1][ma:mb]), msg_ts=msg_ts[ma:mb],
+            msg_uids=msg_uid[ma:mb],
             strength_ts=t["strength_ts"][a:b], resource_ts=t["resource_ts"][a:b],
             recall_count=t["recall_count"][a:b], replayed=t["replayed"][a:b])
 
@@ -184,30 +231,3 @@ def _index_terms(m: Mirror, terms: pa.ChunkedArray) -> None:
         ids, names = np.zeros(0, np.int64), []
     m.postings.add_many(0, offsets, ids, names)
     m.msg_terms = TermLists(offsets, ids, names)
-
-
-def _load_edges(m: Mirror, graph: GraphDB, turns: pa.Table, e: pa.Table) -> None:
-    all_ords = _ints(turns.column("ord"), -1)
-    ords = np.asarray(m.ord, np.int64)
-    unique = all_ords.size == 0 or (int(all_ords.min()) >= 0
-                                    and np.unique(all_ords).size == all_ords.size)
-    if unique:
-        lookup = np.full(int(all_ords.max()) + 2 if all_ords.size else 1, -1, np.int64)
-        lookup[ords] = np.arange(ords.size, dtype=np.int64)
-
-        def rows(col: pa.ChunkedArray) -> np.ndarray:
-            o = _ints(col, -1)
-            o = np.where((o >= 0) & (o < lookup.shape[0]), o, lookup.shape[0] - 1)
-            return lookup[o]
-
-        si, di = rows(e.column("s")), rows(e.column("d"))
-    else:  # ords repeated (not made by this code): go by uid
-        log.warning("Turn ords are not unique; loading COACT edges by uid")
-        e = bulk.coact_edges(graph, key="uid")
-        uids = pa.array(m.nodes.uid, pa.string())
-        si = _ints(pc.index_in(e.column("s"), value_set=uids))
-        di = _ints(pc.index_in(e.column("d"), value_set=uids))
-    ok = (si >= 0) & (di >= 0)
-    m.edges.load(si[ok], di[ok], e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
-                 e.column("c").to_numpy()[ok])
-    m._edge_in_kuzu = np.ones(m.edges.count, bool)
