@@ -30,6 +30,7 @@ from ..graphdb import bulk
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
 from .columns import Column, TermLists
+from .heap import release_freed_memory
 from .journal import Journal
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
         _load_nodes(m, turns, msgs, tv)
     finally:
         table, store = edges.result()
+        edges.table = edges.store = None
     if store is None or len(m.ord) != all_ords.size:  # some turn was left out
         store = _edge_store(np.asarray(m.ord, np.int64), all_ords, table)
     if store is None:  # ords repeated (not made by this code): go by uid
@@ -113,6 +115,8 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
                         _ints(pc.index_in(e.column("d"), value_set=uids)), e)
     m.edges = store
     m._edge_in_kuzu = np.ones(store.count, bool)
+    del turns, table, msgs, tv
+    release_freed_memory()
     applied = 0
     done = int(graph.meta_get("journal_seq", "0") or 0)
     for rec in journal.read():
