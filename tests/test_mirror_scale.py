@@ -3,6 +3,8 @@ message texts the brief reads) gives exactly what the one-at-a-time structures g
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from akasha_explorer.engine.bm25 import Postings
 from akasha_explorer.engine.state import EdgeStore, NodeTable
+from akasha_explorer.store.journal import CHUNK, Journal
 
 N = 7
 pairs = st.tuples(st.integers(0, N - 1), st.integers(0, N - 1)).filter(lambda p: p[0] != p[1])
@@ -180,3 +183,30 @@ def test_bulk_postings_equal_rows_added_one_by_one(rows: list[list[str]], cut: i
     assert bulk.doc_len().tolist() == one.doc_len().tolist()
     for t in ["a", "bb", "c", "的", "spire", "zz"]:
         assert [x.tolist() for x in bulk.postings(t)] == [x.tolist() for x in one.postings(t)]
+
+
+def test_preallocated_journal_cuts_a_torn_record_inside_its_zeros(tmp_path: Path) -> None:
+    """The journal grows in zeroed chunks; a kill mid-write leaves half a record right after
+    the last good one, inside the zeros: it is dropped on read, counted by scan(), and
+    zeroed before the next append, so later records stay readable."""
+    path = tmp_path / "journal.jsonl"
+    j = Journal(path)
+    j.append({"kind": "commit", "x": 1})
+    end = j._end
+    j.close()
+    assert path.stat().st_size == CHUNK and path.read_bytes()[end:] == bytes(CHUNK - end)
+    with open(path, "r+b") as fh:  # what a kill in the middle of the next write leaves
+        fh.seek(end)
+        fh.write(b'{"seq":2,"kind":"comm')
+    j = Journal(path)
+    assert [r["x"] for r in j.read()] == [1]
+    assert j.scan()[1] == 1  # one torn line (what doctor reports)
+    j.append({"kind": "commit", "x": 3})
+    j.append({"kind": "commit", "x": 4}, sync=False)
+    j.close()
+    again = Journal(path)
+    assert [r["x"] for r in again.read()] == [1, 3, 4] and again.scan()[1] == 0
+    big = {"kind": "commit", "blob": "x" * (CHUNK + 10)}  # a record larger than a chunk
+    again.append(big)
+    assert [r.get("x") for r in Journal(path).read()] == [1, 3, 4, None]
+    assert path.stat().st_size % CHUNK == 0

@@ -42,7 +42,6 @@ s: 0 errors, 1 leftover (nothing repaired)
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections import Counter
@@ -197,28 +196,14 @@ def _check_files(mem: Memory, found: _Found) -> None:
 
 
 def _check_journal(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
-    path = Path(mem.journal.path)
-    raw = path.read_bytes() if path.exists() else b""
-    lines = raw.split(b"\n")
-    complete = lines[:-1]  # the part after the last newline is torn (or empty)
-    good = 0
-    for line in complete:
-        try:
-            json.loads(line)
-        except ValueError:
-            break
-        good += 1
-    torn = len(complete) - good + (1 if lines[-1] else 0)
+    records, torn, _, _ = Journal(Path(mem.journal.path)).scan()
+    good = len(records)
     checked["journal_records"] = good
     found.add("torn_journal", "leftover", torn,
               "journal lines a crash cut short (never acknowledged; ignored on load); "
               "--repair checkpoints and truncates the journal")
     done = int(mem.graph.meta_get("journal_seq", "0") or 0)
-    old = 0
-    for line in complete[:good]:
-        rec = json.loads(line)
-        if int(rec.get("seq", 0)) <= done:
-            old += 1
+    old = sum(int(rec.get("seq", 0)) <= done for rec in records)
     found.add("checkpointed_journal", "leftover", old,
               "journal records already folded into Kuzu (a crash after a checkpoint's "
               "commit, before the journal was emptied; skipped on load); --repair truncates")
