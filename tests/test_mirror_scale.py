@@ -18,6 +18,7 @@ N = 7
 pairs = st.tuples(st.integers(0, N - 1), st.integers(0, N - 1)).filter(lambda p: p[0] != p[1])
 ops = st.lists(st.one_of(
     st.tuples(st.just("up"), pairs, st.floats(0.0, 2.0)),
+    st.tuples(st.just("many"), st.lists(pairs, max_size=6), st.floats(0.0, 2.0)),
     st.tuples(st.just("drop"), pairs, st.just(0.0)),
     st.tuples(st.just("forget"), st.tuples(st.integers(0, N - 1), st.just(0)), st.just(0.0)),
 ), max_size=40)
@@ -42,11 +43,13 @@ def _view(es: EdgeStore) -> tuple[object, ...]:
             es.fan(N + 2).tolist(), es.n_alive())
 
 
-@settings(max_examples=150, deadline=None)
-@given(base=st.lists(st.tuples(pairs, st.floats(0.0, 2.0)), max_size=25), ops=ops)
-def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list) -> None:
-    """A store bulk-loaded then changed reads exactly like one built edge by edge."""
-    loaded, built = EdgeStore(), EdgeStore()
+@settings(max_examples=200, deadline=None)
+@given(base=st.lists(st.tuples(pairs, st.floats(0.0, 2.0)), max_size=25), ops=ops,
+       compact=st.sampled_from([1, 3, 4096]))
+def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compact: int) -> None:
+    """A store bulk-loaded then changed (its index rebuilt now and then) reads exactly like
+    one built edge by edge."""
+    loaded, built = EdgeStore(compact_min=compact), EdgeStore()
     src = [p[0] for p, _ in base]
     dst = [p[1] for p, _ in base]
     w = [x for _, x in base]
@@ -54,13 +57,20 @@ def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list) -> Non
     for k, ((s, d), x) in enumerate(base):  # load keeps the last of a repeated pair
         built.upsert(s, d, w=x, last_ts=0.0, co_count=k + 1)
     assert _view(loaded) == _view(built)
-    for kind, (s, d), x in ops:
+    for kind, arg, x in ops:
+        if kind == "many":  # a batch (pairs may repeat) against one upsert after another
+            ws = [x + k for k in range(len(arg))]
+            loaded.upsert_many([p[0] for p in arg], [p[1] for p in arg], w=ws,
+                               last_ts=[1.0] * len(arg), co_count=list(range(len(arg))))
+            for k, (s, d) in enumerate(arg):
+                built.upsert(s, d, w=ws[k], last_ts=1.0, co_count=k)
         for es in (loaded, built):
+            s, d = arg if kind != "many" else (0, 0)
             if kind == "up":
                 es.upsert(s, d, w=x, last_ts=1.0, co_count=7)
             elif kind == "drop":
                 es.drop_edge(s, d)
-            else:
+            elif kind == "forget":
                 es.drop_node(s)
         assert _view(loaded) == _view(built)
 

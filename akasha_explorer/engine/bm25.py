@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .state import _grow
+from .growth import grow
 
 __all__ = ["LexicalHits", "Postings", "QueryTerm", "bm25_rank", "idf_select", "select_terms"]
 
@@ -79,7 +79,7 @@ class Postings:
         """Index message ``row`` (rows are added in increasing order) with its terms."""
         if row < self.n_rows:
             raise ValueError(f"row {row} already indexed")
-        self._len = _grow(self._len, row + 1)
+        self._len = grow(self._len, row + 1)
         self._len[row] = len(terms)
         self.n_rows = row + 1
         counts: dict[str, int] = {}
@@ -95,8 +95,8 @@ class Postings:
                 self._n.append(0)
             k = self._n[tid]
             if k == self._rows[tid].shape[0]:
-                self._rows[tid] = _grow(self._rows[tid], k + 1)
-                self._tf[tid] = _grow(self._tf[tid], k + 1)
+                self._rows[tid] = grow(self._rows[tid], k + 1)
+                self._tf[tid] = grow(self._tf[tid], k + 1)
             self._rows[tid][k] = row
             self._tf[tid][k] = c
             self._n[tid] = k + 1
@@ -121,7 +121,7 @@ class Postings:
             raise ValueError("offsets must rise from 0 to len(ids)")
         if k == 0:
             return
-        self._len = _grow(self._len, start + k)
+        self._len = grow(self._len, start + k)
         self._len[self.n_rows : start] = 0.0
         self._len[start : start + k] = np.diff(off)
         self.n_rows = start + k

@@ -3,7 +3,7 @@
 :class:`NodeTable` holds one row per node (Turn) in ingest order — vectors, salience and the
 dynamic state of SPEC §3 — plus one row per message (vector, node, time). Messages of a
 node are contiguous, so per-node maxima are one ``np.maximum.reduceat``.
-:class:`EdgeStore` holds the directed COACT edges (stored weight, last update time,
+:class:`EdgeStore` (:mod:`.edges`) holds the directed COACT edges (stored weight, last update time,
 co-activation count) with per-node out/in adjacency for one-hop reads.
 
 Both grow in place (amortised doubling) and never reorder rows, so an index handed out
@@ -34,17 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["EdgeStore", "NodeTable"]
+from .edges import EdgeStore
+from .growth import grow
 
+__all__ = ["EdgeStore", "NodeTable", "NodeVectors"]
 
-def _grow(arr: NDArray[Any], need: int) -> NDArray[Any]:
-    """Return ``arr`` with room for ``need`` rows (doubling), keeping its contents."""
-    if need <= arr.shape[0]:
-        return arr
-    cap = max(need, 2 * arr.shape[0], 16)
-    out = np.zeros((cap, *arr.shape[1:]), dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
-    return out
 
 
 class NodeTable:
@@ -171,21 +165,21 @@ class NodeTable:
     def _reserve(self, nodes: int, msgs: int) -> None:
         need = self.n + nodes
         if need > self._own.shape[0]:
-            self._own = _grow(self._own, need)
-            self._f64 = {k: _grow(v, need) for k, v in self._f64.items()}
-            self._recall = _grow(self._recall, need)
-            self._assistant_only = _grow(self._assistant_only, need)
-            self._alive = _grow(self._alive, need)
-            self._replayed = _grow(self._replayed, need)
-            self._session = _grow(self._session, need)
-            self._first_msg = _grow(self._first_msg, need)
-            self._n_msg = _grow(self._n_msg, need)
+            self._own = grow(self._own, need)
+            self._f64 = {k: grow(v, need) for k, v in self._f64.items()}
+            self._recall = grow(self._recall, need)
+            self._assistant_only = grow(self._assistant_only, need)
+            self._alive = grow(self._alive, need)
+            self._replayed = grow(self._replayed, need)
+            self._session = grow(self._session, need)
+            self._first_msg = grow(self._first_msg, need)
+            self._n_msg = grow(self._n_msg, need)
         need_m = self.m + msgs
         if need_m > self._msg_vec.shape[0]:
-            self._msg_vec = _grow(self._msg_vec, need_m)
-            self._msg_node = _grow(self._msg_node, need_m)
-            self._msg_ts = _grow(self._msg_ts, need_m)
-            self._msg_alive = _grow(self._msg_alive, need_m)
+            self._msg_vec = grow(self._msg_vec, need_m)
+            self._msg_node = grow(self._msg_node, need_m)
+            self._msg_ts = grow(self._msg_ts, need_m)
+            self._msg_alive = grow(self._msg_alive, need_m)
 
     def reserve(self, nodes: int, msgs: int) -> None:
         """Make room for ``nodes`` more nodes and ``msgs`` more messages (a bulk load
@@ -258,7 +252,7 @@ class NodeTable:
     def _add_own(self, vectors: NDArray[np.float32]) -> int:
         """Append node vectors that are not a message's; returns the first one's row."""
         k = self.k_own
-        self._ovec = _grow(self._ovec, k + vectors.shape[0])
+        self._ovec = grow(self._ovec, k + vectors.shape[0])
         self._ovec[k : k + vectors.shape[0]] = vectors
         self.k_own = k + vectors.shape[0]
         return k
@@ -560,355 +554,3 @@ class NodeVectors:
 
     def __matmul__(self, other: ArrayLike) -> NDArray[Any]:
         return np.asarray(self) @ np.asarray(other)
-
-
-class EdgeStore:
-    """Directed COACT edges with fast lookup and per-node adjacency, in compact arrays.
-
-    Arrays (views of the first ``count`` edges): ``src``, ``dst`` int64; ``w`` (stored
-    weight, not decayed) and ``last_ts`` float64; ``co_count`` int64. ``out_edges(i)`` and
-    ``in_edges(i)`` return edge ids sorted by the other end's row (canonical: independent of
-    creation order). ``fan(n)`` counts in + out edges per node. Edges are removed only by
-    :meth:`drop_node` (forget) and :meth:`drop_edge` (undoing a person's link).
-
-    Layout (issue 14: a 3M-edge mirror in ~170 MB instead of ~1.5 GB). The edges of a bulk
-    :meth:`load` are the *base*: ids ``0 .. base-1`` sorted by ``(src, dst)``, so a node's
-    base out-edges are one id range (a CSR row pointer), its base in-edges one slice of an
-    id array sorted by ``(dst, src)``, and ``(src, dst)`` is found by binary search in
-    their sorted keys — no per-edge Python object. Edges created later (:meth:`upsert`)
-    get a dict entry and small per-node sorted id arrays; reads merge the two.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._src = np.zeros(0, np.int64)
-        self._dst = np.zeros(0, np.int64)
-        self._w = np.zeros(0, np.float64)
-        self._last = np.zeros(0, np.float64)
-        self._co = np.zeros(0, np.int64)
-        self._alive = np.zeros(0, bool)
-        self._fan = np.zeros(0, np.int64)
-        # the base (see the class docstring)
-        self._base = 0
-        self._bkey = np.zeros(0, np.int64)
-        self._optr = np.zeros(1, np.int64)
-        self._iptr = np.zeros(1, np.int64)
-        self._iids = np.zeros(0, np.int64)
-        # edges created after the base: key -> id, and per-node id arrays (+ used length)
-        self._key: dict[int, int] = {}
-        self._oext: dict[int, list[Any]] = {}
-        self._iext: dict[int, list[Any]] = {}
-
-    @staticmethod
-    def _k(s: int, d: int) -> int:
-        return (int(s) << 32) | int(d)
-
-    @property
-    def src(self) -> NDArray[np.int64]:
-        return self._src[: self.count]
-
-    @property
-    def dst(self) -> NDArray[np.int64]:
-        return self._dst[: self.count]
-
-    @property
-    def w(self) -> NDArray[np.float64]:
-        return self._w[: self.count]
-
-    @property
-    def last_ts(self) -> NDArray[np.float64]:
-        return self._last[: self.count]
-
-    @property
-    def co_count(self) -> NDArray[np.int64]:
-        return self._co[: self.count]
-
-    @property
-    def alive(self) -> NDArray[np.bool_]:
-        return self._alive[: self.count]
-
-    def n_alive(self) -> int:
-        """Number of edges not removed by forget."""
-        return int(self.alive.sum())
-
-    def nbytes(self) -> int:
-        """Bytes held by the edge arrays and indexes (capacity included)."""
-        arrays = (self._src, self._dst, self._w, self._last, self._co, self._alive, self._fan,
-                  self._bkey, self._optr, self._iptr, self._iids)
-        ext = sum(int(v[0].nbytes) for d in (self._oext, self._iext) for v in d.values())
-        return sum(int(a.nbytes) for a in arrays) + ext
-
-    @staticmethod
-    def _push(ext: dict[int, list[Any]], i: int, e: int, other: NDArray[np.int64]) -> None:
-        """Insert edge ``e`` into node ``i``'s later-edge list, kept sorted by the other
-        end's row (after equal ones), so reads need no sort within it."""
-        slot = ext.get(i)
-        if slot is None:
-            ext[i] = [np.array([e, 0, 0, 0], np.int64), 1]
-            return
-        arr, c = slot
-        if c == arr.shape[0]:
-            arr = _grow(arr, c + 1)
-            slot[0] = arr
-        pos = int(np.searchsorted(other[arr[:c]], other[e], side="right"))
-        if pos < c:
-            arr[pos + 1 : c + 1] = arr[pos:c]
-        arr[pos] = e
-        slot[1] = c + 1
-
-    def _base_find(self, key: int) -> int:
-        if not self._base:
-            return -1
-        p = int(np.searchsorted(self._bkey, key))
-        if p < self._base and int(self._bkey[p]) == key and self._alive[p]:
-            return p
-        return -1
-
-    def find(self, s: int, d: int) -> int:
-        """Edge id of ``s -> d`` or -1."""
-        key = self._k(s, d)
-        e = self._key.get(key)
-        return e if e is not None else self._base_find(key)
-
-    def find_many(self, src: ArrayLike, dst: ArrayLike) -> NDArray[np.int64]:
-        """:meth:`find` for several pairs at once (-1 where there is no alive edge).
-
-        >>> es = EdgeStore(); es.load([0, 1], [1, 2], [1.0, 1.0], [0.0, 0.0], [1, 1])
-        >>> _ = es.upsert(2, 0, w=1.0, last_ts=0.0, co_count=1)
-        >>> es.find_many([1, 2, 0], [2, 0, 2]).tolist()
-        [1, 2, -1]
-        """
-        s = np.asarray(src, np.int64).ravel()
-        d = np.asarray(dst, np.int64).ravel()
-        out = np.full(s.shape[0], -1, np.int64)
-        if not s.size:
-            return out
-        keys = (s << 32) | d
-        if self._base:
-            p = np.minimum(np.searchsorted(self._bkey, keys), self._base - 1)
-            hit = (self._bkey[p] == keys) & self._alive[p]
-            out[hit] = p[hit]
-        if self._key:
-            get = self._key.get
-            for k, key in enumerate(keys.tolist()):
-                e = get(key)
-                if e is not None:
-                    out[k] = e
-        return out
-
-    def upsert(self, s: int, d: int, *, w: float, last_ts: float, co_count: int) -> int:
-        """Set ``s -> d`` to absolute values, creating it if needed; returns the edge id."""
-        e = self.find(s, d)
-        if e < 0:
-            if s == d:
-                raise ValueError("COACT self-loops are not allowed")
-            e = self.count
-            need = e + 1
-            if need > self._src.shape[0]:
-                self._src = _grow(self._src, need)
-                self._dst = _grow(self._dst, need)
-                self._w = _grow(self._w, need)
-                self._last = _grow(self._last, need)
-                self._co = _grow(self._co, need)
-                self._alive = _grow(self._alive, need)
-            self._src[e], self._dst[e], self._alive[e] = s, d, True
-            self._key[self._k(s, d)] = e
-            top = max(s, d) + 1
-            if self._fan.shape[0] < top:
-                self._fan = _grow(self._fan, top)
-            self._push(self._oext, s, e, self._dst)
-            self._push(self._iext, d, e, self._src)
-            self._fan[s] += 1
-            self._fan[d] += 1
-            self.count += 1
-        self._w[e] = w
-        self._last[e] = last_ts
-        self._co[e] = co_count
-        return e
-
-    def set_weight(self, e: int, w: float) -> None:
-        """Overwrite the stored weight of edge ``e`` (used by heterosynaptic depression)."""
-        self._w[e] = w
-
-    def _one(self, i: int, out: bool) -> NDArray[np.int64]:
-        ptr = self._optr if out else self._iptr
-        nb = ptr.shape[0] - 1
-        if 0 <= i < nb:
-            a, b = int(ptr[i]), int(ptr[i + 1])
-            ids = np.arange(a, b, dtype=np.int64) if out else self._iids[a:b]
-        else:
-            ids = np.zeros(0, np.int64)
-        slot = (self._oext if out else self._iext).get(i)
-        if slot is not None:
-            other = self._dst if out else self._src
-            ids = np.concatenate([ids, slot[0][: slot[1]]])
-            ids = ids[np.argsort(other[ids], kind="stable")]
-        return ids[self._alive[ids]]
-
-    def out_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids leaving node ``i`` (alive ones only), by destination row."""
-        return self._one(int(i), True)
-
-    def in_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids entering node ``i`` (alive ones only), by source row."""
-        return self._one(int(i), False)
-
-    def _many(self, rows: ArrayLike, out: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        rs = np.asarray(rows, dtype=np.int64).ravel()
-        ptr = self._optr if out else self._iptr
-        nb = ptr.shape[0] - 1
-        inb = (rs >= 0) & (rs < nb)
-        r = np.where(inb, rs, 0)
-        lo = np.where(inb, ptr[r], 0)
-        lens = np.where(inb, ptr[np.minimum(r + 1, nb)] - lo, 0)
-        total = int(lens.sum())
-        owner = np.repeat(np.arange(rs.shape[0], dtype=np.int64), lens)
-        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
-        ids = pos if out else self._iids[pos]
-        ext = self._oext if out else self._iext
-        if ext:
-            parts, owners = [ids], [owner]
-            for k, i in enumerate(rs.tolist()):
-                slot = ext.get(i)
-                if slot is not None:
-                    parts.append(slot[0][: slot[1]])
-                    owners.append(np.full(slot[1], k, np.int64))
-            if len(parts) > 1:
-                ids, owner = np.concatenate(parts), np.concatenate(owners)
-                other = self._dst if out else self._src
-                order = np.lexsort((other[ids], owner))  # stable: base before later
-                ids, owner = ids[order], owner[order]
-        keep = self._alive[ids]
-        return ids[keep], owner[keep]
-
-    def out_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Alive out-edges of several nodes at once: ``(edge ids, position in rows)``.
-
-        Edge ids come grouped by ``rows`` order, each group by the other end's row.
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> [a.tolist() for a in es.out_edges_many([2, 0, 5])]
-        [[1, 0], [0, 1]]
-        """
-        return self._many(rows, True)
-
-    def in_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Alive in-edges of several nodes at once: ``(edge ids, position in rows)``.
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> [a.tolist() for a in es.in_edges_many([1])]
-        [[0, 1], [0, 0]]
-        """
-        return self._many(rows, False)
-
-    def fan_of(self, rows: ArrayLike) -> NDArray[np.int64]:
-        """Number of COACT edges (in + out) of the given node rows (0 for unknown rows).
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> es.fan_of([1, 0, 7]).tolist()
-        [1, 1, 0]
-        """
-        rs = np.asarray(rows, dtype=np.int64).ravel()
-        out = np.zeros(rs.shape[0], np.int64)
-        ok = rs < self._fan.shape[0]
-        out[ok] = self._fan[rs[ok]]
-        return out
-
-    def set_weights(self, ids: ArrayLike, w: ArrayLike) -> None:
-        """Overwrite the stored weights of several edges (vectorised :meth:`set_weight`).
-
-        >>> es = EdgeStore(); e = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> es.set_weights([e], [0.95]); es.w.tolist()
-        [0.95]
-        """
-        self._w[np.asarray(ids, dtype=np.int64)] = np.asarray(w, dtype=np.float64)
-
-    def fan(self, n: int) -> NDArray[np.int64]:
-        """Number of COACT edges (in + out) of each of the first ``n`` nodes."""
-        out = np.zeros(n, np.int64)
-        k = min(n, self._fan.shape[0])
-        out[:k] = self._fan[:k]
-        return out
-
-    def _kill(self, e: int) -> None:
-        s, d = int(self._src[e]), int(self._dst[e])
-        self._alive[e] = False
-        if e >= self._base:
-            self._key.pop(self._k(s, d), None)
-        self._fan[s] -= 1
-        self._fan[d] -= 1
-
-    def drop_node(self, i: int) -> list[int]:
-        """Remove every edge touching node ``i`` (forget); returns the removed edge ids."""
-        gone = sorted({*self.out_edges(i).tolist(), *self.in_edges(i).tolist()})
-        for e in gone:
-            self._kill(e)
-        return gone
-
-    def drop_edge(self, s: int, d: int) -> int:
-        """Remove ``s -> d``; returns its id, or -1 when there is no such edge.
-
-        >>> es = EdgeStore()
-        >>> e = es.upsert(0, 1, w=0.5, last_ts=0.0, co_count=1)
-        >>> es.drop_edge(0, 1), es.find(0, 1), es.out_edges(0).tolist(), es.fan(2).tolist()
-        (0, -1, [], [0, 0])
-        """
-        e = self.find(s, d)
-        if e >= 0:
-            self._kill(e)
-        return e
-
-    def load(self, src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
-             co_count: ArrayLike) -> None:
-        """Bulk-load edges into an empty store (on open) — vectorised, no per-edge Python.
-
-        The edges get ids in ``(src, dst)`` order (the base of the class docstring); reads
-        give what upserting them one by one gives. A repeated (src, dst) pair keeps its
-        last values.
-
-        >>> es = EdgeStore()
-        >>> es.load([2, 0, 0], [1, 1, 2], [0.5, 1.0, 0.2], [0.0, 0.0, 0.0], [1, 1, 1])
-        >>> es.in_edges(1).tolist(), es.out_edges(0).tolist(), es.fan(3).tolist()
-        ([0, 2], [0, 1], [2, 2, 2])
-        >>> es.find(2, 1), float(es.w[es.find(0, 2)])
-        (2, 0.2)
-        """
-        if self.count:
-            raise ValueError("load() needs an empty EdgeStore; use upsert() to add edges")
-        s = np.asarray(src, np.int64).ravel()
-        d = np.asarray(dst, np.int64).ravel()
-        ww = np.asarray(w, np.float64).ravel()
-        lt = np.asarray(last_ts, np.float64).ravel()
-        cc = np.asarray(co_count, np.int64).ravel()
-        if not (s.shape == d.shape == ww.shape == lt.shape == cc.shape):
-            raise ValueError("src, dst, w, last_ts and co_count must have the same length")
-        if s.size and bool((s == d).any()):
-            raise ValueError("COACT self-loops are not allowed")
-        if s.size and (int(s.min()) < 0 or int(d.min()) < 0
-                       or int(max(s.max(), d.max())) >= 1 << 31):
-            raise ValueError("node rows must be in [0, 2**31)")
-        key = (s << 32) | d
-        if not bool((key[1:] > key[:-1]).all()):  # not (empty or) sorted and unique:
-            order = np.argsort(key, kind="stable")  # equal keys stay in input order,
-            key = key[order]
-            last = np.r_[key[1:] != key[:-1], True]  # so each one's last is its last
-            keep = order[last]
-            key = key[last]
-            s, d = key >> 32, key & 0xFFFFFFFF
-            ww, lt, cc = ww[keep], lt[keep], cc[keep]
-        m = s.size
-        self._src, self._dst = np.ascontiguousarray(s), np.ascontiguousarray(d)
-        self._w, self._last, self._co = (np.ascontiguousarray(ww), np.ascontiguousarray(lt),
-                                         np.ascontiguousarray(cc))
-        self._alive = np.ones(m, bool)
-        self.count = self._base = m
-        self._bkey = key
-        n = int(max(s.max(), d.max())) + 1 if m else 0
-        self._fan = _grow(np.zeros(0, np.int64), max(n, 1))
-        self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
-        self._optr = np.searchsorted(s, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
-        self._iids = np.argsort((d << 32) | s).astype(np.int64)  # keys unique: by (dst, src)
-        self._iptr = np.searchsorted(d[self._iids], np.arange(n + 1, dtype=np.int64)
-                                     ).astype(np.int64)
