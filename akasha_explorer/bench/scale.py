@@ -6,15 +6,23 @@ clustered 384-dim vectors, sessions over 60 days, random lexical terms, and an A
 degree (``edges_per_node`` ≈ 38, the design's real store: 127,696 edges on 3,378 nodes).
 Then the store is opened from disk (mirror load) and timed, in one run:
 
+- ``open_s`` and ``rss_open_mb`` (resident memory the open added, vectors included),
 - ``recall`` (engine stages 1–4 + lexical; query embedding excluded) p50/p95,
-- a plain LanceDB top-10 vector search on the same vectors (after ``optimize``) p50/p95,
-- a numpy brute-force top-10 on the mirror's vectors, for reference,
+- the physical floor: ``bytes_per_recall_mb`` the recall reads in full (vectors + per-node
+  and per-message arrays) and ``floor_ms``, one pass over the vectors alone (``np.einsum``,
+  as recall scans them): recall can be no faster than that on this machine,
+- a numpy brute-force top-10 (that pass + ``argpartition``) and a plain LanceDB top-10
+  vector search on the same vectors (after ``optimize``) p50/p95,
+- the live loop (``live_loop_p50_ms`` / ``p99``): ``Memory.recall`` with a precomputed query
+  vector (its text tokenised, the query-log row journaled, the context's messages
+  attached) then ``Memory.commit`` — what an agent pays per turn apart from the model,
 - ``commit`` (plan + apply + fsync'ed journal append) p50,
 - a checkpoint of the journaled commits into Kuzu,
-- RSS after opening and after the recalls,
+- RSS after the recalls, the machine's load average and CPU count,
 - replay throughput (nodes/s, embedding excluded) on a copy without edges (``--replay``).
 
-Run: ``akasha bench scale [--sizes 1000,10000,100000]``; every number is printed as JSON.
+Run: ``akasha bench scale [--sizes 1000,10000,100000] [--out FILE]``; every number is
+printed as JSON and as a table.
 """
 
 from __future__ import annotations
@@ -127,47 +135,83 @@ def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
     return {"nodes": n, "edges": m, "centers": centers, "seed": seed}
 
 
-def measure(path: Path, *, queries: int = 200, commits: int = 1000,
+class _Precomputed:
+    """An embedder that returns given vectors for given texts (the live loop's query
+    vectors are computed before the clock starts); name and dim are the store's."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Any, *, batch_size: int = 64, progress: bool = False
+               ) -> np.ndarray:
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def _pcts(out: dict[str, Any], name: str, xs: list[float], *qs: int) -> None:
+    for q in qs:
+        out[f"{name}_p{q}_ms"] = 1000 * float(np.percentile(xs, q))
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 500,
             seed: int = 1) -> dict[str, Any]:
-    """Open the store at ``path`` and time recall, LanceDB search, commit, checkpoint."""
+    """Open the store at ``path`` and time recall, the live loop, commit, checkpoint and
+    the baselines (module docstring)."""
     rng = np.random.default_rng(seed)
     get_embedder()  # model libraries loaded before the RSS baseline
+    out: dict[str, Any] = {"load_avg_start": _load(), "cpus": os.cpu_count()}
     base = _rss_mb()
+    pre = _Precomputed(*_model_of(path))
     t0 = time.perf_counter()
-    mem = Memory(path)
-    out: dict[str, Any] = {"open_s": time.perf_counter() - t0,
-                           "rss_open_mb": _rss_mb() - base}
+    mem = Memory(path, embedder=pre)  # type: ignore[arg-type]
+    out["open_s"] = time.perf_counter() - t0
+    out["rss_open_mb"] = _rss_mb() - base
     nodes, edges = mem.mirror.nodes, mem.mirror.edges
     out["nodes"], out["edges"] = nodes.n, edges.count
     now = float(nodes.ts.max()) + 3600.0
-    mem.vectors.optimize()
-    qs = _unit(nodes.vec[rng.integers(0, nodes.n, queries)].astype(np.float64)
-               + 0.3 * rng.standard_normal((queries, DIM)) / np.sqrt(DIM) * 6).astype(np.float32)
-    texts = [" ".join(VOCAB[j] for j in rng.integers(0, len(VOCAB), 5)) for _ in range(queries)]
-    rec, lance, brute, traces = [], [], [], []
-    for q, text in zip(qs, texts, strict=True):
+    n_q = queries + live
+    qs = _unit(nodes.vec[rng.integers(0, nodes.n, n_q)].astype(np.float64)
+               + 0.3 * rng.standard_normal((n_q, DIM)) / np.sqrt(DIM) * 6).astype(np.float32)
+    texts = [f"q{k} " + " ".join(VOCAB[j] for j in rng.integers(0, len(VOCAB), 5))
+             for k in range(n_q)]
+    rec, traces = [], []
+    for q, text in zip(qs[:queries], texts[:queries], strict=True):
         t = time.perf_counter()
         lex = mem.lexical(text, now=now)
         trace = engine_recall(nodes, edges, q, lex, now=now, settings=mem.settings)
         rec.append(time.perf_counter() - t)
         traces.append(trace)
+    _pcts(out, "recall", rec, 50, 95)
+    out.update(_floor(nodes, qs[:queries]))
+    out["recall_over_floor"] = out["recall_p50_ms"] / out["floor_ms"]
+    mem.vectors.optimize()
+    lance = []
+    for q in qs[:queries]:
         t = time.perf_counter()
         mem.vectors.search("turns", q, 10)
         lance.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        np.argpartition(-(nodes.vec @ q), 10)[:10]
-        brute.append(time.perf_counter() - t)
-    out["rss_after_recalls_mb"] = _rss_mb() - base
-    for name, xs in (("recall", rec), ("lancedb_top10", lance), ("numpy_top10", brute)):
-        out[f"{name}_p50_ms"] = 1000 * statistics.median(xs)
-        out[f"{name}_p95_ms"] = 1000 * float(np.percentile(xs, 95))
+    _pcts(out, "lancedb_top10", lance, 50, 95)
     out["recall_over_lancedb"] = out["recall_p50_ms"] / out["lancedb_top10_p50_ms"]
+    out["rss_after_recalls_mb"] = _rss_mb() - base
+    pre.vectors = dict(zip(texts[queries:], qs[queries:], strict=True))
+    loop = []
+    for k, text in enumerate(texts[queries:]):
+        t = time.perf_counter()
+        trace = mem.recall(text, now=now + k)
+        mem.commit(trace, nodes.uid[int(rng.integers(0, nodes.n))])
+        loop.append(time.perf_counter() - t)
+    _pcts(out, "live_loop", loop, 50, 99)
+    out["live_loops"] = len(loop)
     com = []
     for k in range(commits):
         trace = traces[k % len(traces)]
         t = time.perf_counter()
         plan = plan_writeback(trace, nodes, edges, int(rng.integers(0, nodes.n)),
-                              now=now + k, settings=mem.settings)
+                              now=now + live + k, settings=mem.settings)
         apply_plan(plan, nodes, edges)
         mem.mirror.journal_plan(mem.journal, plan)
         com.append(time.perf_counter() - t)
@@ -178,10 +222,40 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000,
     out["checkpoint_s"] = time.perf_counter() - t
     out["checkpoint_edges"] = stats["edges"]
     out["checkpoint_rewrite"] = bool(stats["rewrite"])
+    out["rss_end_mb"] = _rss_mb() - base
     t = time.perf_counter()
     mem.close()
     out["close_s"] = time.perf_counter() - t
+    out["load_avg_end"] = _load()
     return out
+
+
+def _model_of(path: Path) -> tuple[str, int]:
+    from ..store import Manifest
+    man = Manifest.read(path)
+    return man.model, man.dim
+
+
+def _floor(nodes: Any, qs: np.ndarray) -> dict[str, float]:
+    """The physical floor of a recall: the bytes it reads in full and one pass over the
+    vectors (what the cosine scan must read), timed, with a numpy top-10 on top."""
+    vec = nodes.msg_vec
+    own = nodes.k_own * nodes.dim * 4
+    per_node = nodes.n * (8 * 8 + 4 + 3)  # ts, sigma, strength, resource (+ts), … , flags
+    per_msg = nodes.m * (8 + 8 + 1)  # msg_ts, msg_node, msg_alive
+    scan, top = [], []
+    for q in qs:
+        t = time.perf_counter()
+        c = np.einsum("ij,j->i", vec, q)
+        scan.append(time.perf_counter() - t)
+        np.argpartition(-c, 10)[:10]
+        top.append(time.perf_counter() - t)
+    total = vec.nbytes + own + per_node + per_msg
+    floor = 1000 * statistics.median(scan)
+    return {"bytes_per_recall_mb": total / 2**20, "vector_bytes_mb": (vec.nbytes + own) / 2**20,
+            "floor_ms": floor, "floor_gb_per_s": (vec.nbytes + own) / 1e6 / floor,
+            "numpy_top10_p50_ms": 1000 * statistics.median(top),
+            "numpy_top10_p95_ms": 1000 * float(np.percentile(top, 95))}
 
 
 def measure_replay(path: Path, limit: int | None = None) -> dict[str, Any]:

@@ -9,8 +9,9 @@ in the sorted keys — no Python object per edge. Edges created since (:meth:`up
 the *later* ones, ids ``upto .. count - 1``: a dict finds them by pair, and sorted key
 arrays (brought up to date on the next read, so a replay of many upserts sorts once) give
 them to node reads, which merge the two parts in the canonical order. When there are more
-than ``compact_min`` later edges and an eighth as many as indexed ones, the index is
-rebuilt over every alive edge; reads do not change. After a bulk :meth:`load` the ids are
+than ``compact_min`` later edges and a 32nd as many as indexed ones, the index is rebuilt
+over every alive edge (measured: 0.05 s at 600k edges, 0.6 s at 3.3M); reads do not
+change. After a bulk :meth:`load` the ids are
 in ``(src, dst)`` order and the out-index needs no id array.
 
 >>> es = EdgeStore()
@@ -205,7 +206,7 @@ class EdgeStore:
             self._fan[s] += 1
             self._fan[d] += 1
             self.count += 1
-            if self.count - self._upto > max(self.compact_min, self._nidx // 8):
+            if self.count - self._upto > max(self.compact_min, self._nidx // 32):
                 self._reindex()
         self._w[e] = w
         self._last[e] = last_ts

@@ -60,6 +60,18 @@ class Column(MutableSequence[Any]):
             return [self._row(k) for k in range(*j.indices(len(self)))]
         return self._row(self._index(int(j)))
 
+    def take(self, rows: list[int]) -> list[Any]:
+        """The values of several rows (one Arrow read for those it holds).
+
+        >>> Column(pa.array(["a", "b", "c"])).take([2, 0])
+        ['c', 'a']
+        """
+        ks = [self._index(int(j)) for j in rows]
+        base = [k for k in ks if k < self._n and k not in self._set]
+        got = dict(zip(base, self._base.take(pa.array(base, pa.int64())).to_pylist(),
+                       strict=True)) if base else {}
+        return [got[k] if k in got else self._row(k) for k in ks]
+
     def __setitem__(self, j: Any, value: Any) -> None:
         if isinstance(j, slice):
             raise TypeError("set a column one row at a time")

@@ -120,19 +120,24 @@ class Mirror:
         sha256, flags), in node order, from the texts the mirror holds; and the nodes it
         holds no text for (to read from LanceDB). Forgotten nodes are left out."""
         n = self.nodes
-        out: dict[str, list[dict[str, Any]]] = {}
-        missing: list[str] = []
+        spans: list[tuple[str, int, int]] = []
         for u in uids:
             i = n.index.get(u)
-            if i is None or not n.alive[i]:
-                continue
-            a, k = int(n.first_msg[i]), int(n.n_msg[i])
-            if any(self.msg_text[j] is None or self.msg_sha[j] is None for j in range(a, a + k)):
+            if i is not None and n.alive[i]:
+                spans.append((u, int(n.first_msg[i]), int(n.n_msg[i])))
+        rows = [j for _, a, k in spans for j in range(a, a + k)]
+        text, sha, speaker = (_take(c, rows) for c in (self.msg_text, self.msg_sha,
+                                                        self.msg_speaker))
+        at = dict(zip(rows, range(len(rows)), strict=True))
+        out: dict[str, list[dict[str, Any]]] = {}
+        missing: list[str] = []
+        for u, a, k in spans:
+            if any(text[at[j]] is None or sha[at[j]] is None for j in range(a, a + k)):
                 missing.append(u)
                 continue
             out[u] = [{"uid": n.msg_uid[j], "node": u, "role": self.msg_role[j],
-                       "speaker": self.msg_speaker[j], "ts": float(n.msg_ts[j]),
-                       "text": self.msg_text[j], "sha256": self.msg_sha[j],
+                       "speaker": speaker[at[j]], "ts": float(n.msg_ts[j]),
+                       "text": text[at[j]], "sha256": sha[at[j]],
                        "flags": list(self.msg_flags[j])} for j in range(a, a + k)]
         return out, missing
 
@@ -290,6 +295,11 @@ class Mirror:
         """Edges deleted from Kuzu directly (forget): no longer pending."""
         for e in ids:
             self.dirty_edges.pop(e, None)
+
+
+def _take(column: Any, rows: list[int]) -> list[Any]:
+    take = getattr(column, "take", None)
+    return take(rows) if take is not None else [column[j] for j in rows]
 
 
 def rewrite_edges(changed: int, total: int) -> bool:
