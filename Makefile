@@ -27,7 +27,7 @@ test: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check akasha_explorer tests benchmarks
-	$(VENV)/bin/mypy akasha_explorer/engine
+	$(VENV)/bin/mypy akasha_explorer
 
 # always run: a no-op on a built store, except that it migrates one an older version made;
 # a built store that is busy (a running lab's kernels hold it) is used as it is

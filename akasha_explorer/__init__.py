@@ -24,6 +24,7 @@ from .errors import (
 )
 from .memory import Memory, open
 from .model import IngestReport, Message, NodeState, RawMessage
+from .server.client import RemoteMemory, connect
 
 __version__ = "0.1.0"
 
@@ -41,11 +42,13 @@ __all__ = [
     "NotFound",
     "RawMessage",
     "ReadOnlyStore",
+    "RemoteMemory",
     "SchemaMismatch",
     "Settings",
     "StoreError",
     "StoreLocked",
     "TraceMismatch",
     "__version__",
+    "connect",
     "open",
 ]

@@ -10,8 +10,10 @@ import datetime as dt
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -237,18 +239,66 @@ def demo(store: str, no_replay: bool) -> None:
               type=click.Path(file_okay=False), help="Folder JupyterLab opens.")
 @click.option("--port", default=None, type=int, help="Port (default: JupyterLab picks).")
 def lab(store: str, notebooks: str, port: int | None) -> None:
-    """Open JupyterLab on the notebooks with STORE (built from the demo if missing)."""
+    """Open JupyterLab on the notebooks with STORE (built from the demo if missing), served
+    by a memory server this command starts (`akasha serve`), so every notebook shares the
+    one store and none locks another out; the server stops with JupyterLab."""
+    from .server.client import served_at
+
     if not (Path(store) / "akasha.json").exists():
         click.get_current_context().invoke(demo, store=store)
+    url = served_at(store)
+    server = None
+    if url is None:
+        url, server = _start_server(store)
     jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
-    env = {**os.environ, "AKASHA_STORE": str(Path(store).resolve())}
+    env = {**os.environ, "AKASHA_STORE": str(Path(store).resolve()), "AKASHA_URL": url}
     cmd = [jupyter, "lab", f"--notebook-dir={Path(notebooks).resolve()}"]
     if port:
         cmd.append(f"--port={port}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers and CI machines often run as root
-    echo(f"AKASHA_STORE={env['AKASHA_STORE']}; starting: {' '.join(cmd)}")
-    raise SystemExit(subprocess.call(cmd, env=env))
+    echo(f"AKASHA_STORE={env['AKASHA_STORE']} served at AKASHA_URL={url}; starting: "
+         f"{' '.join(cmd)}")
+    try:
+        code = subprocess.call(cmd, env=env)
+    finally:
+        if server is not None:
+            server.send_signal(signal.SIGINT)   # the server checkpoints and closes the store
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    raise SystemExit(code)
+
+
+def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
+    """Start ``akasha serve STORE`` on 127.0.0.1 (port 8765, or a free one) and wait until it
+    answers; returns its URL and process."""
+    import socket
+
+    from .server.client import connect
+    from .server.http import DEFAULT_PORT
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", DEFAULT_PORT))
+        except OSError:
+            sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    akasha = shutil.which("akasha", path=str(Path(sys.executable).parent)) or "akasha"
+    proc = subprocess.Popen([akasha, "serve", store, "--port", str(port)])
+    url = f"http://127.0.0.1:{port}"
+    end = time.time() + 120
+    while True:
+        try:
+            connect(url, timeout=2)
+            return url, proc
+        except AkashaError as e:
+            if proc.poll() is not None or time.time() > end:
+                proc.kill()
+                raise click.ClickException(f"could not start the memory server for {store}: "
+                                           f"{e}") from None
+            time.sleep(0.3)
 
 
 @cli.command("settings")
@@ -307,9 +357,10 @@ def _register_areas() -> None:
     from .bench import commands as bench_cmds
     from .brief import commands as brief_cmds
     from .curate import commands as curate_cmds
+    from .server import commands as server_cmds
     from .store import commands as store_cmds
 
-    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds):
+    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds, server_cmds):
         for command in mod.COMMANDS:
             cli.add_command(command)
 

@@ -3,14 +3,13 @@ area modules can import them without a cycle)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .errors import InvalidInput
 from .text.terminal import json_safe, terminal_safe
+from .text.timewords import parse_time
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -20,34 +19,15 @@ __all__ = ["echo", "echo_doc", "echo_json", "parse_now"]
 
 def parse_now(value: str | None, mem: Memory | None = None) -> float | None:
     """``--now``: ISO 8601, epoch seconds, ``now`` (wall clock) or ``last`` (the store's
-    newest message time). ``None`` means the wall clock.
+    newest message time). ``None`` means the wall clock
+    (:func:`~akasha_explorer.text.timewords.parse_time`).
 
     >>> parse_now("2026-09-03T21:14:05+08:00")
     1788441245.0
     >>> parse_now("1788441245")
     1788441245.0
     """
-    if value is None or value == "now":
-        return None
-    if value == "last":
-        if mem is None:
-            raise InvalidInput("--now last needs a store")
-        return mem.last_ts()
-    try:
-        t = float(value)
-    except ValueError:
-        pass
-    else:
-        if not 0.0 <= t < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
-            raise InvalidInput(f"--now {value!r} is not a time; use ISO 8601, epoch seconds, "
-                               "'now' or 'last'")
-        return t
-    try:
-        d = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(f"cannot parse --now {value!r}; use ISO 8601, epoch seconds, "
-                           "'now' or 'last'") from None
-    return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
+    return parse_time(value, None if mem is None else mem.last_ts)
 
 
 def echo(text: Any = "", *, err: bool = False, nl: bool = True) -> None:

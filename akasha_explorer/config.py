@@ -125,6 +125,10 @@ class Settings:
         "FTS_UNSEEN_IDF, where they took FTS_MAX_TOKENS places and matched nothing).", ours=True)
     FTS_UNSEEN_IDF: float = _s(6.0, "§4.1", "IDF given to query terms no message contains.")
     FTS_MIN_IDF: float = _s(3.5, "§4.1", "Query terms with a lower IDF are dropped.")
+    FTS_MIN_IDF_DOCS: int = _s(
+        50, "§4.1", "Below this many messages FTS_MIN_IDF is not applied: no term of a store "
+        "under 23 messages can reach an IDF of 3.5, so V1 kept no query term there and a new "
+        "memory recalled by meaning alone. 0: always applied (V1).", ours=True)
     FTS_MAX_TOKENS: int = _s(10, "§4.1", "At most this many query terms (highest IDF first).")
     FTS_TOP_K: int = _s(10, "§4.1", "Messages taken from the BM25 ranking.")
     FTS_ONLY_MAX: int = _s(5, "§4.1", "At most this many FTS-only seeds.")
@@ -370,7 +374,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "v2": {},
     "v1": {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
-        "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0,
+        "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
         "GRAPH_SETTLE": False,
     },

@@ -1,68 +1,61 @@
 """The :class:`Memory` facade: one memory store folder, opened for reading or writing.
 
-A store folder holds::
-
-    akasha.json      manifest: settings, embedding model + dimension, tokenizer, format
-    graph.kuzu       Kuzu: turns (pointers + dynamic state), sessions, anchors, edges, logs
-    vectors/         LanceDB: the raw messages verbatim (+ sha256) and node vectors
-    journal.jsonl    write-ahead journal of committed state changes (SPEC §1 write path)
-    writer.lock      the one-writer lock
-
 Open with :func:`open`; ``with akasha_explorer.open(path) as mem: ...`` closes it
 (checkpointing the journal into Kuzu) at the end.
+
+``Memory`` holds one :class:`~akasha_explorer.store.Store` (``mem.store``: the folder's
+open parts and the write path) and is otherwise thin: each method hands the store to the
+area that does the work — :mod:`.ingest.pipeline`, :mod:`.extract.pipeline`,
+:mod:`.curate.api` (and :mod:`.curate.review`, :mod:`.curate.forget`), :mod:`.analysis.api`,
+:mod:`.export.api`, :mod:`.brief.api`, :mod:`.store.doctor`. A recall is composed here:
+the store's lexical pass, the engine (or another method), the messages the trace shows
+(brief), and one query-log row. ``docs/design.md`` draws the whole map.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import logging
-import sys
 import time
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .analysis.api import AnalysisMixin
-from .brief.api import BriefMixin
+from .analysis import api as analysis
+from .brief import api as brief
 from .config import Settings
-from .curate.api import CurateMixin
-from .embed import Embedder, make_embedder
-from .engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
-from .engine.recall import plan_writeback
-from .engine.recall import recall as engine_recall
+from .curate import api as curate
+from .engine.bm25 import LexicalHits, Postings
 from .engine.trace import RecallTrace
-from .engine.writeback import WritebackPlan, apply_plan
-from .errors import (
-    DiskFull,
-    InvalidInput,
-    InvalidSettings,
-    ModelMismatch,
-    NotFound,
-    ReadOnlyStore,
-    StoreError,
-    StoreLocked,
-    TraceMismatch,
-)
-from .graphdb import SCHEMA_VERSION, GraphDB, chains
-from .graphdb.kuzu_db import graph_lock
+from .engine.writeback import WritebackPlan
+from .errors import InvalidInput, TraceMismatch
 from .ingest import importers, pipeline
 from .model import IngestReport, Message, NodeState, RawMessage
-from .store import Journal, Manifest, WriterLock, folder
-from .store.api import StoreMixin
-from .store.manifest import tokenizer_id
-from .store.mirror import Mirror
-from .text.timewords import time_windows
-from .text.tokenize import TermRules, terms
-from .vectors import VectorDB, sql_str
+from .store.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .analysis.neighbourhood import Neighbourhood
+    from .analysis.search import SearchHits
+    from .analysis.views import GraphView
+    from .brief.context import ContextBlock
+    from .brief.expand import Expansion
+    from .brief.tokens import Tokenizer
+    from .curate.review import ReviewDesk
+    from .embed import Embedder
+    from .extract.base import Extractor
+    from .extract.pipeline import ExtractReport
+    from .graphdb import GraphDB
+    from .store.doctor import DoctorReport
+    from .store.journal import Journal
+    from .store.manifest import Manifest
+    from .store.mirror import Mirror
+    from .vectors import VectorDB
 
 __all__ = ["Memory", "open"]
-
-log = logging.getLogger(__name__)
-log_ = log  # (recall() has a parameter named log)
 
 
 def open(path: str | Path, settings: Settings | None = None, *, read_only: bool = False,
@@ -84,161 +77,80 @@ def open(path: str | Path, settings: Settings | None = None, *, read_only: bool 
     return Memory(Path(path), settings, read_only=read_only, embedder=embedder)
 
 
-class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
+class Memory:
     """A memory store: ingest, recall, curate, analyse, export. See :func:`open`.
 
-    The facade is split by area: this module holds opening, ingest, reading and recall;
-    :class:`~akasha_explorer.curate.api.CurateMixin` anchors, review and forget;
-    :class:`~akasha_explorer.analysis.api.AnalysisMixin` views, communities and export;
-    :class:`~akasha_explorer.brief.api.BriefMixin` context, expand and health;
-    :class:`~akasha_explorer.store.api.StoreMixin` doctor and repair.
+    Every method delegates to :attr:`store` and the areas (see the module docstring);
+    the store's parts are readable here too (:attr:`graph`, :attr:`vectors`,
+    :attr:`mirror`, :attr:`journal`, :attr:`settings` …) for scripts and tests.
     """
 
-    def __init__(self, path: Path, settings: Settings | None = None, *,
+    def __init__(self, path: str | Path, settings: Settings | None = None, *,
                  read_only: bool = False, embedder: Embedder | None = None) -> None:
-        self.path = folder.store_path(path)
-        self.read_only = read_only
-        self._embedder = embedder
-        self._lock: WriterLock | None = None
-        self._closed = False
-        exists = Manifest.path(self.path).is_file()
-        if read_only and not exists:
-            raise StoreError(folder.describe(self.path))
-        made = not self.path.exists()
-        if not read_only:
-            if exists:
-                self._lock = WriterLock(self.path)
-                self._lock.acquire()
-            else:  # a new store, or a half-made one an interrupted creation left
-                self._lock, exists = folder.claim(self.path)
-        try:
-            try:
-                self._open(settings, exists)
-            except OSError as e:
-                raise folder.os_error(e, self.path, "open the store") from e
-        except BaseException:
-            for part in ("graph", "vectors"):
-                obj = getattr(self, part, None)
-                if obj is not None:
-                    obj.close()
-            if not exists and self._lock is not None \
-                    and not Manifest.path(self.path).is_file():  # no half-made store left
-                folder.abandon(self.path, self._lock, made=made)
-                self._lock = None
-            self._release()
-            raise
+        self.store = Store(path, settings, read_only=read_only, embedder=embedder)
+        """The open store folder this memory works on."""
 
-    def _open(self, settings: Settings | None, exists: bool) -> None:
-        if exists:
-            self.manifest = Manifest.read(self.path)
-            if settings is not None:
-                built = self.manifest.settings.EMBED_MODEL
-                if built != settings.EMBED_MODEL:
-                    raise ModelMismatch(
-                        f"store {self.path} was built with embedding model {built!r}; refusing "
-                        f"to mix in vectors from {settings.EMBED_MODEL!r}. Open it without "
-                        "settings (it keeps its own) or build a new store for the other model")
-                diff = self.manifest.settings.diff(settings)
-                if diff:
-                    shown = ", ".join(f"{k}={a!r} (you passed {b!r})" for k, (a, b) in diff.items())
-                    raise InvalidSettings(
-                        f"store {self.path} was built with {shown}; a store keeps its settings so "
-                        "it replays the same — pass settings=... to recall() for a dry-run "
-                        "experiment, switch its profile with `akasha migrate STORE --profile "
-                        "v1|v2` (mem.migrate), or build a new store")
-            if self._embedder is not None:
-                self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
-        else:
-            settings = settings or Settings()
-            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS)
-            self._embedder = emb
-            self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
-                                     tokenizer=tokenizer_id(settings))
-        self.settings: Settings = self.manifest.settings
-        self.dim = self.manifest.dim
-        try:
-            self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
-        except StoreLocked as e:  # say who holds it (see store.lock)
-            detail = str(e.__cause__ or e).splitlines()[0]
-            raise WriterLock(self.path).graph_busy(
-                read_only=self.read_only, detail=detail,
-                holder=graph_lock(self.path / "graph.kuzu")) from e
-        self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
-        if not exists:
-            self.manifest.write(self.path)  # last: a half-created folder has no manifest
-        if not self.read_only:
-            folder.finish(self.path)  # (also a marker a kill left after the manifest)
-        self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
-        stale_terms = exists and self.manifest.tokenizer != tokenizer_id(self.settings)
-        if stale_terms and not self.read_only:
-            self._reindex()
-            stale_terms = False
-        self.mirror = Mirror(self.dim)
-        self.mirror.load(self.graph, self.vectors, self.journal)
-        if stale_terms:  # read-only: index the terms in memory, leave the files alone
-            log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
-                        "in memory — open it once for writing to migrate it", self.path,
-                        self.manifest.tokenizer)
-            self.mirror.set_terms(self.terms_by_uid(self.settings))
-        if self.mirror.orphan_messages:
-            log.warning("store %s: %d messages without a node (an interrupted ingest); "
-                        "re-run that ingest or `akasha doctor --repair`", self.path,
-                        len(self.mirror.orphan_messages))
-        self._hashes: dict[str, str] | None = None
-        self._texts: dict[str, str] | None = None
-        self._other_postings: dict[TermRules, tuple[Any, Postings]] = {}
+    # -- the store's parts -----------------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        """The store folder."""
+        return self.store.path
 
-    # -- term rules and profiles ----------------------------------------------------------------
-    def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
-        """Lexical terms of every stored message under the term rules of ``settings`` (default:
-        the store's) — computed from the stored text, nothing is written."""
-        settings = settings or self.settings
-        rows = self.vectors.read("messages", columns=pipeline.TERM_SOURCE_COLUMNS).to_pydict()
-        return dict(zip(rows["uid"], pipeline.stored_terms(rows, settings), strict=True))
+    @property
+    def read_only(self) -> bool:
+        """Whether the store is open read-only."""
+        return self.store.read_only
 
-    def _reindex(self) -> None:
-        """Migration: rebuild the stored lexical terms under the store's rules, then record
-        them in the manifest (a crash in between re-runs it on the next open)."""
-        t0 = time.perf_counter()
-        n = pipeline.reindex_terms(self.vectors, self.settings)
-        old = self.manifest.tokenizer
-        self.manifest.tokenizer = tokenizer_id(self.settings)
-        self.manifest.write(self.path)
-        log.warning("store %s: lexical terms of %d messages rebuilt for the term rules %s "
-                    "(were %s) in %.1fs", self.path, n, self.manifest.tokenizer, old or "?",
-                    time.perf_counter() - t0)
+    @property
+    def settings(self) -> Settings:
+        """The store's settings (recorded in its manifest)."""
+        return self.store.settings
 
-    def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
-        """Switch the store to settings ``profile`` (``"v1"``, ``"v2"``), keeping what the
-        store set apart from its own profile (model, index options…) and ``changes`` on top.
-        The lexical terms are rebuilt if their rules changed; edges, node state and raw
-        messages stay as they are. Returns ``{setting: (old, new)}`` for what changed.
+    @property
+    def manifest(self) -> Manifest:
+        """The store's manifest (:class:`~akasha_explorer.store.Manifest`)."""
+        return self.store.manifest
 
-        A store keeps the settings it was built with (SPEC: it replays the same); this is
-        the one deliberate way to change them.
-        """
-        self._check_write()
-        base, own = self.settings.profile_name()
-        new = Settings.profile(profile, **{**own, **changes})
-        if new.EMBED_MODEL != self.settings.EMBED_MODEL or (
-                new.EMBED_CJK_DIMS != self.settings.EMBED_CJK_DIMS):
-            raise ModelMismatch("migrate cannot change the embedding model (every vector would "
-                                "have to be recomputed); build a new store for another model")
-        diff = self.settings.diff(new)
-        if not diff:
-            return {}
-        self.checkpoint()
-        self.manifest.settings = new
-        self.settings = new
-        self.manifest.write(self.path)
-        if self.manifest.tokenizer != tokenizer_id(new):
-            self._reindex()
-            self.mirror.set_terms(self.terms_by_uid(new))
-        self.journal.fsync = new.JOURNAL_FSYNC
-        log.info("store %s migrated from profile %s to %s", self.path, base, profile)
-        return diff
+    @property
+    def dim(self) -> int:
+        """The embedding dimension."""
+        return self.store.dim
 
-    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def graph(self) -> GraphDB:
+        """The Kuzu adapter (``mem.store.graph``)."""
+        return self.store.graph
+
+    @property
+    def vectors(self) -> VectorDB:
+        """The LanceDB adapter (``mem.store.vectors``)."""
+        return self.store.vectors
+
+    @property
+    def journal(self) -> Journal:
+        """The write-ahead journal (``mem.store.journal``)."""
+        return self.store.journal
+
+    @property
+    def mirror(self) -> Mirror:
+        """The in-memory mirror the engine computes on (``mem.store.mirror``)."""
+        return self.store.mirror
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """The extractor run at ingest (None: the offline rule-based default)."""
+        return self.store.extractor
+
+    @extractor.setter
+    def extractor(self, value: Extractor | None) -> None:
+        self.store.extractor = value
+
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedding model (loaded on first use)."""
+        return self.store.embedder
+
+    # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Memory:
         return self
 
@@ -252,62 +164,39 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
 
     def close(self) -> None:
         """Checkpoint the journal into Kuzu (writers) and release every file and lock."""
-        if self._closed:
-            return
-        try:
-            if not self.read_only and hasattr(self, "mirror"):
-                self._checkpoint_or_defer()
-        finally:
-            self._closed = True
-            for part in ("journal", "graph", "vectors"):
-                obj = getattr(self, part, None)
-                if obj is not None:
-                    obj.close()
-            self._release()
+        self.store.close()
 
-    def _release(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError(f"store {self.path} is closed")
-
-    def _check_write(self) -> None:
-        self._check_open()
-        if self.read_only:
-            raise ReadOnlyStore(f"store {self.path} is open read-only; open it without "
-                                "read_only=True to change it")
+    def announce(self, **info: object) -> None:
+        """Say something about this writer in the store's lock file (``url=``: where the
+        store is served, so a process refused the store can connect there instead)."""
+        self.store.announce(**info)
 
     def checkpoint(self) -> dict[str, float]:
-        """Fold the journal into Kuzu in bulk and compact LanceDB (SPEC §1)."""
-        self._check_write()
-        if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
-                or self.mirror.pending_queries or self.journal.pending):
-            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "seconds": 0.0}
-        return self.mirror.checkpoint(self.graph, self.journal)
+        """Fold the journal into Kuzu in bulk (SPEC §1 write path); returns what it did
+        (edges, nodes, queries, whether the COACT table was rewritten, seconds)."""
+        return self.store.checkpoint()
 
-    # -- embedder ------------------------------------------------------------------------------
-    @property
-    def embedder(self) -> Embedder:
-        """The store's embedding model (loaded on first use)."""
-        if self._embedder is None:
-            s = self.settings
-            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS)
-            self.manifest.check_model(emb.name, emb.dim, self.path)
-            self._embedder = emb
-        return self._embedder
+    def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
+        """Switch the store to settings ``profile`` (``"v1"``, ``"v2"``), keeping what the
+        store set apart from its own profile (model, index options…) and ``changes`` on top.
+        The lexical terms are rebuilt if their rules changed; edges, node state and raw
+        messages stay as they are. Returns ``{setting: (old, new)}`` for what changed.
+
+        A store keeps the settings it was built with (SPEC: it replays the same); this is
+        the one deliberate way to change them.
+        """
+        return self.store.migrate(profile, **changes)
+
+    def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
+        """Lexical terms of every stored message under the term rules of ``settings`` (default:
+        the store's) — computed from the stored text, nothing is written."""
+        return self.store.terms_by_uid(settings)
 
     def embed_query(self, text: str) -> np.ndarray:
         """L2-normalised query vector."""
-        return self.embedder.encode([text])[0]
+        return self.store.embed_query(text)
 
-    @staticmethod
-    def _progress(progress: bool | None) -> bool:
-        return sys.stderr.isatty() if progress is None else progress
-
-    # -- ingest --------------------------------------------------------------------------------
+    # -- ingest ----------------------------------------------------------------------------------
     def ingest(self, source: str | Path | Sequence[Any] | importers.Imported, *,
                format: str = "auto", replay: bool = False, session: str | None = None,
                progress: bool | None = None, allow_forgotten: bool = False) -> IngestReport:
@@ -320,202 +209,73 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         skipped and reported, so re-importing a cumulative export does not bring them back;
         ``allow_forgotten=True`` stores them again.
         """
-        self._check_write()
-        if isinstance(source, importers.Imported):
-            imp = source
-        elif isinstance(source, str | Path):
-            imp = importers.load(source, format=format, session=session)
-        elif source and all(isinstance(m, RawMessage) for m in source):
-            imp = importers.Imported("messages", "raw", list(source))
-        else:
-            if session is None:
-                raise InvalidInput("a plain message list needs session=...")
-            imp = importers.read_messages(source, session=session)
-        return pipeline.ingest(self, imp, replay=replay, progress=progress,
+        self.store.check_write()
+        imp = importers.as_imported(source, format=format, session=session)
+        return pipeline.ingest(self.store, imp, replay=replay, progress=progress,
                                allow_forgotten=allow_forgotten)
 
-    def _stored_hashes(self) -> dict[str, str]:
-        if self._hashes is None:
-            t = self.vectors.read("messages", columns=["uid", "sha256"]).to_pydict()
-            self._hashes = dict(zip(t["uid"], t["sha256"], strict=True))
-            for u in self.mirror.orphan_messages:  # a torn ingest: rows to be replaced
-                self._hashes.pop(u, None)
-        return self._hashes
+    def extract(self, node_uids: Sequence[str]) -> ExtractReport:
+        """Run extraction for stored nodes (done at ingest when ``Settings.EXTRACT``)."""
+        from .extract.pipeline import extract_nodes
+        self.store.check_write()
+        return extract_nodes(self.store, node_uids, self.store.extractor)
 
-    def _text_hashes(self) -> dict[str, str]:
-        """Normalised text -> first message uid (near-duplicate links)."""
-        from .text.tokenize import normalize
-        out: dict[str, str] = {}
-        for uid, text in self._all_texts().items():
-            out.setdefault(normalize(" ".join(text.split())), uid)
-        return out
-
-    def _all_texts(self) -> dict[str, str]:
-        if self._texts is None:
-            t = self.vectors.read("messages", columns=["uid", "text"]).to_pydict()
-            orphans = set(self.mirror.orphan_messages)
-            self._texts = {u: x for u, x in zip(t["uid"], t["text"], strict=True)
-                           if u not in orphans}
-        return self._texts
-
-    def _node_of_message(self, msg_uid: str) -> str | None:
-        j = self.mirror.nodes.msg_index.get(msg_uid)
-        return None if j is None else self.mirror.nodes.uid[int(self.mirror.nodes.msg_node[j])]
-
-    def _write_stores(self, messages: Any, turns: Any, graph_batch: dict[str, Any]) -> None:
-        """LanceDB first, then one Kuzu transaction (see ingest.pipeline). The free space
-        the whole batch needs is checked first: a batch the disk cannot hold is refused
-        before anything is written (:mod:`.store.space`)."""
-        from .store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
-        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
-                    f"storing {messages.num_rows} messages")
-        orphans = self.mirror.orphan_messages
-        if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
-            torn = self.vectors.read("messages", columns=["node"],
-                                     where=pipeline.orphan_filter(orphans)).column("node")
-            self.vectors.delete("messages", pipeline.orphan_filter(orphans))
-            self.vectors.delete("turns", pipeline.orphan_filter(
-                sorted(set(torn.to_pylist()) | set(messages.column("node").to_pylist()))))
-            self.mirror.orphan_messages = []
-        self.vectors.add("messages", messages)
-        self.vectors.add("turns", turns)
-        with self.graph.transaction():
-            if graph_batch["Session"] is not None:
-                self.graph.copy("Session", graph_batch["Session"])
-            if graph_batch["session_updates"]:
-                self.graph.unwind("MATCH (s:Session {uid: r.s}) SET s.last_ts = "
-                                  "CASE WHEN r.t > s.last_ts THEN r.t ELSE s.last_ts END, "
-                                  "s.first_ts = CASE WHEN r.f < s.first_ts THEN r.f "
-                                  "ELSE s.first_ts END", graph_batch["session_updates"])
-            self.graph.copy("Turn", graph_batch["Turn"])
-            chains.relink(self.graph, graph_batch["next_drop"], graph_batch["next_add"])
-            self.graph.copy("IN_SESSION", graph_batch["IN_SESSION"])
-            if graph_batch["ReviewItem"] is not None:
-                self.graph.copy("ReviewItem", graph_batch["ReviewItem"])
-            if graph_batch.get("unforget"):  # stored again on purpose: lift the tombstones
-                self.graph.execute("MATCH (f:Forgotten) WHERE f.uid IN $u DELETE f",
-                                   {"u": graph_batch["unforget"]})
-            if self.settings.EXTRACT:  # cleared with the extraction's own commit
-                self.graph.meta_set("extract_pending", pipeline.json_list(
-                    graph_batch["Turn"].column("uid").to_pylist()))
-        if self._hashes is not None:
-            self._hashes.update(zip(messages.column("uid").to_pylist(),
-                                    messages.column("sha256").to_pylist(), strict=True))
-        if self._texts is not None:
-            self._texts.update(zip(messages.column("uid").to_pylist(),
-                                   messages.column("text").to_pylist(), strict=True))
-
-    # -- reading -------------------------------------------------------------------------------
+    # -- reading ---------------------------------------------------------------------------------
     def node(self, uid: str) -> NodeState:
         """Dynamic state of one node (mirror values, i.e. including uncheckpointed commits)."""
-        i = self._row(uid)
-        n = self.mirror.nodes
-        return NodeState(uid=uid, session=n.sessions[int(n.session[i])], ts=float(n.ts[i]),
-                         sigma=float(n.sigma[i]), strength=float(n.strength[i]),
-                         strength_ts=float(n.strength_ts[i]), resource=float(n.resource[i]),
-                         resource_ts=float(n.resource_ts[i]),
-                         recall_count=int(n.recall_count[i]),
-                         assistant_only=bool(n.assistant_only[i]))
+        return self.store.node_state(uid)
 
-    def _row(self, uid: str) -> int:
-        i = self.mirror.nodes.index.get(uid)
-        if i is None or not self.mirror.nodes.alive[i]:
-            raise NotFound(f"no node {uid!r} in {self.path}; `akasha stats` lists what is there")
-        return i
+    def has_node(self, uid: str) -> bool:
+        """Whether ``uid`` is a live node of the store."""
+        return self.store.has_node(uid)
+
+    def node_of_message(self, msg_uid: str) -> str | None:
+        """The node a message belongs to (None: no such message)."""
+        return self.store.node_of_message(msg_uid)
 
     def messages(self, node: str, *, verify: bool = True) -> list[Message]:
         """The verbatim messages of a node, in order; raises :class:`IntegrityError` when a
         message's bytes no longer match its sha256 and ``verify`` is on."""
-        from .errors import IntegrityError
-        i = self._row(node)
-        n = self.mirror.nodes
-        a, k = int(n.first_msg[i]), int(n.n_msg[i])
-        uids = n.msg_uid[a:a + k]
-        rows = self.vectors.read("messages", where="node = " + sql_str(node)).to_pylist()
-        by_uid = {r["uid"]: r for r in rows}
-        out = [_message(by_uid[u]) for u in uids if u in by_uid]
-        if verify:
-            bad = [m.uid for m in out if not m.verified]
-            if bad:
-                raise IntegrityError(f"message(s) {', '.join(bad)} no longer match their sha256; "
-                                     "run `akasha doctor` on the store")
-        return out
+        return self.store.messages(node, verify=verify)
 
     def sessions(self) -> list[dict[str, Any]]:
         """Sessions with their time range and node count, oldest first."""
-        return self.graph.rows(
-            "MATCH (s:Session) OPTIONAL MATCH (t:Turn)-[:IN_SESSION]->(s) RETURN s.uid AS session, "
-            "s.source AS source, s.first_ts AS first_ts, s.last_ts AS last_ts, count(t) AS nodes "
-            "ORDER BY first_ts, session")
+        return self.store.sessions()
 
     def last_ts(self) -> float:
         """Time of the newest message (0.0 for an empty store)."""
-        n = self.mirror.nodes
-        return float(n.msg_ts[n.msg_alive].max()) if n.m and n.msg_alive.any() else 0.0
+        return self.store.last_ts()
 
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store (what ``akasha stats`` prints)."""
-        n, e = self.mirror.nodes, self.mirror.edges
-        flags: dict[str, int] = {}
-        for j, f in enumerate(self.mirror.msg_flags):
-            if n.msg_alive[j]:
-                for name in f:
-                    flags[name] = flags.get(name, 0) + 1
-        alive = n.alive
-        ts = n.ts[alive]
-        return {
-            "path": str(self.path),
-            "sessions": int(self.graph.count("Session")),
-            "messages": int(n.msg_alive.sum()),
-            "nodes": int(alive.sum()),
-            "assistant_only_nodes": int((n.assistant_only & alive).sum()),
-            "replayed_nodes": int((n.replayed & alive).sum()),
-            "edges": int(e.n_alive()),
-            "next_edges": int(self.graph.count("NEXT")),
-            "flags": dict(sorted(flags.items())),
-            "review_pending": int(self.graph.rows(
-                "MATCH (r:ReviewItem) WHERE r.status = 'pending' RETURN count(r) AS c")[0]["c"]),
-            "queries_logged": int(self.graph.count("QueryLog")) + len(self.mirror.pending_queries),
-            "first_ts": _iso(float(ts.min())) if ts.size else None,
-            "last_ts": _iso(float(ts.max())) if ts.size else None,
-            "model": self.manifest.model,
-            "dim": self.dim,
-            "tokenizer": self.manifest.tokenizer,
-            "schema_version": SCHEMA_VERSION,
-            "graph_schema_version": self.graph.schema_version,
-            "journal_pending": self.journal.pending,
-            "orphan_messages": len(self.mirror.orphan_messages),
-            "disk_bytes": _du(self.path),
-        }
+        return self.store.stats()
 
-    # -- lexical -------------------------------------------------------------------------------
+    def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The query log, oldest first — checkpointed rows and those still in the journal,
+        each once; ``limit``: only the newest ``limit`` rows."""
+        return self.store.query_log(limit=limit)
+
+    def neighbourhood(self, *, now: float | None = None,
+                      communities: dict[str, int] | None = None) -> Neighbourhood:
+        """Turns and their co-activation neighbourhood at ``now`` (default: the newest
+        message's time) as plain values — what the notebook panels draw
+        (:class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`)."""
+        from .analysis.neighbourhood import Neighbourhood
+        return Neighbourhood(self.store, now=now, communities=communities)
+
+    # -- lexical ---------------------------------------------------------------------------------
     def lexical(self, text: str, *, now: float, msg_mask: np.ndarray | None = None,
                 settings: Settings | None = None) -> LexicalHits:
         """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1)."""
-        s = settings or self.settings
-        rules = TermRules.of(s)
-        q = terms(text, rules=rules)
-        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
-                      for t in terms(w[2], rules=rules)}
-        return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms)
+        return self.store.lexical(text, now=now, msg_mask=msg_mask, settings=settings)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,
                       exclude: Collection[str] = ()) -> LexicalHits:
         """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
         the query's relative time words)."""
-        s = settings or self.settings
-        n = self.mirror.nodes
-        alive = n.msg_alive if msg_mask is None else msg_mask
-        postings = self.postings(s)
-        sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
-                           min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
-                           max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
-                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude)
-        top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
-        return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+        return self.store.lexical_terms(query_terms, now=now, msg_mask=msg_mask,
+                                        settings=settings, exclude=exclude)
 
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
@@ -523,32 +283,23 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
         ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`).
         ``relative=True``: only those named relative to now (最近, last week)."""
-        if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
-            return []
-        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
-                if w.relative or not relative]
+        return Store.time_windows(text, now=now, settings=settings, relative=relative)
 
     def postings(self, settings: Settings | None = None) -> Postings:
         """The lexical index of the mirror's messages under the term rules of ``settings``
-        (default: the store's own, kept up to date by every write). Other rules — a dry run
-        under another profile — get an index built from the stored text on first use and
-        kept until the store's messages change."""
-        rules = TermRules.of(settings or self.settings)
-        if rules == TermRules.of(self.settings):
-            return self.mirror.postings
-        n = self.mirror.nodes
-        key = (rules, n.m, int(n.msg_alive.sum()))
-        cached = self._other_postings.get(rules)
-        if cached is None or cached[0] != key:
-            by_uid = self.terms_by_uid(settings)
-            p = Postings()
-            for j, uid in enumerate(n.msg_uid):
-                p.add(j, by_uid.get(uid, []) if n.msg_alive[j] else [])
-            cached = (key, p)
-            self._other_postings[rules] = cached
-        return cached[1]
+        (default: the store's own); see :meth:`Store.postings
+        <akasha_explorer.store.Store.postings>`."""
+        return self.store.postings(settings)
 
-    # -- recall (SPEC §4) ----------------------------------------------------------------------
+    def search(self, text: str, *, now: float | None = None) -> SearchHits:
+        """Search by meaning and by words at ``now`` (default: the newest message's time):
+        the dense items of a dry-run recall and the BM25 hits of the same lexical pass,
+        fused by reciprocal rank (:func:`~akasha_explorer.analysis.search.search`).
+        Nothing is written."""
+        from .analysis.search import search
+        return search(self.store, text, now=self.last_ts() if now is None else float(now))
+
+    # -- recall (SPEC §4) ------------------------------------------------------------------------
     def recall(self, query: str, *, now: float | None = None, session: str | None = None,
                settings: Settings | None = None, method: str = "akasha",
                log: bool = True) -> RecallTrace:
@@ -557,36 +308,35 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         Reads only, plus one query-log entry (skipped on a read-only store or with
         ``log=False``). ``settings`` runs the recall with other constants (an experiment;
         the store keeps its own). ``method="akasha"`` is the engine of SPEC §4; other
-        methods (e.g. ``"ppr"``) come from the analysis mixin. Pass the trace to
-        :meth:`commit` to write it back.
+        methods (e.g. ``"ppr"``) come from :func:`akasha_explorer.analysis.api.recall_by`.
+        Pass the trace to :meth:`commit` to write it back.
         """
-        self._check_open()
-        s = settings or self.settings
+        st = self.store
+        st.check_open()
+        s = settings or st.settings
         when = _wall() if now is None else float(now)
         if not 0.0 <= when < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
             raise InvalidInput(f"now={now!r} is not a time; give epoch seconds or use "
                                "mem.last_ts()")
-        q = self.embed_query(query)
+        q = st.embed_query(query)
         t0 = time.perf_counter()
-        lex = self.lexical(query, now=when, settings=s)
-        if method == "akasha":
-            trace = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=when,
-                                  settings=s, query=query, session=session,
-                                  windows=self.time_windows(query, now=when, settings=s))
-        else:
-            trace = self._recall_method(method, q, lex, now=when, settings=s, query=query,
-                                        session=session)
+        lex = st.lexical(query, now=when, settings=s)
+        windows = st.time_windows(query, now=when, settings=s) if method == "akasha" else None
+        trace: RecallTrace = analysis.recall_by(st, method, q, lex, now=when, settings=s,
+                                                query=query, session=session, windows=windows)
         latency = (time.perf_counter() - t0) * 1000.0
-        self._after_recall(trace)
-        if log and not self.read_only:
-            row = _query_row(trace, latency, method)
-            try:
-                self.mirror.log_query(self.journal, row)
-            except DiskFull as e:  # the recall itself is fine: say so, do not fail it
-                log_.warning("recall %r: not written to the query log: %s", query[:60], e)
-            else:
-                trace._log_uid = row["uid"]  # type: ignore[attr-defined]  # not serialised
+        brief.attach_messages(st, trace)
+        st.last_trace = trace
+        if log and not st.read_only:
+            trace.log_uid = st.log_query(_query_row(trace, latency, method))
         return trace
+
+    def plan_writeback(self, trace: RecallTrace, current_node: str, *,
+                       reinforce: bool = False) -> WritebackPlan:
+        """The write-back :meth:`commit` would apply (SPEC §4 stage 5), as a dry run: the
+        plan for ``current_node`` at ``trace.now``, set on ``trace.writeback`` and returned;
+        nothing is written."""
+        return self.store.plan_writeback(trace, current_node, reinforce=reinforce)
 
     def commit(self, trace: RecallTrace, current_node: str, *,
                reinforce: bool = False) -> WritebackPlan:
@@ -596,64 +346,7 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         and appended to the journal in one record (all or nothing); Kuzu gets it at the next
         checkpoint. A trace can be committed once.
         """
-        self._check_write()
-        if trace.writeback is not None and trace.writeback.applied:
-            raise InvalidInput("this trace was already committed; recall again to write again")
-        row = self._row(current_node)
-        m = self.mirror
-        plan = plan_writeback(trace, m.nodes, m.edges, row, now=trace.now,
-                              settings=self.settings, reinforce=reinforce)
-        try:
-            with self._journaled():
-                apply_plan(plan, m.nodes, m.edges)
-                m.journal_plan(self.journal, plan)
-        except BaseException:
-            trace.writeback = None  # not committed: it can be committed again
-            raise
-        try:
-            self._mark_committed(getattr(trace, "_log_uid", None))
-        except DiskFull as e:  # the commit is durable; only the log's flag waits
-            log_.warning("commit: the query log row was not marked committed: %s", e)
-        if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
-            self._checkpoint_or_defer()
-        return plan
-
-    @contextlib.contextmanager
-    def _journaled(self) -> Iterator[None]:
-        """A change applied to the mirror and appended to the journal, all or nothing:
-        when the append fails (a full disk), the mirror is loaded again from what is
-        durable — the stores and the journal — so the failed change is nowhere, and the
-        error says so. A trace whose commit failed can be committed again."""
-        try:
-            yield
-        except BaseException:
-            self._reload_mirror()
-            raise
-
-    def _reload_mirror(self) -> None:
-        """Rebuild the mirror from the stores and the journal (see :meth:`_journaled`)."""
-        self.journal.close()
-        fresh = Mirror(self.dim)
-        fresh.load(self.graph, self.vectors, self.journal)
-        self.mirror = fresh
-
-    def _checkpoint_or_defer(self) -> None:
-        """A checkpoint that may wait: the journal holds every acknowledged change, so a
-        disk too full for Kuzu defers it (logged) instead of failing the call."""
-        try:
-            self.checkpoint()
-        except DiskFull as e:
-            log_.warning("store %s: checkpoint deferred (the journal keeps every change): %s",
-                         self.path, e)
-
-    def _mark_committed(self, log_uid: str | None) -> None:
-        if log_uid is None:
-            return
-        for row in self.mirror.pending_queries:
-            if row["uid"] == log_uid:
-                row["committed"] = True
-                return
-        self.graph.execute("MATCH (q:QueryLog {uid: $u}) SET q.committed = true", {"u": log_uid})
+        return self.store.commit(trace, current_node, reinforce=reinforce)
 
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
@@ -663,12 +356,12 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
 
         Returns the new node's uid and the trace (None for an assistant-only turn).
         """
-        self._check_write()
-        from .ingest.validate import check_ts
+        from .ingest.validate import check_text, check_ts
+        self.store.check_write()
         when = check_ts(_wall() if ts is None else ts, "add_turn ts")
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
-        seq = self._next_seq(session)
+        seq = self.store.next_seq(session)
         raws = []
         if user is not None:
             raws.append(RawMessage(session, seq, when, "user", user, source="add_turn"))
@@ -678,7 +371,6 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
         if not raws:
             raise InvalidInput("add_turn needs a user or an assistant text")
         for k, r in enumerate(raws):
-            from .ingest.validate import check_text
             check_text(r.text, f"add_turn message {k}")
         self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
@@ -686,31 +378,25 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
             self.commit(recall, uid, reinforce=reinforce)
         return uid, recall
 
-    def _next_seq(self, session: str) -> int:
-        rows = self.vectors.read("messages", columns=["seq"],
-                                 where="session = " + sql_str(session)).column("seq").to_pylist()
-        return (max(rows) + 1) if rows else 0
-
     def replay_trace(self, trace: RecallTrace) -> RecallTrace:
         """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
         recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
         :class:`TraceMismatch` naming the first difference."""
-        self._check_open()
+        st = self.store
+        st.check_open()
         # a trace recorded before profiles existed lacks their settings: it was a v1 recall
         s = Settings.from_dict(trace.settings, profile="v2" if "HYBRID" in trace.settings
                                else "v1")
-        lex = self.lexical(trace.query, now=trace.now, settings=s)
+        lex = st.lexical(trace.query, now=trace.now, settings=s)
         q = np.asarray(trace.q, np.float32)
         method = getattr(trace, "method", "akasha")
+        windows = None
         if method == "akasha":
             r = trace.relevance
             windows = [(a, b, p) for (a, b), p in zip(r.windows, r.window_phrases, strict=True)]
-            again = engine_recall(self.mirror.nodes, self.mirror.edges, q, lex, now=trace.now,
-                                  settings=s, query=trace.query, session=trace.session,
-                                  windows=windows)
-        else:
-            again = self._recall_method(method, q, lex, now=trace.now, settings=s,
-                                        query=trace.query, session=trace.session)
+        again: RecallTrace = analysis.recall_by(st, method, q, lex, now=trace.now, settings=s,
+                                                query=trace.query, session=trace.session,
+                                                windows=windows)
         a, b = trace.to_dict(), again.to_dict()
         for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
             a.pop(part, None)
@@ -721,19 +407,198 @@ class Memory(CurateMixin, AnalysisMixin, BriefMixin, StoreMixin):
                                 "store changed since it was recorded (commits, ingest, forget)")
         return again
 
-    def _replay_rows(self, rows: Iterable[int], *, progress: bool | None = None) -> int:
-        """Replay recall + write-back for node rows (see :mod:`akasha_explorer.replay`)."""
-        from .replay import replay_rows
-        with self._journaled():  # a replay step whose journal record failed is undone
-            return replay_rows(self, list(rows), progress=self._progress(progress))
+    # -- agent-facing output (brief) -------------------------------------------------------------
+    def context(self, query: str, *, budget_tokens: int | None = None,
+                style: str = "brief", now: float | None = None, session: str | None = None,
+                tokenizer: Tokenizer | None = None, tz: str | dt.tzinfo | None = None,
+                log: bool = True) -> ContextBlock:
+        """Recall ``query`` (a dry run, see :meth:`recall`) and build its context block
+        (:func:`~akasha_explorer.brief.context.build_context`). The budget defaults to the
+        store's ``CONTEXT_BUDGET``. On a writable store the block's handle map is saved, so
+        ``expand("[n]")`` resolves in a later process too."""
+        from .brief.context import build_context
+        trace = self.recall(query, now=now, session=session, log=log)
+        block = build_context(trace, budget_tokens or self.settings.CONTEXT_BUDGET, style,
+                              tokenizer=tokenizer, floor_items=self.settings.CONTEXT_FLOOR_ITEMS,
+                              tz=tz)
+        brief.save_handles(self.store, block)
+        return block
 
+    def expand(self, handle_or_node_id: str | int, around: int | None = None, *,
+               trace: RecallTrace | ContextBlock | None = None) -> Expansion:
+        """The verbatim messages of a node and up to ``around`` neighbouring turns each side
+        of it in its session (default ``EXPAND_AROUND``), sha256-checked: ``verified`` is
+        True only if every message matches. ``handle_or_node_id`` is a node uid or a handle
+        like ``"[3]"``, resolved against ``trace``, else the last recall of this memory,
+        else the last saved context block (:mod:`akasha_explorer.brief.api`)."""
+        return brief.expand(self.store, handle_or_node_id, around, trace=trace)
 
-def _message(r: dict[str, Any]) -> Message:
-    import json
-    return Message(uid=r["uid"], node=r["node"], session=r["session"], seq=int(r["seq"]),
-                   ts=float(r["ts"]), role=r["role"], speaker=r["speaker"], text=r["text"],
-                   sha256=r["sha256"], flags=tuple(r["flags"] or ()), source=r["source"] or "",
-                   ext_id=r["ext_id"], meta=json.loads(r["meta"]) if r["meta"] else {})
+    def health(self, *, window: float | None = None, windows: int = 14,
+               top_hubs: int = 10) -> dict[str, Any]:
+        """Recall health from the query log (see :mod:`akasha_explorer.brief.health`):
+        empty-activation rate, score trends per window, source mix, latency percentiles,
+        edge growth, top hubs by fan. ``window`` defaults to ``HEALTH_WINDOW`` seconds."""
+        return brief.health(self.store, window=window, windows=windows, top_hubs=top_hubs)
+
+    # -- anchors, triples, episodes, curation (SPEC §6) ------------------------------------------
+    def anchors(self, search: str | None = None, *, kind: str | None = None,
+                status: str | None = "active") -> list[dict[str, Any]]:
+        """Anchors (default: active ones) with aliases and mention counts, most mentioned
+        first; ``search`` matches names and aliases after normalisation."""
+        return curate.anchors(self.store, search, kind=kind, status=status)
+
+    def anchor(self, uid: str) -> dict[str, Any]:
+        """One anchor with its aliases, mentions (node, message, span, surface) and triples."""
+        return curate.anchor(self.store, uid)
+
+    def anchors_of(self, node: str) -> list[dict[str, Any]]:
+        """The anchors node ``node`` mentions: uid, name, kind, surface, span_start (one
+        row per mention, in text order)."""
+        return curate.anchors_of(self.store, node)
+
+    def triples(self, *, anchor: str | None = None, status: str | None = None
+                ) -> list[dict[str, Any]]:
+        """Triples (optionally of one anchor as subject or object, or with one status),
+        oldest first, with subject / object names and provenance."""
+        return curate.triples(self.store, anchor=anchor, status=status)
+
+    def episodes(self, *, kind: str | None = None, session: str | None = None
+                 ) -> list[dict[str, Any]]:
+        """Episodes with their node uids, in time order."""
+        return curate.episodes(self.store, kind=kind, session=session)
+
+    def set_episodes(self, kind: str, groups: Sequence[Sequence[str]],
+                     labels: Sequence[str] | None = None) -> int:
+        """Replace every episode of ``kind`` with ``groups`` of node uids (the hook that
+        turns co-activation communities into episodes, SPEC §6/§7). Returns the count."""
+        return curate.set_episodes(self.store, kind, groups, labels)
+
+    @property
+    def review(self) -> ReviewDesk:
+        """The review queue: ``mem.review()`` lists pending items;
+        ``mem.review.approve(uid, why=...)`` / ``.reject`` / ``.edit`` decide
+        (:class:`~akasha_explorer.curate.review.ReviewDesk`)."""
+        from .curate.review import ReviewDesk
+        return ReviewDesk(self.store)
+
+    def rename_anchor(self, uid: str, name: str, *, why: str | None = None,
+                      by: str = "user") -> str:
+        """Rename an anchor (the new name also becomes an alias); returns the audit uid."""
+        return curate.rename_anchor(self.store, uid, name, why=why, by=by)
+
+    def merge_anchors(self, keep: str, absorb: str, *, why: str | None = None,
+                      by: str = "user") -> str:
+        """Move every alias, mention and fact of ``absorb`` onto ``keep``."""
+        return curate.merge_anchors(self.store, keep, absorb, why=why, by=by)
+
+    def split_anchor(self, uid: str, aliases: Sequence[str], *, name: str | None = None,
+                     why: str | None = None, by: str = "user") -> tuple[str, str]:
+        """Move ``aliases`` (with their mentions and facts) to a new anchor; returns
+        ``(new anchor uid, audit uid)``."""
+        return curate.split_anchor(self.store, uid, aliases, name=name, why=why, by=by)
+
+    def add_alias(self, uid: str, surface: str, *, why: str | None = None,
+                  by: str = "user") -> str:
+        """Add an alias (stored verbatim; matched after normalisation)."""
+        return curate.add_alias(self.store, uid, surface, why=why, by=by)
+
+    def remove_alias(self, uid: str, surface: str, *, why: str | None = None,
+                     by: str = "user") -> str:
+        """Remove an alias (its mentions stay)."""
+        return curate.remove_alias(self.store, uid, surface, why=why, by=by)
+
+    def attach_mention(self, uid: str, msg: str, start: int, end: int, *,
+                       why: str | None = None, by: str = "user") -> str:
+        """Say that ``text[start:end]`` of message ``msg`` names anchor ``uid``."""
+        return curate.attach_mention(self.store, uid, msg, start, end, why=why, by=by)
+
+    def detach_mention(self, uid: str, msg: str, start: int, *, why: str | None = None,
+                       by: str = "user") -> str:
+        """Remove the mention of anchor ``uid`` at ``start`` in message ``msg``."""
+        return curate.detach_mention(self.store, uid, msg, start, why=why, by=by)
+
+    def audit(self, *, target: str | None = None, limit: int | None = None
+              ) -> list[dict[str, Any]]:
+        """The audit log, newest first: who did what, when and why (with the ops)."""
+        return curate.audit(self.store, target=target, limit=limit)
+
+    def undo(self, audit_uid: str, *, why: str | None = None, by: str = "user") -> str:
+        """Reverse one audit entry (itself recorded, so an undo can be undone).
+
+        Undoing an approved suggested link removes the two edges it made (or puts back the
+        weights they had) only while no recall has written to them since; after that the
+        link is the memory's own and the undo is refused."""
+        return curate.undo(self.store, audit_uid, why=why, by=by)
+
+    def forget(self, *, node: str | None = None, session: str | None = None,
+               anchor: str | None = None, why: str | None = None,
+               by: str = "user") -> dict[str, Any]:
+        """Remove a node, a session or an anchor with everything it owns, including
+        LanceDB's older versions and Kuzu's free pages; records that it happened (ids and
+        counts, not the text). See :mod:`akasha_explorer.curate.forget`."""
+        from .curate.forget import forget
+        return forget(self.store, node=node, session=session, anchor=anchor, by=by, why=why)
+
+    # -- analysis and export (SPEC §7, §9) -------------------------------------------------------
+    def graph_view(self, view: str = "nodes", *, now: float | None = None,
+                   resolution: float | None = None, seed: int | None = None) -> GraphView:
+        """A projection of the store (SPEC §7): ``"nodes"`` (turns + co-activation edges
+        at ``now``), ``"anchors"`` or ``"bipartite"``, with Leiden communities filled.
+        ``.nodes`` / ``.edges`` are pandas frames; ``.to_igraph()`` / ``.to_networkx()``
+        give the graph objects."""
+        return analysis.graph_view(self.store, view, now=now, resolution=resolution, seed=seed)
+
+    def ppr(self, seeds: str | list[str], *, view: str = "nodes", now: float | None = None,
+            damping: float | None = None, top: int = 20) -> pd.DataFrame:
+        """What do these seeds reach? Personalized PageRank (SPEC §7) from node uids —
+        or anchors (uid, name or alias: their mentioning turns in the nodes view) — over
+        a view at ``now``; the ``top`` nodes, best first, with ``ppr``, ``rank``, whether
+        each is a seed, and its label, text, session, time and community."""
+        return analysis.ppr(self.store, seeds, view=view, now=now, damping=damping, top=top)
+
+    def communities(self, view: str = "nodes", *, now: float | None = None,
+                    resolution: float | None = None, seed: int | None = None,
+                    store: bool = False) -> pd.DataFrame:
+        """Leiden communities of a view (SPEC §7), one row per community, largest first
+        (labelled by distinctive terms for turns). ``store=True`` (nodes view, writable
+        store) keeps them as episodes of kind ``community`` (replacing the previous ones)."""
+        return analysis.communities(self.store, view, now=now, resolution=resolution,
+                                    seed=seed, save=store)
+
+    def surprises(self, *, now: float | None = None, resolution: float | None = None,
+                  seed: int | None = None, top: int = 10, queue: bool = True) -> pd.DataFrame:
+        """Surprise discovery (SPEC §7): cross-community bridges, indirect-strong pairs,
+        knowledge gaps and lived-vs-semantic mismatches, each with the numbers behind it.
+        With ``queue`` (and a writable store) the best ``SUGGEST_MAX`` indirect pairs go
+        on the review queue as ``suggested_link`` items (once per pair); column
+        ``review_uid`` names them (:func:`akasha_explorer.analysis.api.surprises`)."""
+        return analysis.surprises(self.store, now=now, resolution=resolution, seed=seed,
+                                  top=top, queue=queue)
+
+    def export(self, path: str | Path, *, format: str, view: str = "nodes",
+               now: float | None = None, resolution: float | None = None,
+               seed: int | None = None) -> Path:
+        """Export a view (graphml, gexf, json, parquet, csv, html) or the whole store
+        (``format="store"``: raw messages + graph state, see
+        :mod:`akasha_explorer.export.store`; :func:`~akasha_explorer.export.store.import_store`
+        reads it back). Returns the file or folder written."""
+        from .export.api import export
+        return export(self.store, path, format=format, view=view, now=now,
+                      resolution=resolution, seed=seed)
+
+    # -- store health ----------------------------------------------------------------------------
+    def doctor(self, repair: bool = False) -> DoctorReport:
+        """Check that the stores agree (see :mod:`akasha_explorer.store.doctor` for every
+        check) and return a :class:`~akasha_explorer.store.doctor.DoctorReport`.
+
+        With ``repair=True`` (writable stores only) fix what a crash can leave — messages of
+        an interrupted ingest, a torn or already-folded journal, stale temporary files,
+        nodes whose data LanceDB lost, an interrupted extraction — then check again:
+        ``report.repairs`` says what was done, ``report.remaining`` what is left.
+        A writable store is checkpointed first.
+        """
+        from .store import doctor
+        return doctor.run(self.store, fix=repair)
 
 
 def _wall() -> float:
@@ -770,12 +635,3 @@ def _first_difference(a: Any, b: Any, path: str = "trace") -> str:
             if x != y:
                 return _first_difference(x, y, f"{path}[{i}]")
     return f"{path} ({a!r} vs {b!r})"
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="seconds")
-
-
-def _du(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-

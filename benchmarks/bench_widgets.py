@@ -15,8 +15,8 @@ from collections.abc import Callable
 import numpy as np
 
 import akasha_explorer as ak
-from akasha_explorer.widgets import CommunitiesPanel, GraphView, MemoryExplorer, RecallStepper
-from akasha_explorer.widgets.graphview import layout
+from akasha_explorer.widgets import CommunitiesPanel, GraphCanvas, MemoryExplorer, RecallStepper
+from akasha_explorer.widgets.canvas import layout
 
 QUERIES = ["最近手指的伤怎么样了", "加湿器 湿度 自动化", "Lan Ironclad A11", "星图 release"]
 
@@ -42,8 +42,8 @@ def main() -> None:
     nodes = [{"id": f"n{k}", "label": f"turn {k}"} for k in range(500)]
     edges = [{"from": f"n{a}", "to": f"n{b}"} for a, b in
              (rng.choice(500, 2, replace=False) for _ in range(3000))]
-    timed("GraphView.set_graph, 500 nodes / 3000 edges",
-          lambda: GraphView().set_graph(nodes, edges))
+    timed("GraphCanvas.set_graph, 500 nodes / 3000 edges",
+          lambda: GraphCanvas().set_graph(nodes, edges))
     s = RecallStepper(mem)
     for q in QUERIES:
         timed(f"RecallStepper.run {q!r}", lambda q=q: s.run(q))

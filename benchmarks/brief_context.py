@@ -11,6 +11,7 @@ import time
 from collections import Counter
 
 import akasha_explorer as ak
+from akasha_explorer.brief.api import messages_of
 
 QUERIES = ["what humidity threshold did I set", "阿岚的生日是哪天", "瑞金医院换药",
            "Slay the Spire A10", "星图 v0.3.1 修了什么"]
@@ -25,7 +26,7 @@ def main(path: str) -> None:
                                       + trace.activation.uids))
             t0 = time.perf_counter()
             for _ in range(5):
-                mem._brief_messages(uids)
+                messages_of(mem.store, uids)
             attach = (time.perf_counter() - t0) / 5 * 1000
             print(f"{q!r}: {len(uids)} items, attach {attach:.1f} ms")
             for budget in (30, 100, 300, 1000, 3000):

@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 import akasha_explorer as ak
-from akasha_explorer.analysis.adapters import query_rows
 from akasha_explorer.analysis.communities import leiden
 from akasha_explorer.analysis.ppr import PPRTrace, personalized_pagerank, ppr_recall
 from akasha_explorer.analysis.surprises import (
@@ -380,7 +379,7 @@ def test_demo_communities_carry_thread_signal_beyond_chance(demo_store: Path) ->
     agree with the threads (NMI) better than every one of 200 random relabellings of the
     same partition — a measured property, not a hard-coded partition."""
     with ak.open(demo_store, read_only=True) as mem:
-        texts = mem._all_texts()
+        texts = mem.store.texts()
         n = mem.mirror.nodes
         for view, res in (("nodes", 2.0), ("anchors", 1.0)):
             v = mem.graph_view(view, resolution=res, seed=0)
@@ -482,7 +481,7 @@ def test_knowledge_gaps_from_the_query_log(mem: ak.Memory) -> None:
     assert nums["misses"] == 2
     assert nums["asked"] == 2
     mem.checkpoint()      # the log moves to Kuzu; the gap is still found
-    assert knowledge_gaps(query_rows(mem))[0].numbers["misses"] == 2
+    assert knowledge_gaps(mem.query_log())[0].numbers["misses"] == 2
 
 
 def test_demo_surprises_every_kind_with_numbers_and_idempotent_review_items(

@@ -141,7 +141,7 @@ def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
     # the raw messages that named him are untouched (forget anchor is not forget text)
     assert all(p.startswith("vectors") for p in _files_with(demo_store, "老周"))
     with ak.open(demo_store, read_only=True) as mem:
-        assert sum("老周" in t for t in mem._all_texts().values()) >= 20
+        assert sum("老周" in t for t in mem.store.texts().values()) >= 20
 
 
 def test_forget_needs_exactly_one_target(mem: ak.Memory) -> None:

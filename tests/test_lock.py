@@ -129,8 +129,8 @@ def test_a_killed_writer_leaves_no_stale_lock(store: Path) -> None:
     with ak.open(store) as mem:  # the OS dropped the flock with the process
         assert time.monotonic() - t0 < 5.0
         assert mem.stats()["messages"] == 2
-        assert mem._lock is not None
-        assert mem._lock.holder()["pid"] == os.getpid() != dead
+        assert mem.store.lock is not None
+        assert mem.store.lock.holder()["pid"] == os.getpid() != dead
         assert mem.doctor().ok
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import akasha_explorer as ak
 from akasha_explorer.engine.bm25 import Postings
 from akasha_explorer.engine.state import EdgeStore, NodeTable
-from akasha_explorer.graphdb.bulk import coact_edges
+from akasha_explorer.graphdb.turns import coact_edges
 from akasha_explorer.store.journal import CHUNK, Journal
 from akasha_explorer.store.mirror import Mirror
 

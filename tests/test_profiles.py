@@ -54,9 +54,25 @@ def _make_old(path: Path) -> None:
 
 def _hits(mem: ak.Memory, word: str) -> list[str]:
     """The query's terms that some message holds (in a store this small every term's IDF
-    is below FTS_MIN_IDF, so none is *kept* — V1's rule; the index is what is checked)."""
+    is below FTS_MIN_IDF, so V1 *keeps* none; the index is what is checked)."""
     t = mem.recall(word, now=mem.last_ts() + 60, log=False)
     return [x.term for x in t.seeds.terms if x.df > 0]
+
+
+def test_a_small_store_keeps_its_query_terms(store_path: Path, embedder) -> None:
+    """A store of six messages: v1 keeps no query term (every IDF is under FTS_MIN_IDF),
+    v2 keeps them and the lexical channel finds the turn."""
+    _store(store_path, Settings())
+    with ak.open(store_path, read_only=True) as mem:
+        now = mem.last_ts() + 60
+        v2 = mem.recall("换药 cities", now=now, log=False)
+        v1 = mem.recall("换药 cities", now=now, log=False, settings=Settings.profile("v1"))
+    assert {(t.term, t.kept) for t in v2.seeds.terms} == {("换药", True), ("citi", True)}
+    firsts = {v2.messages[u][0]["text"][:4] for u in v2.floor.uids[:2]}
+    assert firsts == {"手指换药", "we v"} and all(s.startswith("FTS")
+                                                for s in v2.floor.sources[:2])
+    # v1: no two-character Chinese word, and "cities" (df 1 of 6) is under FTS_MIN_IDF
+    assert [(t.term, t.reason) for t in v1.seeds.terms] == [("cities", "low_idf")]
 
 
 def test_a_new_store_records_its_profile_and_term_rules(store_path: Path, embedder) -> None:

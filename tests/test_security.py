@@ -230,9 +230,9 @@ HOST = """<!doctype html><meta charset="utf-8"><body>
 
 @pytest.mark.browser
 def test_panels_and_graph_view_never_run_hostile_text(hostile: Path, browser: Any) -> None:
+    from akasha_explorer.widgets.canvas import vis_source
     from akasha_explorer.widgets.curator import AnchorCurator
     from akasha_explorer.widgets.explorer import MemoryExplorer
-    from akasha_explorer.widgets.graphview import vis_source
     from akasha_explorer.widgets.review import ReviewQueue
 
     with ak.open(hostile) as mem:
@@ -261,7 +261,7 @@ def test_panels_and_graph_view_never_run_hostile_text(hostile: Path, browser: An
                                   host.appendChild(d); } }""", pieces)
     p.assert_nothing_ran("#panels")
     # the graph view's JavaScript, hosted with a stand-in for the anywidget model
-    esm = (Path(ak.__file__).parent / "widgets" / "graphview.js").read_text("utf-8")
+    esm = (Path(ak.__file__).parent / "widgets" / "canvas.js").read_text("utf-8")
     state = {"vis_source": vis_source(), "nodes": nodes, "edges": edges, "selected": [],
              "caption": PAYLOADS[0], "height": "560px", "fit_token": 1, "fit_ids": [],
              "drawn": 0}

@@ -14,9 +14,9 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.engine.dynamics import edge_eff
-from akasha_explorer.widgets import GraphView, MemoryExplorer, RecallStepper, notebook_store
+from akasha_explorer.widgets import GraphCanvas, MemoryExplorer, RecallStepper, notebook_store
 from akasha_explorer.widgets._data import StoreGraph
-from akasha_explorer.widgets.graphview import layout, vis_source
+from akasha_explorer.widgets.canvas import layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
 
 QUERY = "最近手指的伤怎么样了"
@@ -43,7 +43,7 @@ def _hostile_node(mem: ak.Memory) -> str:
     return next(n for n, x in zip(t["node"], t["text"], strict=True) if HOSTILE in x)
 
 
-def _front(view: GraphView, content: dict) -> None:
+def _front(view: GraphCanvas, content: dict) -> None:
     """A custom message as the front end sends it (ipywidgets' comm entry point)."""
     view._handle_custom_msg(content, [])
 
@@ -56,7 +56,7 @@ def test_vis_source_is_pyvis_own_file_not_vendored() -> None:
     assert any(p.read_text("utf-8") == src for p in shipped)
     ours = Path(ak.__file__).parent / "widgets"
     assert not list(ours.rglob("vis-network*")), "third-party JS must not be vendored"
-    js = (ours / "graphview.js").read_text("utf-8")
+    js = (ours / "canvas.js").read_text("utf-8")
     assert "http://" not in js
     assert "https://" not in js
     assert "import(" not in js
@@ -75,7 +75,7 @@ def test_layout_is_deterministic_and_keeps_fixed_nodes() -> None:
 
 
 def test_graph_view_caps_keeps_positions_and_reports_expand() -> None:
-    v = GraphView(cap=5)
+    v = GraphCanvas(cap=5)
     v.set_graph([{"id": f"n{k}", "label": f"<b>{k}</b>"} for k in range(8)],
                 [{"from": f"n{k}", "to": f"n{k + 1}"} for k in range(7)])
     assert [n["id"] for n in v.nodes] == [f"n{k}" for k in range(5)]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import akasha_explorer as ak
+from akasha_explorer.ingest.replay import replay_rows
 
 from .conftest import DEMO
 
@@ -79,9 +80,7 @@ def test_torn_journal_tail_is_ignored(demo_store: Path) -> None:
         mem.mirror.dirty_nodes.clear()
         mem.mirror.pending_queries.clear()
         mem.journal.pending = 0
-        mem._release()
-        mem._closed = True
-        mem.graph.close()
+        mem.store.close(checkpoint=False)
     with ak.open(demo_store) as again:
         assert digest(again) == good
 
@@ -177,7 +176,8 @@ def test_interrupted_replay_resumes(tmp_path: Path) -> None:
     with ak.open(part) as mem:
         mem.ingest(src, replay=False, progress=False)
         rows = list(range(mem.mirror.nodes.n // 2))
-        mem._replay_rows(rows)
+        with mem.store.journaled():
+            replay_rows(mem.store, rows)
     with ak.open(part) as mem:
         report = mem.ingest(src, replay=True, progress=False)
         assert report.messages_added == 0

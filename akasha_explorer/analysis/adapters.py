@@ -1,10 +1,12 @@
-"""The store side of analysis: read what the views need from a :class:`Memory` (mirror
-arrays, texts, Kuzu rows) and write what analysis produces back (community episodes,
-suggested links on the review queue). The algorithms never see a store.
+"""The store side of analysis: read what the views need from a
+:class:`~akasha_explorer.store.Store` (mirror arrays, texts, Kuzu rows) and write what
+analysis produces back (community episodes, suggested links on the review queue). The
+algorithms never see a store.
 
 Writes go to Kuzu only (they are not dynamic state): community episodes replace the
-previous ones in one transaction (``Memory.set_episodes``); suggested links are created
-once per pair — an existing item (pending or already decided) is never touched again.
+previous ones in one transaction (:func:`akasha_explorer.curate.api.set_episodes`);
+suggested links are created once per pair — an existing item (pending or already decided)
+is never touched again.
 """
 
 from __future__ import annotations
@@ -17,21 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
+from ..graphdb import anchors as ga
+from ..graphdb import logs
 from .communities import leiden
 from .surprises import Surprise
 from .views import GraphView, anchor_view, bipartite_view, coact_view
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
 __all__ = [
     "anchor_rows",
     "build_view",
     "node_terms",
     "noise_ids",
-    "query_rows",
     "queue_suggested_links",
     "store_communities",
     "suggested_uid",
@@ -42,18 +44,10 @@ def _comm(resolution: float, seed: int) -> Any:
     return lambda v: leiden(v, resolution=resolution, seed=seed)
 
 
-def anchor_rows(mem: Memory) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+def anchor_rows(store: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
                                       list[dict[str, Any]]]:
     """``(anchors, mentions, facts)`` rows from Kuzu (empty lists when the tables are)."""
-    g = mem.graph
-    anchors = g.rows("MATCH (a:Anchor) RETURN a.uid AS uid, a.name AS name, a.kind AS kind, "
-                     "a.status AS status, a.created_ts AS created_ts, a.note AS note "
-                     "ORDER BY a.uid")
-    mentions = g.rows("MATCH (t:Turn)-[m:MENTIONS]->(a:Anchor) RETURN t.uid AS turn, "
-                      "a.uid AS anchor ORDER BY turn, anchor")
-    roles = g.rows("MATCH (x:Triple)-[f:FACT]->(a:Anchor) RETURN x.uid AS triple, "
-                   "x.predicate AS predicate, x.status AS status, f.role AS role, "
-                   "a.uid AS anchor ORDER BY triple, role, anchor")
+    anchors, mentions, roles = ga.anchor_graph_rows(store.graph)
     facts: dict[str, dict[str, Any]] = {}
     for r in roles:
         f = facts.setdefault(r["triple"], {"triple": r["triple"], "predicate": r["predicate"],
@@ -62,29 +56,29 @@ def anchor_rows(mem: Memory) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return anchors, mentions, list(facts.values())
 
 
-def build_view(mem: Memory, view: str, *, now: float, resolution: float, seed: int,
+def build_view(store: Store, view: str, *, now: float, resolution: float, seed: int,
                texts: bool = True) -> GraphView:
-    """The named view of ``mem`` at ``now`` with Leiden communities filled."""
-    m = mem.mirror
+    """The named view of ``store`` at ``now`` with Leiden communities filled."""
+    m = store.mirror
     comm = _comm(resolution, seed)
-    nodes_view = coact_view(m.nodes, m.edges, now=now, settings=mem.settings,
-                            texts=mem._all_texts() if texts else None, msg_role=m.msg_role,
+    nodes_view = coact_view(m.nodes, m.edges, now=now, settings=store.settings,
+                            texts=store.texts() if texts else None, msg_role=m.msg_role,
                             msg_flags=m.msg_flags,
                             communities=comm if view == "nodes" else None)
     if view == "nodes":
         return nodes_view
-    anchors, mentions, facts = anchor_rows(mem)
+    anchors, mentions, facts = anchor_rows(store)
     if view == "anchors":
         ts = dict(zip(nodes_view.nodes["id"], nodes_view.nodes["ts"], strict=True))
         return anchor_view(anchors, mentions, facts, turn_ts=ts, now=now, communities=comm)
     return bipartite_view(nodes_view.nodes, anchors, mentions, now=now, communities=comm)
 
 
-def node_terms(mem: Memory, ids: Sequence[str]) -> dict[str, list[str]]:
+def node_terms(store: Store, ids: Sequence[str]) -> dict[str, list[str]]:
     """Lexical terms of each node's user messages (all its messages for an
     assistant-only node) — for community labels: the assistant's stock phrases
     ("记下了", "noted") would label every community alike."""
-    m = mem.mirror
+    m = store.mirror
     n = m.nodes
     out = {}
     for u in ids:
@@ -104,22 +98,12 @@ def noise_ids(view: GraphView) -> set[str]:
     return set(view.nodes["id"][f.str.split(",").apply(lambda x: "noise" in x)])
 
 
-def query_rows(mem: Memory) -> list[dict[str, Any]]:
-    """Every query-log row: checkpointed (Kuzu) and pending (journal)."""
-    rows = mem.graph.rows("MATCH (q:QueryLog) RETURN q.uid AS uid, q.ts AS ts, "
-                          "q.query AS query, q.method AS method, q.n_activated AS n_activated, "
-                          "q.n_seeds AS n_seeds, q.empty AS empty, q.seeds AS seeds")
-    seen = {r["uid"] for r in rows}
-    rows += [dict(r) for r in mem.mirror.pending_queries if r["uid"] not in seen]
-    return sorted(rows, key=lambda r: (float(r.get("ts") or 0.0), str(r["uid"])))
-
-
 # -- writing ---------------------------------------------------------------------------------
 def _wall() -> float:
     return dt.datetime.now(dt.UTC).timestamp()
 
 
-def store_communities(mem: Memory, view: GraphView, table: pd.DataFrame) -> int:
+def store_communities(store: Store, view: GraphView, table: pd.DataFrame) -> int:
     """Replace the stored community episodes (Episode ``kind = 'community'`` + IN_EPISODE
     from each member turn) with the communities of a nodes ``view``, labelled by their
     terms — through the curate area's ``set_episodes`` hook (one transaction). Returns
@@ -127,7 +111,8 @@ def store_communities(mem: Memory, view: GraphView, table: pd.DataFrame) -> int:
     if view.name != "nodes":
         raise ValueError("only communities of turns (the nodes view) are episodes")
     groups = [str(m).split(",") for m in table["members"]]
-    return int(mem.set_episodes("community", groups, [str(x) for x in table["label"]]))
+    from ..curate.api import set_episodes
+    return int(set_episodes(store, "community", groups, [str(x) for x in table["label"]]))
 
 
 def suggested_uid(a: str, b: str) -> str:
@@ -140,21 +125,18 @@ def suggested_uid(a: str, b: str) -> str:
     return "rv-suggested_link-" + hashlib.sha1(f"{lo}\n{hi}".encode()).hexdigest()[:16]
 
 
-def queue_suggested_links(mem: Memory, items: Sequence[Surprise], *, now: float) -> list[str]:
+def queue_suggested_links(store: Store, items: Sequence[Surprise], *, now: float) -> list[str]:
     """Put indirect-strong pairs on the review queue as ``suggested_link`` items (once per
     pair, whatever became of an earlier one). Returns the uids created."""
-    from ..ingest.pipeline import REVIEW_SCHEMA
-
-    mem._check_write()
+    store.check_write()
     links = [s for s in items if s.kind == "suggested_link"]
     if not links:
         return []
     top = max(s.score for s in links) or 1.0
     uids = [suggested_uid(s.subject, s.other) for s in links]
-    have = {r["u"] for r in mem.graph.rows(
-        "MATCH (r:ReviewItem) WHERE r.uid IN $u RETURN r.uid AS u", {"u": uids})}
+    have = logs.review_uids_among(store.graph, uids)
     created = _wall()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for uid, s in zip(uids, links, strict=True):
         if uid in have or uid in {r["uid"] for r in rows}:
             continue
@@ -165,6 +147,6 @@ def queue_suggested_links(mem: Memory, items: Sequence[Surprise], *, now: float)
                      "created_ts": created, "decided_ts": None, "decided_by": None,
                      "why": None})
     if rows:
-        with mem.graph.transaction():
-            mem.graph.copy("ReviewItem", pa.Table.from_pylist(rows, schema=REVIEW_SCHEMA))
-    return [r["uid"] for r in rows]
+        with store.graph.transaction():
+            logs.add_review_items(store.graph, rows)
+    return [str(r["uid"]) for r in rows]

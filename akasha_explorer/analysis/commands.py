@@ -11,7 +11,7 @@ import click
 
 from .. import open as open_store
 from ..clikit import echo, echo_json, parse_now
-from .api import EXPORT_FORMATS
+from ..export.api import EXPORT_FORMATS
 from .surprises import KINDS
 from .views import VIEWS
 

@@ -193,6 +193,11 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
                visible: ArrayLike | None = None) -> PPRTrace:
     """Recall by personalized PageRank from Akasha's stage-1 seeds (module docstring).
 
+    Settings read: ``PPR_DAMPING``, ``PPR_DIRECTED``, ``EDGE_TAU``, ``USE_SALIENCE``, the
+    grouping ones (``ACTIVATION_K``, ``RELEVANCE_FLOOR``, ``RIPPLE_LIMIT``,
+    ``RIPPLE_LIMIT_FLOOR``, ``RIPPLE_LIMIT_MULT``, ``RIPPLE_MIN_ITEMS``), and those of stage
+    1 through :func:`~akasha_explorer.engine.recall.recall`.
+
     >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
     >>> nodes = toy_nodes([[1, 0], [0.9, 0.1], [0, 1], [0.1, 1]])
     >>> t = ppr_recall(nodes, toy_edges([(0, 2, 1.0)], last_ts=180.0), [1.0, 0.0],

@@ -481,11 +481,11 @@ def anchor_view(
             for b in g[i + 1:]:
                 slot(a, b)["co_mentions"] += 1
     for f in facts:
-        a, b = f.get("subject"), f.get("object")
-        if (f.get("status") or "") in ("rejected", "superseded") or a == b:
+        subj, obj = f.get("subject"), f.get("object")
+        if (f.get("status") or "") in ("rejected", "superseded") or subj == obj:
             continue
-        if a in known and b in known:
-            s = slot(a, b)
+        if subj in known and obj in known:
+            s = slot(str(subj), str(obj))
             s["triples"] += 1
             s["predicates"].add(f.get("predicate") or "")
     edges = pd.DataFrame(

@@ -33,7 +33,7 @@ def _report(result: dict[str, object], out: str) -> None:
     from .report import write_reports
 
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    for path in write_reports(result, out, command=command):  # type: ignore[arg-type]
+    for path in write_reports(result, out, command=command):
         echo(f"wrote {path}")
     echo(Path(out).with_suffix(".md").read_text("utf-8"))
 

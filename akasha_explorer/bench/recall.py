@@ -159,6 +159,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- CJK sub-words": dict(FTS_CJK_SUBWORDS=False),
         "- CJK stop words": dict(FTS_CJK_STOPWORDS=False),
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
+        "- IDF floor off in small stores": dict(FTS_MIN_IDF_DOCS=0),
         "- CJK dense weight (FUSION_DENSE_WEIGHT_CJK=0.5)": dict(FUSION_DENSE_WEIGHT_CJK=0.5),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
         "- graph settle (V1 score_graph)": dict(GRAPH_SETTLE=False),

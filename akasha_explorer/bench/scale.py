@@ -45,8 +45,10 @@ from ..embed import get_embedder
 from ..engine.recall import plan_writeback
 from ..engine.recall import recall as engine_recall
 from ..engine.writeback import apply_plan
+from ..ingest.replay import replay_rows
 from ..memory import Memory
 from ..vectors import messages_schema, turns_schema
+from ..vectors import queries as vq
 
 __all__ = ["build_synthetic_store", "measure", "run_scale"]
 
@@ -82,14 +84,14 @@ def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
     settings = Settings(EMBED_CJK_DIMS=0)
     mem = Memory(path, settings, embedder=get_embedder(settings.EMBED_MODEL))
     fixed = pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1), pa.float32()), DIM)
-    mem.vectors.add("messages", pa.table({
+    vq.add_messages(mem.vectors, pa.table({
         "uid": uid, "node": uid, "session": [f"s{x}" for x in session],
         "seq": np.arange(n), "ord": np.arange(n), "ts": ts, "role": ["user"] * n,
         "speaker": [None] * n, "text": [" ".join(t) for t in terms],
         "sha256": ["0" * 64] * n, "source": ["synthetic"] * n, "ext_id": [None] * n,
         "meta": ["{}"] * n, "flags": [[] for _ in range(n)], "sigma": rng.uniform(0, 1, n),
         "terms": terms, "vector": fixed}, schema=messages_schema(DIM)))
-    mem.vectors.add("turns", pa.table({
+    vq.add_turns(mem.vectors, pa.table({
         "uid": uid, "session": [f"s{x}" for x in session], "ord": np.arange(n), "ts": ts,
         "message_uids": [[u] for u in uid], "vector": fixed}, schema=turns_schema(DIM)))
     sigma = rng.uniform(0, 1, n)
@@ -127,11 +129,7 @@ def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
             "from": [uid[i] for i in src], "to": [uid[i] for i in dst],
             "weight": rng.uniform(0.05, 1.5, m), "last_ts": np.maximum(ts[src], ts[dst]),
             "co_count": rng.integers(1, 20, m)}))
-    mem.mirror = type(mem.mirror)(mem.dim)  # nothing cached: the measured open loads it all
-    mem._closed = True
-    mem.graph.close()
-    mem.vectors.close()
-    mem._release()
+    mem.store.close(checkpoint=False)  # nothing cached: the measured open loads it all
     return {"nodes": n, "edges": m, "centers": centers, "seed": seed}
 
 
@@ -167,7 +165,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     base = _rss_mb()
     pre = _Precomputed(*_model_of(path))
     t0 = time.perf_counter()
-    mem = Memory(path, embedder=pre)  # type: ignore[arg-type]
+    mem = Memory(path, embedder=pre)
     out["open_s"] = time.perf_counter() - t0
     out["rss_open_mb"] = _rss_mb() - base
     nodes, edges = mem.mirror.nodes, mem.mirror.edges
@@ -192,7 +190,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     lance = []
     for q in qs[:queries]:
         t = time.perf_counter()
-        mem.vectors.search("turns", q, 10)
+        vq.search_turns(mem.vectors, q, 10)
         lance.append(time.perf_counter() - t)
     _pcts(out, "lancedb_top10", lance, 50, 95)
     out["recall_over_lancedb"] = out["recall_p50_ms"] / out["lancedb_top10_p50_ms"]
@@ -263,7 +261,8 @@ def measure_replay(path: Path, limit: int | None = None) -> dict[str, Any]:
     mem = Memory(path)
     rows = list(range(mem.mirror.nodes.n))[:limit]
     t = time.perf_counter()
-    mem._replay_rows(rows, progress=False)
+    with mem.store.journaled():
+        replay_rows(mem.store, rows, progress=False)
     sec = time.perf_counter() - t
     out = {"replayed": len(rows), "replay_s": sec, "replay_nodes_per_s": len(rows) / sec,
            "edges_after": mem.mirror.edges.n_alive()}

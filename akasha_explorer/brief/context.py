@@ -8,7 +8,7 @@
   ``ripple_items`` (group ``background``), then any activated node neither holds. Item
   ``n`` gets the handle ``[n]``; handles depend on the trace only (not on the budget or
   the style), so ``[3]`` names the same node in every block built from one trace and
-  :meth:`Memory.expand <akasha_explorer.brief.api.BriefMixin.expand>` resolves it.
+  :meth:`Memory.expand <akasha_explorer.memory.Memory.expand>` resolves it.
 - **Verbatim.** Each message line starts with its item's handle, then the date, the
   speaker and the stored text, unchanged (a text spanning several lines continues on lines
   indented by four spaces, so no stored text can start a line with a handle of its own).
@@ -41,7 +41,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.trace import use_context_builder
 from ..errors import InvalidInput
 from ..model import sha256_text
 from .atoms import atoms as find_atoms
@@ -531,5 +530,3 @@ def _downgrade(p: _Packer) -> bool:
         return True
     return False
 
-
-use_context_builder(build_context)  # RecallTrace.context() builds through this module

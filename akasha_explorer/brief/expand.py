@@ -14,7 +14,6 @@ must not carry it). The raw :class:`~akasha_explorer.model.Message` objects stay
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +21,12 @@ import numpy as np
 
 from ..errors import InvalidInput
 from ..model import Message
-from ..vectors import sql_str
+from ..store.store import message_of
+from ..vectors import queries as vq
 from .context import parse_tz
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
 __all__ = ["Expansion", "expand_node", "withheld_reason"]
 
@@ -50,7 +50,7 @@ def withheld_reason(m: Message) -> str:
 
 @dataclass(frozen=True)
 class Expansion:
-    """What :meth:`Memory.expand <akasha_explorer.brief.api.BriefMixin.expand>` returns."""
+    """What :meth:`Memory.expand <akasha_explorer.memory.Memory.expand>` returns."""
 
     node: str
     session: str
@@ -108,45 +108,37 @@ class Expansion:
                 "messages": msgs}
 
 
-def session_window(mem: Memory, row: int, around: int) -> list[int]:
+def session_window(store: Store, row: int, around: int) -> list[int]:
     """Rows of up to ``around`` alive turns before and after ``row`` in its session."""
-    n = mem.mirror.nodes
+    n = store.mirror.nodes
     same = np.flatnonzero((n.session == n.session[row]) & n.alive)
     order = same[np.lexsort((same, n.ts[same]))]
     pos = int(np.flatnonzero(order == row)[0])
     return [int(r) for r in order[max(0, pos - around): pos + around + 1]]
 
 
-def expand_node(mem: Memory, node: str, around: int, *, handle: str | None = None,
+def expand_node(store: Store, node: str, around: int, *, handle: str | None = None,
                 source: str | None = None) -> Expansion:
     """Expand ``node`` with ``around`` turns each side (see the module docstring)."""
     if not isinstance(around, int | np.integer) or isinstance(around, bool) or around < 0:
         raise InvalidInput(f"around must be a whole number >= 0, got {around!r}")
-    cap = mem.settings.EXPAND_MAX_AROUND
+    cap = store.settings.EXPAND_MAX_AROUND
     if around > cap:
         raise InvalidInput(f"around={around} is more than EXPAND_MAX_AROUND={cap}; ask for "
                            "fewer turns, or expand a neighbouring turn next")
-    row = mem._row(node)
-    n = mem.mirror.nodes
-    rows = session_window(mem, row, int(around))
+    row = store.row(node)
+    n = store.mirror.nodes
+    rows = session_window(store, row, int(around))
     session = n.sessions[int(n.session[row])]
     wanted: list[str] = []
     for r in rows:
         a, k = int(n.first_msg[r]), int(n.n_msg[r])
         wanted += [u for j, u in enumerate(n.msg_uid[a:a + k]) if n.msg_alive[a + j]]
-    table = mem.vectors.read("messages", columns=_COLUMNS,
-                             where="session = " + sql_str(session)).to_pylist()
+    table = vq.messages_of_session(store.vectors, session, _COLUMNS).to_pylist()
     by_uid = {r["uid"]: r for r in table}
-    messages = tuple(_message(by_uid[u]) for u in wanted if u in by_uid)
+    messages = tuple(message_of(by_uid[u]) for u in wanted if u in by_uid)
     missing = tuple(u for u in wanted if u not in by_uid)
     tampered = tuple(m.uid for m in messages if not m.verified)
     return Expansion(node=node, session=session, turns=tuple(n.uid[r] for r in rows),
                      messages=messages, verified=not tampered and not missing,
                      tampered=tampered, missing=missing, handle=handle, source=source)
-
-
-def _message(r: dict[str, Any]) -> Message:
-    return Message(uid=r["uid"], node=r["node"], session=r["session"], seq=int(r["seq"]),
-                   ts=float(r["ts"]), role=r["role"], speaker=r["speaker"], text=r["text"],
-                   sha256=r["sha256"], flags=tuple(r["flags"] or ()), source=r["source"] or "",
-                   ext_id=r["ext_id"], meta=json.loads(r["meta"]) if r["meta"] else {})

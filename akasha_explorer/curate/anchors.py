@@ -11,6 +11,7 @@ from ..errors import InvalidInput, NotFound
 from ..extract.normalize import norm
 from ..extract.pipeline import uid_for
 from ..graphdb import GraphDB
+from ..graphdb import anchors as ga
 
 __all__ = [
     "alias_ops",
@@ -25,24 +26,19 @@ __all__ = [
 
 
 def get_anchor(g: GraphDB, uid: str) -> dict[str, Any]:
-    rows = g.rows("MATCH (a:Anchor {uid: $u}) RETURN a.uid AS uid, a.name AS name, a.kind AS kind, "
-                  "a.status AS status, a.created_ts AS created_ts, a.note AS note", {"u": uid})
-    if not rows:
+    """One anchor's fields (uid, name, kind, status, created_ts, note); raises NotFound."""
+    row = ga.anchor(g, uid)
+    if row is None:
         raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
-    return rows[0]
+    return row
 
 
 def list_anchors(g: GraphDB, *, search: str | None = None, kind: str | None = None,
                  status: str | None = "active") -> list[dict[str, Any]]:
     """Anchors with their aliases and mention counts (most mentioned first)."""
-    rows = g.rows(
-        "MATCH (a:Anchor) WHERE ($s IS NULL OR a.status = $s) AND ($k IS NULL OR a.kind = $k) "
-        "OPTIONAL MATCH (t:Turn)-[m:MENTIONS]->(a) RETURN a.uid AS uid, a.name AS name, "
-        "a.kind AS kind, a.status AS status, count(m) AS mentions, "
-        "count(DISTINCT t) AS nodes ORDER BY mentions DESC, name", {"s": status, "k": kind})
+    rows = ga.anchors(g, status=status, kind=kind)
     aliases: dict[str, list[str]] = {}
-    for r in g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) RETURN a.uid AS a, "
-                    "al.surface AS s ORDER BY al.created_ts, al.surface"):
+    for r in ga.alias_surfaces(g):
         aliases.setdefault(r["a"], []).append(r["s"])
     for r in rows:
         r["aliases"] = aliases.get(r["uid"], [])
@@ -55,38 +51,23 @@ def list_anchors(g: GraphDB, *, search: str | None = None, kind: str | None = No
 def anchor_detail(g: GraphDB, uid: str) -> dict[str, Any]:
     """One anchor with aliases, mentions (node, message, span, surface) and triples."""
     a = get_anchor(g, uid)
-    a["aliases"] = g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) RETURN al.uid AS uid, "
-                          "al.surface AS surface, al.norm AS norm", {"u": uid})
+    a["aliases"] = ga.aliases_of(g, uid)
     a["mentions"] = mention_rows(g, uid)
-    a["triples"] = g.rows(
-        "MATCH (t:Triple)-[f:FACT]->(:Anchor {uid: $u}) "
-        "OPTIONAL MATCH (t)-[:FACT {role: 'subject'}]->(s:Anchor) "
-        "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) "
-        "RETURN t.uid AS uid, f.role AS role, s.name AS subject, t.predicate AS predicate, "
-        "o.name AS object, t.object_literal AS literal, t.status AS status, t.slot AS slot, "
-        "t.confidence AS confidence, t.valid_from AS valid_from, t.superseded_by AS "
-        "superseded_by, t.node AS node, t.quote AS quote ORDER BY valid_from", {"u": uid})
+    a["triples"] = ga.triples_about(g, uid)
     return a
 
 
 def mention_rows(g: GraphDB, uid: str) -> list[dict[str, Any]]:
-    return g.rows("MATCH (t:Turn)-[m:MENTIONS]->(:Anchor {uid: $u}) RETURN t.uid AS node, "
-                  "m.msg AS msg, m.span_start AS span_start, m.span_end AS span_end, "
-                  "m.surface AS surface "
-                  "ORDER BY t.ord, m.msg, m.span_start", {"u": uid})
+    """The mentions of anchor ``uid`` (node, msg, span_start, span_end, surface)."""
+    return ga.mentions_of(g, uid)
 
 
 def _aliases(g: GraphDB, uid: str) -> list[dict[str, Any]]:
-    return g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) RETURN al.uid AS uid, "
-                  "al.surface AS surface, al.norm AS norm, al.created_ts AS created_ts",
-                  {"u": uid})
+    return ga.aliases_of(g, uid, created=True)
 
 
 def _facts(g: GraphDB, uid: str) -> list[dict[str, Any]]:
-    return g.rows("MATCH (t:Triple)-[f:FACT]->(:Anchor {uid: $u}) RETURN t.uid AS t, "
-                  "f.role AS role, t.node AS node, t.span_start AS span_start, "
-                  "t.span_end AS span_end",
-                  {"u": uid})
+    return ga.facts_of(g, uid)
 
 
 def rename_ops(g: GraphDB, uid: str, name: str, now: float) -> list[dict[str, Any]]:

@@ -62,7 +62,7 @@ def review_list(store: str, kind: str | None, status: str, as_json: bool) -> Non
         echo("the review queue is empty")
 
 
-def _decide(verb: str):  # type: ignore[no-untyped-def]
+def _decide(verb: str):
     @review.command(verb, help=f"{verb.capitalize()} review item ITEM_ID of STORE.")
     @_STORE
     @click.argument("item_id")

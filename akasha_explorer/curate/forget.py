@@ -26,23 +26,24 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import time
 import warnings
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB
+from ..graphdb import anchors as ga
+from ..graphdb import forget as gf
+from ..graphdb import turns as gt
+from ..graphdb.dump import rebuild
 from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
-from ..vectors import sql_str
+from ..vectors import queries as vq
 from .ops import log_entry
 from .redact import Forgotten, forgotten_nodes, scrub
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
 __all__ = ["PENDING_KEY", "forget", "purge", "rebuild_graph"]
 
@@ -53,7 +54,7 @@ finishes the purge (:func:`purge`)."""
 log = logging.getLogger(__name__)
 
 
-def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
+def forget(store: Store, *, node: str | None = None, session: str | None = None,
            anchor: str | None = None, by: str = "user", why: str | None = None
            ) -> dict[str, Any]:
     """See module docstring; returns counts of what was removed."""
@@ -61,75 +62,54 @@ def forget(mem: Memory, *, node: str | None = None, session: str | None = None,
              if v is not None]
     if len(given) != 1:
         raise InvalidInput("forget takes exactly one of node=, session=, anchor=")
-    mem._check_write()
+    store.check_write()
     t0 = time.perf_counter()
-    ensure_free(mem.path, GRAPH_RESERVE + 2 * size_of(mem.graph.path)
-                + WRITE_FACTOR * size_of(mem.path / "vectors") // 2, "a forget (it rewrites "
+    ensure_free(store.path, GRAPH_RESERVE + 2 * size_of(store.graph.path)
+                + WRITE_FACTOR * size_of(store.path / "vectors") // 2, "a forget (it rewrites "
                 "the graph file and the LanceDB tables without the forgotten rows)")
-    mem.checkpoint()
-    g = mem.graph
+    store.checkpoint()
+    g = store.graph
     what, target = given[0]
     if what == "anchor":
-        counts = _forget_anchor(mem, target)
+        counts = _forget_anchor(store, target)
     else:
         if what == "session":
-            uids = [r["u"] for r in g.rows("MATCH (t:Turn) WHERE t.session = $s RETURN t.uid AS u",
-                                           {"s": target})]
-            if not uids and not g.rows("MATCH (s:Session {uid: $s}) RETURN s.uid", {"s": target}):
+            uids = gt.turns_of_session(g, target)
+            if not uids and not gt.session_exists(g, target):
                 raise NotFound(f"no session {target!r}; Memory.sessions() lists them")
         else:
-            mem._row(target)
+            store.row(target)
             uids = [target]
-        counts = _forget_nodes(mem, uids, session=target if what == "session" else None)
+        counts = _forget_nodes(store, uids, session=target if what == "session" else None)
     counts["audit"] = log_entry(g, action="forget", target=f"{what}:{target}", actor=by,
                                 why=why, before="", after=json.dumps(counts, sort_keys=True))
-    rebuild_graph(mem)
-    mem.graph.meta_set(PENDING_KEY, "")
+    rebuild_graph(store)
+    store.graph.meta_set(PENDING_KEY, "")
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     log.info("forgot %s %s: %s", what, target, counts)
     return counts
 
 
-def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str, Any]:
-    g, nodes = mem.graph, mem.mirror.nodes
+def _forget_nodes(store: Store, uids: list[str], session: str | None) -> dict[str, Any]:
+    g, nodes = store.graph, store.mirror.nodes
     rows = [nodes.index[u] for u in uids if u in nodes.index]
     msg_uids = [nodes.msg_uid[j] for i in rows
                 for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i]))]
-    named = forgotten_nodes(mem, uids, msg_uids, session)
-    triples = [r["u"] for r in g.rows("MATCH (t:Triple) WHERE t.node IN $n RETURN t.uid AS u",
-                                      {"n": uids})]
-    touched = [r["a"] for r in g.rows(
-        "MATCH (t:Turn)-[:MENTIONS]->(a:Anchor) WHERE t.uid IN $n RETURN DISTINCT a.uid AS a",
-        {"n": uids})]
-    touched += [r["a"] for r in g.rows(
-        "MATCH (t:Triple)-[:FACT]->(a:Anchor) WHERE t.uid IN $t RETURN DISTINCT a.uid AS a",
-        {"t": triples})]
-    links = g.rows("MATCH (a:Turn)-[:NEXT]->(t:Turn)-[:NEXT]->(b:Turn) WHERE t.uid IN $n "
-                   "AND NOT a.uid IN $n AND NOT b.uid IN $n RETURN a.uid AS a, b.uid AS b",
-                   {"n": uids}) if session is None else []
+    named = forgotten_nodes(store, uids, msg_uids, session)
+    triples = gf.triples_of_nodes(g, uids)
+    touched = gf.anchors_touched(g, uids, triples)
+    links = gf.next_bridges(g, uids) if session is None else []
     counts: dict[str, Any] = {"nodes": len(uids), "messages": len(msg_uids),
                               "triples": len(triples)}
     with g.transaction():
         g.meta_set(PENDING_KEY, "nodes")  # with the deletes; cleared once the purge is done
-        g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s DETACH DELETE r",
-                  {"s": uids + triples})
-        g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
-        counts["edges"] = int(g.rows(
-            "MATCH (t:Turn)-[e:COACT]-() WHERE t.uid IN $n RETURN count(e) AS c", {"n": uids}
-        )[0]["c"])
-        g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": uids})
         when = time.time()  # tombstones: the ids only, so a re-import skips them
-        g.unwind("MERGE (f:Forgotten {uid: r.u}) SET f.ts = r.t",
-                 [{"u": u, "t": when} for u in msg_uids])
-        g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)
-        g.execute("MATCH (e:Episode) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_EPISODE]->(e) } "
-                  "DELETE e")
-        g.execute("MATCH (s:Session) WHERE NOT EXISTS { MATCH (:Turn)-[:IN_SESSION]->(s) } "
-                  "DETACH DELETE s")
+        counts["edges"] = gf.delete_nodes(g, uids=uids, triples=triples, msg_uids=msg_uids,
+                                          links=links, when=when)
         counts.update(_prune_anchors(g, sorted(set(touched))))
-        counts.update(scrub(mem, replace(named, ids=named.ids | set(triples)
+        counts.update(scrub(store, replace(named, ids=named.ids | set(triples)
                                          | set(counts.pop("_gone")))))
-    m = mem.mirror
+    m = store.mirror
     for i in rows:
         nodes.kill(i)
         m.mark_edges_gone(m.edges.drop_node(i))
@@ -137,126 +117,51 @@ def _forget_nodes(mem: Memory, uids: list[str], session: str | None) -> dict[str
         for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i])):
             m.msg_terms[j] = []
             m.forget_texts([j])
-    for u in msg_uids:
-        for cache in (mem._texts, mem._hashes):
-            if cache is not None:
-                cache.pop(u, None)
-    for i in range(0, len(uids), 200):
-        part = ", ".join(sql_str(u) for u in uids[i:i + 200])
-        mem.vectors.delete("messages", f"node IN ({part})")
-        mem.vectors.delete("turns", f"uid IN ({part})")
+    store.forget_cached(msg_uids)
+    vq.delete_messages_of_nodes(store.vectors, uids, batch=200)
     with warnings.catch_warnings():  # the writer lock means no other reader holds a version
         warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
-        mem.vectors.optimize(cleanup=True)
+        store.vectors.optimize(cleanup=True)
     return counts
 
 
 def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
     """Delete anchors left without mentions and facts, and aliases no remaining mention
     uses (their surfaces came from the forgotten text)."""
-    gone = [r["a"] for r in g.rows(
-        "MATCH (a:Anchor) WHERE a.uid IN $a AND NOT EXISTS { MATCH (:Turn)-[:MENTIONS]->(a) } "
-        "AND NOT EXISTS { MATCH (:Triple)-[:FACT]->(a) } RETURN a.uid AS a", {"a": anchors})]
-    aliases = [r["al"] for r in g.rows(
-        "MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) WHERE a.uid IN $a RETURN al.uid AS al, "
-        "al.norm AS n, a.uid AS a", {"a": anchors}) if r["a"] in gone]
-    live = g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) WHERE a.uid IN $a AND NOT a.uid IN $g "
-                  "OPTIONAL MATCH (:Turn)-[m:MENTIONS]->(a) RETURN al.uid AS al, al.norm AS n, "
-                  "collect(m.surface) AS s", {"a": anchors, "g": gone})
+    gone = gf.orphan_anchors(g, anchors)
+    aliases = [r["al"] for r in gf.alias_norms(g, anchors) if r["a"] in gone]
+    live = gf.live_alias_mentions(g, anchors, gone)
     from ..extract.normalize import norm
     aliases += [r["al"] for r in live if r["n"] not in {norm(s) for s in r["s"] if s}]
-    g.execute("MATCH (al:Alias) WHERE al.uid IN $x DETACH DELETE al", {"x": aliases})
-    g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $a DETACH DELETE r", {"a": gone})
-    for a in gone:
-        g.execute("MATCH (r:ReviewItem) WHERE r.payload CONTAINS $a DELETE r", {"a": a})
-    g.execute("MATCH (a:Anchor) WHERE a.uid IN $a DETACH DELETE a", {"a": gone})
+    gf.delete_pruned_anchors(g, aliases=aliases, anchors=gone)
     return {"anchors": len(gone), "aliases": len(aliases), "_gone": gone}
 
 
-def _forget_anchor(mem: Memory, uid: str) -> dict[str, Any]:
-    g = mem.graph
-    if not g.rows("MATCH (a:Anchor {uid: $u}) RETURN a.uid", {"u": uid}):
+def _forget_anchor(store: Store, uid: str) -> dict[str, Any]:
+    g = store.graph
+    if ga.anchor(g, uid) is None:
         raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
-    triples = [r["t"] for r in g.rows("MATCH (t:Triple)-[:FACT]->(:Anchor {uid: $u}) "
-                                      "RETURN DISTINCT t.uid AS t", {"u": uid})]
+    triples = gf.anchor_triples(g, uid)
     with g.transaction():
         g.meta_set(PENDING_KEY, "anchor")  # with the deletes; cleared once the purge is done
-        aliases = int(g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) "
-                             "RETURN count(al) AS c", {"u": uid})[0]["c"])
-        mentions = int(g.rows("MATCH ()-[m:MENTIONS]->(:Anchor {uid: $u}) RETURN count(m) AS c",
-                              {"u": uid})[0]["c"])
-        g.execute("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) DETACH DELETE al", {"u": uid})
-        g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s OR r.payload CONTAINS $u "
-                  "DELETE r", {"s": [uid, *triples], "u": uid})
-        g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": triples})
-        g.execute("MATCH (a:Anchor {uid: $u}) DETACH DELETE a", {"u": uid})
-        red = scrub(mem, Forgotten(ids=frozenset({uid, *triples})))
+        aliases, mentions = gf.delete_anchor(g, uid, triples)
+        red = scrub(store, Forgotten(ids=frozenset({uid, *triples})))
     return {"anchors": 1, "aliases": aliases, "mentions": mentions, "triples": len(triples),
             **red}
 
 
 # -- graph file rebuild -------------------------------------------------------------------------
-def rebuild_graph(mem: Memory) -> None:
+def rebuild_graph(store: Store) -> None:
     """Copy every live row of the Kuzu database into a fresh file and swap it in, so
-    deleted strings do not survive in free pages."""
-    old: GraphDB = mem.graph
-    path = Path(old.path)
-    tmp = path.with_name(path.name + ".rebuild")
-    _remove(tmp)
-    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(path), "rebuilding the graph file")
-    new = GraphDB(tmp)
-    try:
-        tables = old.rows("CALL show_tables() RETURN name, type")
-        for t in (r["name"] for r in tables if r["type"] == "NODE"):
-            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
-            data = old.arrow(f"MATCH (x:{t}) RETURN " + ", ".join(f"x.{c} AS {c}" for c in cols))
-            if t == "Meta":
-                data = data.filter(_not_equal(data.column("key"), "schema_version"))
-            new.copy(t, data)
-        for t in (r["name"] for r in tables if r["type"] == "REL"):
-            conn = old.rows(f"CALL show_connection('{t}') RETURN *")[0]
-            src, dst = conn["source table primary key"], conn["destination table primary key"]
-            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
-            data = old.arrow(f"MATCH (a)-[e:{t}]->(b) RETURN a.{src} AS _from, b.{dst} AS _to"
-                             + "".join(f", e.{c} AS {c}" for c in cols))
-            new.copy(t, data)
-    except BaseException:
-        new.close()
-        _remove(tmp)
-        raise
-    new.close()
-    old.close()  # a clean close folds and removes its WAL: the old file stands alone
-    for suffix in (".wal", ".shadow"):
-        _remove_file(Path(str(path) + suffix))
-    os.replace(tmp, path)  # atomic: a crash leaves the old graph or the new one, never none
-    for suffix in (".wal", ".shadow"):
-        _remove(Path(str(tmp) + suffix))
-    mem.graph = GraphDB(path)
+    deleted strings do not survive in free pages (:func:`..graphdb.dump.rebuild`)."""
+    store.graph = rebuild(store.graph)
 
 
-def _not_equal(col: Any, value: str) -> Any:
-    import pyarrow.compute as pc
-    return pc.not_equal(col, value)
-
-
-def _remove_file(p: Path) -> None:
-    if p.is_file():
-        p.unlink()
-
-
-def purge(mem: Memory) -> None:
+def purge(store: Store) -> None:
     """Finish an interrupted forget: drop LanceDB's older versions (they may still hold the
     forgotten rows) and rebuild the Kuzu file (its free pages may hold deleted strings)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
-        mem.vectors.optimize(cleanup=True)
-    rebuild_graph(mem)
-    mem.graph.meta_set(PENDING_KEY, "")
-
-
-def _remove(p: Path) -> None:
-    for q in (p, Path(str(p) + ".wal"), Path(str(p) + ".shadow"), Path(str(p) + ".lock")):
-        if q.is_dir():
-            shutil.rmtree(q)
-        elif q.exists():
-            q.unlink()
+        store.vectors.optimize(cleanup=True)
+    rebuild_graph(store)
+    store.graph.meta_set(PENDING_KEY, "")

@@ -5,8 +5,8 @@ a node, create / delete an anchor, alias, mention or triple, move an alias, ment
 from one anchor to another. Each op has an exact inverse, so the audit log row of a
 decision stores the ops it applied (``after``) and their inverses (``before``); undo applies
 the inverses in reverse order and records that as a decision of its own. Raw messages are
-never touched by any op. Values always travel as query parameters, never spliced into
-Cypher text (names with ``'``, ``}``, ``\\`` or backticks are stored verbatim).
+never touched by any op; :func:`akasha_explorer.graphdb.edits.apply_edit` runs an op's
+statements.
 
 >>> invert({"op": "set", "table": "Anchor", "uid": "a", "before": {"name": "x"},
 ...         "after": {"name": "y"}})["after"]
@@ -22,16 +22,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import InvalidInput, NotFound
-from ..graphdb import GraphDB
+from ..graphdb import GraphDB, logs
+from ..graphdb.edits import apply_edit
 
 __all__ = ["MIRROR_OPS", "MirrorHook", "apply_ops", "audit_rows", "invert", "log_entry", "record",
            "undo"]
 
-_FIELDS = {
-    "Anchor": {"name", "kind", "status", "note"},
-    "Triple": {"status", "superseded_by", "predicate", "object_literal", "confidence"},
-    "ReviewItem": {"status", "decided_ts", "decided_by", "why", "payload"},
-}
 _INVERSE = {"create_anchor": "delete_anchor", "delete_anchor": "create_anchor",
             "create_alias": "delete_alias", "delete_alias": "create_alias",
             "create_mention": "delete_mention", "delete_mention": "create_mention",
@@ -72,76 +68,9 @@ def apply_ops(g: GraphDB, ops: Sequence[dict[str, Any]]) -> None:
 
 
 def _apply(g: GraphDB, op: dict[str, Any]) -> None:
-    k = op["op"]
-    if k in MIRROR_OPS:
+    if op["op"] in MIRROR_OPS:
         return  # the mirror hook applies it after the commit
-    if k == "set":
-        table, fields = op["table"], op["after"]
-        if table not in _FIELDS or not set(fields) <= _FIELDS[table]:
-            raise ValueError(f"cannot set {sorted(fields)} on {table}")
-        sets = ", ".join(f"x.{f} = $v{i}" for i, f in enumerate(fields))
-        params = {f"v{i}": v for i, v in enumerate(fields.values())}
-        g.execute(f"MATCH (x:{table} {{uid: $u}}) SET {sets}", {"u": op["uid"], **params})
-    elif k == "move_alias":
-        g.execute("MATCH (al:Alias {uid: $al})-[r:ALIAS_OF]->(:Anchor {uid: $a}) DELETE r",
-                  {"al": op["alias"], "a": op["from"]})
-        g.execute("MATCH (al:Alias {uid: $al}), (b:Anchor {uid: $b}) "
-                  "CREATE (al)-[:ALIAS_OF]->(b)", {"al": op["alias"], "b": op["to"]})
-    elif k == "move_mention":
-        rows = op["rows"]
-        g.unwind("MATCH (t:Turn {uid: r.node})-[m:MENTIONS]->(a:Anchor {uid: r.a_}) "
-                 "WHERE m.msg = r.msg AND m.span_start = r.span_start DELETE m",
-                 rows_with(rows, op["from"]))
-        _create_mentions(g, rows, op["to"])
-    elif k == "move_fact":
-        g.unwind("MATCH (t:Triple {uid: r.t})-[f:FACT]->(a:Anchor {uid: r.a_}) "
-                 "WHERE f.role = r.role DELETE f", rows_with(op["rows"], op["from"]))
-        g.unwind("MATCH (t:Triple {uid: r.t}), (a:Anchor {uid: r.a_}) "
-                 "CREATE (t)-[:FACT {role: r.role}]->(a)", rows_with(op["rows"], op["to"]))
-    elif k == "create_anchor":
-        g.execute("CREATE (a:Anchor {uid: $uid, name: $name, kind: $kind, status: $status, "
-                  "created_ts: $created_ts, note: $note})", op["row"])
-    elif k == "delete_anchor":
-        g.execute("MATCH (a:Anchor {uid: $u}) DETACH DELETE a", {"u": op["row"]["uid"]})
-    elif k == "create_alias":
-        r = op["row"]
-        g.execute("MATCH (a:Anchor {uid: $a}) CREATE (al:Alias {uid: $uid, surface: $surface, "
-                  "norm: $norm, created_ts: $created_ts})-[:ALIAS_OF]->(a)",
-                  {**r, "a": op["anchor"]})
-    elif k == "delete_alias":
-        g.execute("MATCH (al:Alias {uid: $u}) DETACH DELETE al", {"u": op["row"]["uid"]})
-    elif k == "create_mention":
-        _create_mentions(g, op["rows"], op["anchor"])
-    elif k == "delete_mention":
-        g.unwind("MATCH (t:Turn {uid: r.node})-[m:MENTIONS]->(a:Anchor {uid: r.a_}) "
-                 "WHERE m.msg = r.msg AND m.span_start = r.span_start DELETE m",
-                 rows_with(op["rows"], op["anchor"]))
-    elif k == "create_triple":
-        r = op["row"]
-        g.execute("CREATE (t:Triple {uid: $uid, predicate: $predicate, object_literal: "
-                  "$object_literal, confidence: $confidence, status: $status, valid_from: "
-                  "$valid_from, superseded_by: $superseded_by, node: $node, span_start: "
-                  "$span_start, span_end: $span_end, quote: $quote, created_ts: $created_ts, "
-                  "slot: $slot})", r)
-        g.unwind("MATCH (t:Triple {uid: r.t}), (a:Anchor {uid: r.a}) "
-                 "CREATE (t)-[:FACT {role: r.role}]->(a)",
-                 [{"a": a, "role": role, "t": r["uid"]} for a, role in op["facts"]])
-    elif k == "delete_triple":
-        g.execute("MATCH (t:Triple {uid: $u}) DETACH DELETE t", {"u": op["row"]["uid"]})
-    else:
-        raise ValueError(f"unknown op {k!r}")
-
-
-def rows_with(rows: Sequence[dict[str, Any]], anchor: str) -> list[dict[str, Any]]:
-    """Rows for an ``UNWIND`` whose statement also reads ``$a`` (inlined per row)."""
-    return [{**r, "a_": anchor} for r in rows]
-
-
-def _create_mentions(g: GraphDB, rows: Sequence[dict[str, Any]], anchor: str) -> None:
-    g.unwind("MATCH (t:Turn {uid: r.node}), (a:Anchor {uid: r.a_}) CREATE (t)-[:MENTIONS "
-             "{msg: r.msg, span_start: r.span_start, span_end: r.span_end, "
-             "surface: r.surface}]->(a)",
-             rows_with(rows, anchor))
+    apply_edit(g, op)
 
 
 def record(g: GraphDB, *, action: str, target: str, ops: Sequence[dict[str, Any]],
@@ -172,21 +101,17 @@ def log_entry(g: GraphDB, *, action: str, target: str, actor: str, why: str | No
               before: str, after: str) -> str:
     """Write one audit row as given (``before`` empty: not undoable); returns its uid."""
     uid = f"au-{uuid.uuid4().hex[:16]}"
-    g.execute("CREATE (x:AuditLog {uid: $uid, ts: $ts, actor: $actor, action: $action, "
-              "target: $target, why: $why, before: $before, after: $after, undone: false})",
-              {"uid": uid, "ts": _now(), "actor": actor, "action": action, "target": target,
-               "why": why or "", "before": before, "after": after})
+    logs.add_audit(g, {"uid": uid, "ts": _now(), "actor": actor, "action": action,
+                       "target": target, "why": why or "", "before": before, "after": after})
     return uid
 
 
 def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = None,
          mirror: MirrorHook | None = None) -> str:
     """Undo one audit entry (its ops inverted, newest first); returns the undo's audit uid."""
-    rows = g.rows("MATCH (x:AuditLog {uid: $u}) RETURN x.before AS before, x.undone AS undone, "
-                  "x.action AS action, x.target AS target", {"u": audit_uid})
-    if not rows:
+    r = logs.audit_entry(g, audit_uid)
+    if r is None:
         raise NotFound(f"no audit entry {audit_uid!r}; `Memory.audit()` lists them")
-    r = rows[0]
     if r["undone"]:
         raise InvalidInput(f"audit entry {audit_uid} was already undone")
     if r["before"] in ("", "redacted") or r["action"] == "forget":
@@ -195,24 +120,14 @@ def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = N
     ops = json.loads(r["before"])
     uid = record(g, action="undo", target=audit_uid, ops=ops, actor=actor,
                  why=why or f"undo {r['action']} {r['target']}", mirror=mirror)
-    g.execute("MATCH (x:AuditLog {uid: $u}) SET x.undone = true", {"u": audit_uid})
+    logs.mark_undone(g, audit_uid)
     return uid
 
 
 def audit_rows(g: GraphDB, *, target: str | None = None, limit: int | None = None
                ) -> list[dict[str, Any]]:
     """Audit log entries, newest first (ops decoded)."""
-    q = "MATCH (x:AuditLog) "
-    params: dict[str, Any] = {}
-    if target is not None:
-        q += "WHERE x.target = $t "
-        params["t"] = target
-    q += ("RETURN x.uid AS uid, x.ts AS ts, x.actor AS actor, x.action AS action, "
-          "x.target AS target, x.why AS why, x.after AS after, x.undone AS undone "
-          "ORDER BY x.ts DESC")
-    if limit:
-        q += f" LIMIT {int(limit)}"
-    out = g.rows(q, params)
+    out = logs.audit_log(g, target=target, limit=limit)
     for r in out:
         r["ops"] = json.loads(r.pop("after")) if r["after"] not in ("", "redacted") else []
     return out

@@ -40,9 +40,10 @@ import numpy as np
 from ..graphdb import redact as gr
 from ..text.tokenize import TermRules
 from ..text.tokenize import terms as index_terms
+from ..vectors import queries as vq
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
 __all__ = ["Forgotten", "forgotten_nodes", "scrub"]
 
@@ -84,19 +85,19 @@ class Forgotten:
                                    for t in self.texts)
 
 
-def forgotten_nodes(mem: Memory, uids: list[str], msg_uids: list[str],
+def forgotten_nodes(store: Store, uids: list[str], msg_uids: list[str],
                     session: str | None) -> Forgotten:
     """The :class:`Forgotten` of a node or session forget, computed before anything is
     deleted: ``uids`` the nodes, ``msg_uids`` their messages."""
-    m, n = mem.mirror, mem.mirror.nodes
-    s = mem.settings
+    m, n = store.mirror, store.mirror.nodes
+    s = store.settings
     gone_rows = sorted({j for u in uids if (i := n.index.get(u)) is not None
                         for j in range(int(n.first_msg[i]), int(n.first_msg[i] + n.n_msg[i]))})
     gone = np.zeros(n.m, bool)
     gone[gone_rows] = True
     keep = n.msg_alive & ~gone
     words = {t for j in gone_rows for t in m.msg_terms[j]}
-    rows = mem.vectors.read("messages", columns=["uid", "node", "speaker", "meta"]).to_pylist()
+    rows = vq.messages(store.vectors, ["uid", "node", "speaker", "meta"]).to_pylist()
     forgotten_msgs = set(msg_uids)
     kept_speakers = {r["speaker"] for r in rows if r["uid"] not in forgotten_msgs}
     extra: set[str] = set()
@@ -115,7 +116,7 @@ def forgotten_nodes(mem: Memory, uids: list[str], msg_uids: list[str],
     kept_words = {t for sp in kept_speakers if sp for t in index_terms(sp, rules=rules)}
     only = frozenset(t for t in words if t not in kept_words
                      and not keep[m.postings.postings(t)[0]].any())
-    texts = tuple(mem._all_texts().get(u, "") for u in msg_uids)
+    texts = tuple(store.texts().get(u, "") for u in msg_uids)
     ids = frozenset(uids) | frozenset(msg_uids) | ({session} if session else frozenset())
     return Forgotten(ids=ids, terms=only, texts=texts,
                      sessions=frozenset({session}) if session else frozenset(),
@@ -145,10 +146,10 @@ def _uids_in(doc: str | None) -> set[str]:
     return {str(r[0]) for r in rows if isinstance(r, list) and r}
 
 
-def scrub(mem: Memory, f: Forgotten) -> dict[str, int]:
+def scrub(store: Store, f: Forgotten) -> dict[str, int]:
     """Delete or redact every row naming ``f`` (see the module docstring); call inside the
     forget's transaction. Returns counts per kind."""
-    g = mem.graph
+    g = store.graph
     queries = [r["uid"] for r in gr.text_rows(g, "QueryLog")
                if r["session"] in f.sessions or (_uids_in(r["seeds"]) | _uids_in(r["items"]))
                & (f.nodes | f.ids) or f.names(r["query"]) or f.quotes(r["query"])]
@@ -186,10 +187,10 @@ def scrub(mem: Memory, f: Forgotten) -> dict[str, int]:
         if left != was:
             g.meta_set("extract_pending", json.dumps(left, ensure_ascii=False,
                                                      separators=(",", ":")))
-    last = getattr(mem, "_brief_last", None)
+    last = store.last_trace
     if last is not None and (f.names(last.query) or f.quotes(last.query) or f.nodes & set(
             last.dense.uids + last.ripple.uids + last.activation.uids)):
-        mem._brief_last = None
+        store.last_trace = None
     return {"queries": len(queries), "review_items": len(gone_reviews),
             "review_reasons_redacted": len(why_reviews), "audit_redacted": len(audit),
             "anchor_notes_redacted": len(notes), "saved_context": saved}

@@ -6,6 +6,7 @@ with who, when and why; approving or rejecting never edits a raw message.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import json
 from dataclasses import dataclass
@@ -13,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..extract.base import FUNCTIONAL, PREDICATES
+from ..graphdb import anchors as ga
+from ..graphdb import logs
 from . import anchors as an
+from .links import link_op, mirror_hook
 from .ops import record
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
-__all__ = ["ReviewItem", "ReviewQueue"]
+__all__ = ["ReviewDesk", "ReviewItem"]
 
 
 @dataclass(frozen=True)
@@ -39,28 +43,31 @@ class ReviewItem:
     detail: str = ""
 
 
-class ReviewQueue:
-    """``mem.review()`` lists; ``.approve``, ``.reject``, ``.edit`` decide."""
+Ops = list[dict[str, Any]]
+"""A decision's ops (see :mod:`.ops`)."""
 
-    def __init__(self, mem: Memory) -> None:
-        self._mem = mem
+
+class ReviewDesk:
+    """Where a person decides review items: ``mem.review`` is the desk of the memory's
+    store. ``mem.review()`` lists pending items; ``.approve``, ``.reject``, ``.edit``
+    decide (each decision recorded in the audit log). Not to be confused with the
+    notebook panel :class:`akasha_explorer.widgets.ReviewQueue`, which draws this desk."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
     def __call__(self, status: str | None = "pending", kind: str | None = None,
-                 limit: int | None = None) -> list[ReviewItem]:
+                 limit: int | None = None) -> builtins.list[ReviewItem]:
+        """The same as :meth:`list`."""
         return self.list(status=status, kind=kind, limit=limit)
 
     def list(self, *, status: str | None = "pending", kind: str | None = None,
-             limit: int | None = None) -> list[ReviewItem]:
+             limit: int | None = None) -> builtins.list[ReviewItem]:
         """Items filtered by status (None: all) and kind, oldest first."""
-        g = self._mem.graph
-        q = ("MATCH (r:ReviewItem) WHERE ($s IS NULL OR r.status = $s) AND "
-             "($k IS NULL OR r.kind = $k) RETURN r.* ORDER BY r.created_ts, r.uid")
-        if limit:
-            q += f" LIMIT {int(limit)}"
-        names = {r["u"]: r["n"] for r in g.rows("MATCH (a:Anchor) RETURN a.uid AS u, a.name AS n")}
+        g = self.store.graph
+        names = ga.anchor_names(g)
         out = []
-        for r in g.rows(q, {"s": status, "k": kind}):
-            d = {k.split(".", 1)[1]: v for k, v in r.items()}
+        for d in logs.review_items(g, status=status, kind=kind, limit=limit):
             payload = json.loads(d["payload"]) if d["payload"] else {}
             out.append(ReviewItem(
                 uid=d["uid"], kind=d["kind"], status=d["status"], subject=d["subject"],
@@ -72,24 +79,20 @@ class ReviewQueue:
     def _detail(self, d: dict[str, Any], payload: dict[str, Any], names: dict[str, str]) -> str:
         kind = d["kind"]
         if kind == "alias_merge":
-            return (f"{names.get(payload.get('keep'), '?')} = "
-                    f"{names.get(payload.get('absorb'), '?')}? (via {payload.get('via')})")
+            return (f"{names.get(str(payload.get('keep')), '?')} = "
+                    f"{names.get(str(payload.get('absorb')), '?')}? (via {payload.get('via')})")
         if kind == "anchor":
             return f"anchor {names.get(d['subject'], '?')} ({payload.get('messages')} messages)"
         if kind == "triple":
-            rows = self._mem.graph.rows(
-                "MATCH (t:Triple {uid: $u}) OPTIONAL MATCH (t)-[:FACT {role: 'subject'}]->(s) "
-                "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o) RETURN s.name AS s, "
-                "t.predicate AS p, o.name AS o, t.object_literal AS lit, t.quote AS q",
-                {"u": d["subject"]})
-            if rows:
-                r = rows[0]
+            r = ga.triple_summary(self.store.graph, d["subject"])
+            if r is not None:
                 return f"({r['s']}, {r['p']}, {r['o'] or r['lit']}) «{r['q']}»"
         if kind == "injection":
             return f"message {payload.get('message')}: {', '.join(payload.get('rules', []))}"
         return ""
 
     def get(self, uid: str) -> ReviewItem:
+        """One item by uid, whatever its status; raises :class:`NotFound`."""
         for it in self.list(status=None):
             if it.uid == uid:
                 return it
@@ -102,19 +105,19 @@ class ReviewQueue:
         link — one co-activation of the pair, see
         :func:`akasha_explorer.engine.writeback.link_plan`); returns the audit uid."""
         it = self._pending(uid)
-        self._mem._check_write()
+        self.store.check_write()
         ops = self._decision_ops(it, "approved", why, by)
         if it.kind == "triple":
             ops += self._approve_triple_ops(it.subject)
         elif it.kind == "anchor":
             ops += self._set_anchor(it.subject, "active")
         elif it.kind == "alias_merge":
-            ops += an.merge_ops(self._mem.graph, it.payload["keep"], it.payload["absorb"])
+            ops += an.merge_ops(self.store.graph, it.payload["keep"], it.payload["absorb"])
         elif it.kind == "suggested_link":
             p = it.payload
-            ops.append(self._mem._link_op(p["a"], p["b"], float(p.get("now") or 0.0)))
-        return record(self._mem.graph, action="approve", target=uid, ops=ops, actor=by, why=why,
-                      mirror=self._mem._mirror_ops)
+            ops.append(link_op(self.store, p["a"], p["b"], float(p.get("now") or 0.0)))
+        return record(self.store.graph, action="approve", target=uid, ops=ops, actor=by, why=why,
+                      mirror=mirror_hook(self.store))
 
     def reject(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Reject an item (the triple / candidate anchor is marked rejected and stays so)."""
@@ -124,8 +127,8 @@ class ReviewQueue:
             ops.append(self._set_triple(it.subject, {"status": "rejected"}))
         elif it.kind == "anchor":
             ops += self._set_anchor(it.subject, "rejected")
-        self._mem._check_write()
-        return record(self._mem.graph, action="reject", target=uid, ops=ops, actor=by, why=why)
+        self.store.check_write()
+        return record(self.store.graph, action="reject", target=uid, ops=ops, actor=by, why=why)
 
     def edit(self, uid: str, *, why: str | None = None, by: str = "user",
              **changes: Any) -> str:
@@ -133,7 +136,7 @@ class ReviewQueue:
         supersedes the proposed one — nothing is edited in place), an anchor's ``name`` /
         ``kind``, or which anchor an alias merge ``keep``-s."""
         it = self._pending(uid)
-        g = self._mem.graph
+        g = self.store.graph
         ops = self._decision_ops(it, "edited", why, by)
         if it.kind == "triple":
             ops += self._edit_triple_ops(it.subject, changes)
@@ -148,12 +151,12 @@ class ReviewQueue:
         elif it.kind == "alias_merge":
             keep = changes.get("keep")
             pair = {it.payload["keep"], it.payload["absorb"]}
-            if keep not in pair:
+            if not isinstance(keep, str) or keep not in pair:
                 raise InvalidInput(f"keep= must be one of {sorted(pair)}")
             ops += an.merge_ops(g, keep, (pair - {keep}).pop())
         else:
             raise InvalidInput(f"a {it.kind} item cannot be edited; approve or reject it")
-        self._mem._check_write()
+        self.store.check_write()
         return record(g, action="edit", target=uid, ops=ops, actor=by, why=why)
 
     # -- helpers ---------------------------------------------------------------------------
@@ -166,47 +169,41 @@ class ReviewQueue:
 
     @staticmethod
     def _decision_ops(it: ReviewItem, status: str, why: str | None, by: str
-                      ) -> list[dict[str, Any]]:
+                      ) -> Ops:
         return [{"op": "set", "table": "ReviewItem", "uid": it.uid,
                  "before": {"status": it.status, "decided_ts": it.decided_ts,
                             "decided_by": it.decided_by, "why": it.why},
                  "after": {"status": status, "decided_ts": _now(), "decided_by": by,
                            "why": why or ""}}]
 
-    def _set_anchor(self, uid: str, status: str) -> list[dict[str, Any]]:
-        a = an.get_anchor(self._mem.graph, uid)
+    def _set_anchor(self, uid: str, status: str) -> Ops:
+        a = an.get_anchor(self.store.graph, uid)
         return [{"op": "set", "table": "Anchor", "uid": uid, "before": {"status": a["status"]},
                  "after": {"status": status}}]
 
     def _triple(self, uid: str) -> dict[str, Any]:
-        rows = self._mem.graph.rows(
-            "MATCH (t:Triple {uid: $u})-[:FACT {role: 'subject'}]->(s:Anchor) "
-            "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) RETURN t.*, s.uid AS s, "
-            "o.uid AS o", {"u": uid})
-        if not rows:
+        t = ga.triple(self.store.graph, uid)
+        if t is None:
             raise NotFound(f"no triple {uid!r}")
-        return {k.split(".", 1)[-1]: v for k, v in rows[0].items()}
+        return t
 
     def _set_triple(self, uid: str, after: dict[str, Any]) -> dict[str, Any]:
         t = self._triple(uid)
         return {"op": "set", "table": "Triple", "uid": uid,
                 "before": {k: t[k] for k in after}, "after": after}
 
-    def _approve_triple_ops(self, uid: str) -> list[dict[str, Any]]:
+    def _approve_triple_ops(self, uid: str) -> Ops:
         t = self._triple(uid)
         ops = [self._set_triple(uid, {"status": "approved"})]
         if t["predicate"] in FUNCTIONAL:
-            for r in self._mem.graph.rows(
-                    "MATCH (x:Triple)-[:FACT {role: 'subject'}]->(:Anchor {uid: $s}) WHERE "
-                    "x.status = 'approved' AND x.predicate = $p AND x.slot = $slot AND "
-                    "x.uid <> $u AND x.valid_from <= $vf RETURN x.uid AS u",
-                    {"s": t["s"], "p": t["predicate"], "slot": t["slot"] or "", "u": uid,
-                     "vf": t["valid_from"]}):
-                ops.append(self._set_triple(r["u"], {"status": "superseded",
-                                                     "superseded_by": uid}))
+            for old in ga.approved_in_slot(self.store.graph, subject=t["s"],
+                                           predicate=t["predicate"], slot=t["slot"] or "",
+                                           other_than=uid, valid_from=t["valid_from"]):
+                ops.append(self._set_triple(old, {"status": "superseded",
+                                                  "superseded_by": uid}))
         return ops
 
-    def _edit_triple_ops(self, uid: str, changes: dict[str, Any]) -> list[dict[str, Any]]:
+    def _edit_triple_ops(self, uid: str, changes: dict[str, Any]) -> Ops:
         bad = set(changes) - {"predicate", "object_literal"}
         if bad:
             raise InvalidInput(f"a triple edit takes predicate / object_literal, not {sorted(bad)}")

@@ -1,10 +1,11 @@
 """Plain-data codec for the engine's record dataclasses (SPEC §5: traces are JSON).
 
 Records hold only ``str``, ``int``, ``float``, ``bool``, ``None``, lists, ``dict[str, Any]``
-of plain values and other record dataclasses. :func:`to_plain` turns one into JSON-ready
-builtins (refusing NaN/inf: a trace never stores a non-finite number, it stores ``None``);
-:func:`from_plain` rebuilds it from the field types, so a JSON round trip is exact
-(``json`` writes floats with ``repr``, which round-trips every float64).
+of plain values and other record dataclasses (a field declared with
+``metadata={"record": False}`` is not part of the record: never written). :func:`to_plain`
+turns one into JSON-ready builtins (refusing NaN/inf: a trace never stores a non-finite
+number, it stores ``None``); :func:`from_plain` rebuilds it from the field types, so a JSON
+round trip is exact (``json`` writes floats with ``repr``, which round-trips every float64).
 
 >>> from dataclasses import dataclass, field
 >>> @dataclass
@@ -41,7 +42,8 @@ def to_plain(obj: Any) -> Any:
     {'a': [1, 2.5, None]}
     """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if f.metadata.get("record", True)}
     if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
         return obj
     if isinstance(obj, float):

@@ -189,13 +189,17 @@ def select_terms(
     causal: bool = True,
     skip_unseen: bool = False,
     exclude: Collection[str] = (),
+    min_docs: int = 0,
 ) -> tuple[QueryTerm, ...]:
     """SPEC §4 stage 1: keep terms of ``>= min_len`` characters with IDF ``>= min_idf``
     (unseen terms get ``unseen_idf``), at most ``max_terms`` by IDF (ties: first seen).
     With ``skip_unseen`` (**[ours]** ``FTS_SKIP_UNSEEN``) a term no visible message contains
     is dropped (reason ``"unseen"``) instead of taking one of the ``max_terms`` places.
     Terms in ``exclude`` are dropped with reason ``"time"`` (the query's relative time words,
-    used as a time window instead: **[ours]** ``TIME_PRIOR``).
+    used as a time window instead: **[ours]** ``TIME_PRIOR``). Below ``min_docs`` visible
+    messages the IDF floor is off (**[ours]** ``FTS_MIN_IDF_DOCS``: in a store of ``N``
+    messages no term's IDF exceeds ``ln((N + 1) / 2) + 1``, so a floor of 3.5 drops every
+    term of a store under 23 messages).
 
     Returns every distinct term considered, kept ones first in IDF order, with the reason a
     dropped one was dropped — the trace shows them all.
@@ -208,6 +212,8 @@ def select_terms(
     """
     vis = _visible(msg_ts, msg_alive, now, causal)
     n_docs = int(vis.sum())
+    if n_docs < min_docs:
+        min_idf = -math.inf
     seen: dict[str, None] = dict.fromkeys(terms)
     rows: list[tuple[str, int, float, str]] = []
     for t in seen:

@@ -84,6 +84,8 @@ def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[floa
     so the share is the squared norm of its last ``EMBED_CJK_DIMS`` values; the weight moves
     from ``FUSION_DENSE_WEIGHT`` to ``FUSION_DENSE_WEIGHT_CJK`` with it.
 
+    Settings read: ``FUSION_DENSE_WEIGHT``, ``FUSION_DENSE_WEIGHT_CJK``, ``EMBED_CJK_DIMS``.
+
     >>> q = np.array([0.6, 0.0, 0.8], np.float32)        # 1 model dim + 2 CJK dims
     >>> w, share = dense_weight(q, Settings(EMBED_CJK_DIMS=2))
     >>> round(share, 4), round(w, 4)                     # 0.5 * 0.36 + 0.1 * 0.64
@@ -101,6 +103,9 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               windows: Sequence[tuple[float, float, str]] = (),
               q: NDArray[np.floating[Any]] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
+
+    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, and those of
+    :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
@@ -178,6 +183,8 @@ def _label(lexical: float, strong_dense: bool, dense: float, base: float,
 def floor_items(rel: Relevance, cos_node: F64, *, settings: Settings) -> ItemList:
     """The floor: the top ``DENSE_TOP_K`` nodes by fused relevance (score = ``score``).
 
+    Settings read: ``DENSE_TOP_K``, ``DENSE_SEED_MIN``.
+
     The source names what reached the node, in V1's words: ``FTS`` (a BM25 hit), ``Dense``
     (``cos_node > DENSE_SEED_MIN``, a relevant dense match), ``Dense(FB)`` (only a weak
     dense match: V1's fallback), ``Context`` when its session neighbours gave it more than
@@ -199,7 +206,10 @@ def hybrid_seeds(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     ``SEED_ENERGY · norm``, then V1's BlackHole seeds (``σ > BLACKHOLE_SIGMA`` and
     ``cos_node > BLACKHOLE_COS``, top ``BLACKHOLE_MAX``). ``relevant`` is True when some
     seed has a lexical hit, a ``cos_node`` above ``DENSE_SEED_MIN``, or is a BlackHole;
-    ``fallback`` is its negation (the floor is then only the best of weak matches)."""
+    ``fallback`` is its negation (the floor is then only the best of weak matches).
+
+    Settings read: ``DENSE_SEED_MIN``, ``SEED_ENERGY``.
+    """
     st = settings
     rows = list(floor.rows)
     source = list(floor.sources)

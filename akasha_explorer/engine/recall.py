@@ -154,6 +154,12 @@ def recall(
 ) -> RecallTrace:
     """SPEC §4 stages 1–4: recall for one query over the mirror; nothing is written.
 
+    Settings read: ``HYBRID`` (which stage-1 path runs), ``DENSE_TOP_K``, and every setting
+    its stages read: :func:`~.seeds.select_seeds` or :func:`~.hybrid.relevance`,
+    :func:`~.hybrid.floor_items` and :func:`~.hybrid.hybrid_seeds`;
+    :func:`~.ripple.micrograph`; :func:`~.ripple.graph_expand`; :func:`~.settle.settle`;
+    :func:`~.settle.groups`.
+
     Parameters
     ----------
     nodes, edges
@@ -241,6 +247,8 @@ def plan_writeback(
 ) -> WritebackPlan:
     """SPEC §4 stage 5: the write-back plan of a recall's ``activation_items`` with the
     current node at ``current_row``; attaches it to ``trace.writeback`` and returns it.
+
+    Settings read: those of :func:`~.writeback.compute_plan`.
 
     Activated nodes are found by uid (their recorded rows are only a hint), with
     ``s_A`` = activation score and ``direct_A = max(0, cos_node)``. Nothing is written:

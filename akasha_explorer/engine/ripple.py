@@ -71,6 +71,8 @@ def node_long(nodes: NodeTable, rows: ArrayLike, now: float, settings: Settings,
     """SPEC §3: ``long = min(1, strength_eff / STRENGTH_CAP)`` (or, ``decayed=False``, of the
     stored strength — V1's graph_expand).
 
+    Settings read: ``STRENGTH_CAP``, ``STRENGTH_TAU``.
+
     >>> from akasha_explorer.engine.toy import toy_nodes
     >>> n = toy_nodes([[1, 0]], strength=[3.0])
     >>> node_long(n, [0], 0.0, Settings()).tolist()
@@ -87,6 +89,8 @@ def node_state(sigma: F64, long: F64, resource: F64, fan: ArrayLike, *,
                settings: Settings) -> F64:
     """SPEC §4 stage 2a: ``state = exp(1.4 σ + 1.0 long) · resource_eff / sqrt(1 + fan)``
     (anti-hub 1).
+
+    Settings read: ``STATE_SIGMA_GAIN``, ``STATE_LONG_GAIN``.
 
     >>> round(float(node_state(np.array([0.5]), np.array([1.0]), np.array([1.0]), [3],
     ...                        settings=Settings())[0]), 6)
@@ -253,6 +257,10 @@ def micrograph(nodes: NodeTable, edges: EdgeStore, seeds: SeedTable, cos_node: F
                settings: Settings) -> MicroGraph:
     """SPEC §4 stage 2a, whole: micrograph, state, cross, transition, e0, RWR and paths.
 
+    Settings read: ``NEARBY_SECONDS``, ``NEARBY_COS``, ``CROSS_BOOST``, ``RWR_TOP_EDGES``,
+    ``RWR_ALPHA``, ``RWR_STEPS``, ``EDGE_TAU``, ``RESOURCE_TAU``, ``STRENGTH_CAP``,
+    ``STRENGTH_TAU``, ``STATE_SIGMA_GAIN``, ``STATE_LONG_GAIN``.
+
     >>> from akasha_explorer.engine.bm25 import LexicalHits
     >>> from akasha_explorer.engine.seeds import select_seeds
     >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
@@ -331,6 +339,13 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
                  graph_seeds: ArrayLike | None = None, direct: F64 | None = None
                  ) -> GraphExpand:
     """SPEC §4 stage 2b: one hop over the whole graph from the graph seeds, no time limit.
+
+    Settings read: ``DENSE_TOP_K``, ``GRAPH_PER_SEED``, ``GRAPH_LIMIT``, ``GRAPH_SCALE``,
+    ``GRAPH_SEED_COS_FLOOR``, ``GRAPH_COS_BASE``, ``GRAPH_LONG_GAIN``,
+    ``GRAPH_DECAYED_LONG``, ``GRAPH_SETTLE`` (and with it the settlement gains
+    ``DIRECT_W_OTHER``, ``RIPPLE_GAIN``, ``GAIN_SIGMA``, ``GAIN_LONG``, ``GAIN_EDGE``,
+    ``HOP_1``, ``FAN_EXP``), ``EDGE_TAU``, ``RESOURCE_TAU``, ``STRENGTH_CAP``,
+    ``STRENGTH_TAU``.
 
     Graph seeds are the top ``DENSE_TOP_K`` visible nodes by ``cos_msg``. For each seed
     ``s``: ``out(s)`` = Σ effective weights of its out-edges; for each out-edge ``s → n`` to

@@ -71,6 +71,8 @@ def effective_sigma(nodes: NodeTable, rows: ArrayLike, settings: Settings) -> ND
     """σ of ``rows`` as the engine uses it: the stored salience, or 0 everywhere when
     ``USE_SALIENCE`` is off (**[ours]** switch, SPEC §4).
 
+    Settings read: ``USE_SALIENCE``.
+
     >>> from akasha_explorer.engine.toy import toy_nodes
     >>> nodes = toy_nodes([[1, 0]], sigma=[0.9])
     >>> effective_sigma(nodes, [0], Settings(USE_SALIENCE=False)).tolist()
@@ -108,6 +110,11 @@ def select_seeds(
     settings: Settings,
 ) -> SeedTable:
     """SPEC §4 stage 1: the seed table of one query.
+
+    Settings read: ``DENSE_POOL``, ``DENSE_SEED_MIN``, ``DENSE_TOP_K``, ``FTS_TOP_K``,
+    ``FTS_BOOST``, ``FTS_BOOST_CAP``, ``FTS_ONLY_MAX``, ``SEED_ENERGY``, and those of
+    :func:`blackhole_rows` (``BLACKHOLE_SIGMA``, ``BLACKHOLE_COS``, ``BLACKHOLE_MAX``,
+    ``USE_SALIENCE``).
 
     - *Dense*: among the top ``DENSE_POOL`` visible nodes by ``cos_node``, those with
       ``cos_node > DENSE_SEED_MIN``; if none, the top ``DENSE_TOP_K`` as ``Dense(FB)``.
@@ -175,7 +182,11 @@ def blackhole_rows(nodes: NodeTable, cos_node: NDArray[np.float64],
                    settings: Settings) -> list[int]:
     """SPEC §4 stage 1 *BlackHole*: visible nodes not in ``seeds`` with ``σ >
     BLACKHOLE_SIGMA`` and ``cos_node > BLACKHOLE_COS``, top ``BLACKHOLE_MAX`` by ``cos_node``
-    (none when ``USE_SALIENCE`` is off)."""
+    (none when ``USE_SALIENCE`` is off).
+
+    Settings read: ``BLACKHOLE_SIGMA``, ``BLACKHOLE_COS``, ``BLACKHOLE_MAX``,
+    ``USE_SALIENCE``.
+    """
     st = settings
     if not (st.USE_SALIENCE and st.BLACKHOLE_MAX > 0):
         return []
@@ -191,7 +202,10 @@ def seed_table(nodes: NodeTable, edges: EdgeStore, cos_node: NDArray[np.float64]
                bm25_rank: dict[int, int], *, settings: Settings, fallback: bool,
                relevant: bool) -> SeedTable:
     """The :class:`SeedTable` of chosen seeds: their cosines, σ, fan, ``energy_fan =
-    energy_boosted / sqrt(1 + fan)`` and the query terms considered."""
+    energy_boosted / sqrt(1 + fan)`` and the query terms considered.
+
+    Settings read: ``USE_SALIENCE``.
+    """
     r = np.asarray(rows, dtype=np.int64)
     fan = edges.fan_of(r)
     e_fan = np.asarray(boosted, dtype=np.float64) / np.sqrt(1.0 + fan)

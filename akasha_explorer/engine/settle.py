@@ -30,6 +30,11 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
            direct: NDArray[np.float64] | None = None) -> Settlement:
     """SPEC §4 stage 3 for every micrograph node.
 
+    Settings read: ``DIRECT_W_SEED``, ``DIRECT_W_OTHER``, ``RIPPLE_GAIN``, ``GAIN_SIGMA``,
+    ``GAIN_LONG``, ``GAIN_EDGE``, ``HOP_DIRECT``, ``HOP_1``, ``HOP_2``,
+    ``ASSISTANT_ONLY_PENALTY``, ``FAN_EXP``, ``BRIDGE_CHILD``, ``BRIDGE_DIRECT``,
+    ``BRIDGE_STATE``.
+
     ``direct = max(0, cos_node)`` (with ``HYBRID`` **[ours]**, the caller passes the fused
     relevance ``norm`` of each micrograph node instead); ``w_d`` = DIRECT_W_SEED for a seed
     else DIRECT_W_OTHER;
@@ -115,6 +120,8 @@ def dense_items(nodes: NodeTable, cos_msg: NDArray[np.float64], cos_node: NDArra
     (score = ``cos_msg``, source ``Dense``, ties by row); ``rows`` may pass them when
     already computed (they are also the graph seeds).
 
+    Settings read: ``DENSE_TOP_K``.
+
     >>> from akasha_explorer.engine.toy import toy_nodes
     >>> n = toy_nodes([[1, 0], [0, 1]])
     >>> dense_items(n, np.array([0.2, 0.9]), np.array([0.2, 0.9]), np.ones(2, bool),
@@ -185,6 +192,10 @@ def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, floor: ItemL
            vec: NodeVectors | NDArray[np.float32], *, relevant: bool, settings: Settings
            ) -> tuple[ItemList, ItemList, ItemList]:
     """SPEC §4 stage 4: ``(activation_items, ripple_items, suppressed)``.
+
+    Settings read: ``ACTIVATION_THRESHOLD``, ``ACTIVATION_K``, ``RELEVANCE_FLOOR``,
+    ``SOFT_SCORE``, ``SOFT_DIRECT``, ``RIPPLE_LIMIT``, ``RIPPLE_LIMIT_FLOOR``,
+    ``RIPPLE_LIMIT_MULT``, ``RIPPLE_MIN_ITEMS``.
 
     - activation: candidates (seeds, bridges) with ``score ≥ ACTIVATION_THRESHOLD``, merged
       with the selected Graph candidates (V1: they bypass the threshold; with

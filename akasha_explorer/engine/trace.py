@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +41,6 @@ __all__ = [
     "Relevance",
     "SeedTable",
     "Settlement",
-    "use_context_builder",
 ]
 
 
@@ -274,17 +272,6 @@ FRAME_COLUMNS = (
 """Columns of :meth:`RecallTrace.to_frame`, in order."""
 
 
-_context_builder: Callable[..., Any] | None = None
-
-
-def use_context_builder(build: Callable[..., Any]) -> None:
-    """Install the function behind :meth:`RecallTrace.context`. The engine holds no text and
-    imports no other area; :mod:`akasha_explorer.brief.context` installs its
-    ``build_context`` when it is imported (which importing ``akasha_explorer`` does)."""
-    global _context_builder
-    _context_builder = build
-
-
 @dataclass
 class RecallTrace:
     """Everything one recall computed (SPEC §5); see the module docstring for the parts.
@@ -295,7 +282,8 @@ class RecallTrace:
     ``writeback`` is set by ``plan_writeback``; its ``applied`` flag by ``apply_plan``.
     ``messages`` (node uid -> its stored messages as dicts: uid, node, role, speaker, ts,
     text, sha256, flags) is filled by ``Memory.recall`` for the items :meth:`context`
-    shows; the engine itself holds no text and leaves it empty.
+    shows; the engine itself holds no text and leaves it empty. ``log_uid`` names the
+    query-log row of the recall (not part of the record).
     """
 
     query: str
@@ -322,6 +310,20 @@ class RecallTrace:
     floor: ItemList = field(default_factory=ItemList)
     """The first block an agent sees: with ``HYBRID`` the top ``DENSE_TOP_K`` by fused
     relevance, else ``dense_items`` (V1)."""
+    log_uid: str | None = field(default=None, compare=False, metadata={"record": False})
+    """The query-log row this recall wrote (``Memory.recall`` sets it; a commit marks that
+    row committed). Not part of the record: not serialised, not compared."""
+
+    @property
+    def graph_expand(self) -> GraphExpand:
+        """Stage 2b under the stage's name: the same object as the ``graph`` field (kept so
+        under that name in the record); ``graph`` elsewhere names a store's Kuzu adapter.
+
+        >>> t = RecallTrace.empty()
+        >>> t.graph_expand is t.graph
+        True
+        """
+        return self.graph
 
     # -- construction / serialisation ---------------------------------------------------
     @classmethod
@@ -469,14 +471,19 @@ class RecallTrace:
         text within ``budget_tokens`` (default: the ``CONTEXT_BUDGET`` the trace recorded).
         See :func:`akasha_explorer.brief.context.build_context` for ``style`` and options.
 
+        A convenience for users (``mem.recall(...).context()``): the engine holds no text
+        and imports no other area at import time, so the builder is imported here, lazily,
+        when the method is called — the one import of the engine outside ``config`` and
+        ``errors`` (``tests/test_engine_trace.py`` allows exactly this one). It reads the
+        messages ``Memory.recall`` put on :attr:`messages`.
+
         >>> RecallTrace.empty().context().text
         'memory: no relevant memory for this query.'
         """
-        if _context_builder is None:
-            raise RuntimeError("no context builder installed; import akasha_explorer.brief")
+        from ..brief.context import build_context
         budget = budget_tokens or int(self.settings.get("CONTEXT_BUDGET", 1000))
         options.setdefault("floor_items", int(self.settings.get("CONTEXT_FLOOR_ITEMS", 3)))
-        return _context_builder(self, budget, style, **options)
+        return build_context(self, budget, style, **options)
 
     def explain(self, uid: str) -> dict[str, Any]:
         """Every term for one node (``candidate`` True), or why it was not a candidate.

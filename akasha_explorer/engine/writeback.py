@@ -176,6 +176,8 @@ def reinforce_boost(direct: ArrayLike, *, reinforce: bool, settings: Settings) -
     """SPEC §4 stage 5: ``b_A = 1 + (B − 1) · min(1, direct_A / REINFORCE_DIRECT)`` when the
     turn is marked "reinforce" (B = ``REINFORCE_BOOST``), else 1.
 
+    Settings read: ``REINFORCE_BOOST``, ``REINFORCE_DIRECT``.
+
     >>> reinforce_boost([0.3, 0.9], reinforce=True, settings=Settings()).tolist()
     [2.0, 3.0]
     >>> reinforce_boost([0.3], reinforce=False, settings=Settings()).tolist()
@@ -246,6 +248,11 @@ def compute_plan(
 ) -> WritebackPlan:
     """SPEC §4 stage 5 (and §3): the write-back plan of one recall; nothing is changed.
 
+    Settings read: ``STRENGTH_CAP``, ``STRENGTH_LR``, ``STRENGTH_TAU``, ``RESOURCE_COST``,
+    ``RESOURCE_FLOOR``, ``RESOURCE_TAU``, ``EDGE_LR``, ``EDGE_CAP``, ``EDGE_TAU``,
+    ``STDP_CAUSAL``, ``STDP_ANTI``, ``HETERO_DEPRESSION``, ``REINFORCE_BOOST``,
+    ``REINFORCE_DIRECT``.
+
     Parameters
     ----------
     nodes, edges
@@ -305,6 +312,8 @@ def link_plan(nodes: NodeTable, edges: EdgeStore, a: int, b: int, *, now: float,
               settings: Settings) -> WritebackPlan:
     """A person's confirmed link between nodes ``a`` and ``b`` as a write-back plan
     (**[ours]**; SPEC §6/§7 leave approving a suggested link open).
+
+    Settings read: ``EDGE_LR``, ``EDGE_CAP``, ``EDGE_TAU``, ``REINFORCE_BOOST``.
 
     It counts as one co-activation of the pair at full score: both edges ``a → b`` and
     ``b → a`` take the §3 edge rule with ``Δ = 1`` (the §4.5 Hebb pair term

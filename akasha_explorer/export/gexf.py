@@ -57,7 +57,7 @@ def declare(cols: dict[str, list[Any]], skip: tuple[str, ...], prefix: str
             ) -> list[tuple[str, str, str]]:
     """``(id, column, type)`` of every column with values of one kind (cleaned columns
     have at most one), skipping ``skip``."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for name, vals in cols.items():
         kinds = {type(v) for v in vals if v is not None}
         if name in skip or len(kinds) != 1:

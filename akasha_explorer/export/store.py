@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import IntegrityError, InvalidInput, SchemaMismatch, StoreError
-from ..graphdb import SCHEMA_VERSION, GraphDB
+from ..errors import IntegrityError, InvalidInput, SchemaMismatch
+from ..graphdb import SCHEMA_VERSION, GraphDB, dump
 from ..graphdb.kuzu_db import TX_SEQ
 from ..vectors import VectorDB, messages_schema, turns_schema
+from ..vectors import queries as vq
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "export_store", "import_store"]
 
@@ -65,73 +66,41 @@ def _empty_target(path: Path, what: str) -> None:
         raise InvalidInput(f"{what} {path} exists and is not an empty folder; pick a new path")
 
 
-def _tables(graph: GraphDB) -> list[dict[str, Any]]:
-    """Kuzu tables with their properties (node tables first, in creation order)."""
-    out = []
-    for t in graph.rows("CALL show_tables() RETURN id, name, type ORDER BY id"):
-        props = [r["name"] for r in graph.rows(f"CALL table_info('{t['name']}') RETURN name "
-                                               "ORDER BY `property id`")]
-        item = {"name": t["name"], "type": t["type"], "props": props}
-        if t["type"] == "REL":
-            c = graph.rows(f"CALL show_connection('{t['name']}') RETURN *")
-            if len(c) != 1:
-                raise StoreError(f"rel table {t['name']} joins {len(c)} table pairs; "
-                                 "export supports one")
-            vals = list(c[0].values())
-            item.update(src=vals[0], dst=vals[1], src_pk=vals[2], dst_pk=vals[3])
-        out.append(item)
-    return sorted(out, key=lambda t: t["type"] != "NODE")
-
-
-def _read_table(graph: GraphDB, t: dict[str, Any]) -> pa.Table:
-    if t["type"] == "NODE":
-        cols = ", ".join(f"n.`{p}` AS `{p}`" for p in t["props"])
-        where = f" WHERE n.key <> '{TX_SEQ}'" if t["name"] == "Meta" else ""  # the file's own
-        return graph.arrow(f"MATCH (n:`{t['name']}`){where} RETURN {cols}")
-    cols = [f"a.`{t['src_pk']}` AS _from", f"b.`{t['dst_pk']}` AS _to"]
-    cols += [f"e.`{p}` AS `{p}`" for p in t["props"]]
-    data = graph.arrow(f"MATCH (a:`{t['src']}`)-[e:`{t['name']}`]->(b:`{t['dst']}`) "
-                       f"RETURN {', '.join(cols)}")
-    keys = [c for c in data.column_names
-            if not pa.types.is_nested(data.schema.field(c).type)]
-    return data.sort_by([(c, "ascending") for c in keys]) if data.num_rows else data
-
-
-def export_store(mem: Memory, out: str | Path) -> Path:
-    """Write the whole store of ``mem`` to the folder ``out`` (see the module docstring)."""
+def export_store(store: Store, out: str | Path) -> Path:
+    """Write the whole ``store`` to the folder ``out`` (see the module docstring)."""
     target = Path(out).expanduser().resolve()
     _empty_target(target, "export folder")
-    if not mem.read_only:
-        mem.checkpoint()
+    if not store.read_only:
+        store.checkpoint()
     (target / "vectors").mkdir(parents=True, exist_ok=True)
     (target / "graph").mkdir(exist_ok=True)
-    msgs = mem.vectors.read("messages")
+    msgs = vq.messages(store.vectors)
     with open(target / "messages.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         for row in msgs.drop_columns(["vector"]).to_pylist():
             fh.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
     pq.write_table(msgs.select(["uid", "vector"]), target / "vectors" / "messages.parquet")
-    turns = mem.vectors.read("turns")
+    turns = vq.turns(store.vectors)
     pq.write_table(turns, target / "vectors" / "turns.parquet")
     counts = {"messages": msgs.num_rows, "turns": turns.num_rows}
-    tables = _tables(mem.graph)
+    tables = dump.tables(store.graph)
     for t in tables:
-        data = _read_table(mem.graph, t)
+        data = dump.read_table(store.graph, t)
         pq.write_table(data, target / "graph" / f"{t['name']}.parquet")
         counts[f"graph/{t['name']}"] = data.num_rows
-    journal = Path(mem.journal.path)
+    journal = Path(store.journal.path)
     if journal.exists() and journal.stat().st_size:
         shutil.copyfile(journal, target / "journal.jsonl")
-    manifest = json.loads((mem.path / "akasha.json").read_text("utf-8"))
+    manifest = json.loads((store.path / "akasha.json").read_text("utf-8"))
     files = {str(p.relative_to(target)): _sha256(p)
              for p in sorted(target.rglob("*")) if p.is_file()}
     head = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "source": str(mem.path), "schema_version": SCHEMA_VERSION,
+            "source": str(store.path), "schema_version": SCHEMA_VERSION,
             "tables": [dict(t) for t in tables],
             "manifest": manifest, "counts": counts, "files": files}
     (target / "export.json").write_text(json.dumps(head, ensure_ascii=False, indent=1) + "\n",
                                         encoding="utf-8")
-    log.info("exported %s to %s: %s", mem.path, target, counts)
+    log.info("exported %s to %s: %s", store.path, target, counts)
     return target
 
 
@@ -172,7 +141,7 @@ def _align(data: pa.Table, names: list[str]) -> pa.Table:
 
 
 def _import_graph(graph: GraphDB, src: Path, head: dict[str, Any]) -> None:
-    here = {t["name"]: t for t in _tables(graph)}
+    here = {t["name"]: t for t in dump.tables(graph)}
     with graph.transaction():
         for t in head["tables"]:
             if not str(t.get("name", "")).isidentifier():
@@ -245,8 +214,8 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
             graph.close()
         vectors = VectorDB(target / "vectors", dim)
         try:
-            vectors.add("messages", messages)
-            vectors.add("turns", turns)
+            vq.add_messages(vectors, messages)
+            vq.add_turns(vectors, turns)
         finally:
             vectors.close()
         if (source / "journal.jsonl").exists():

@@ -22,28 +22,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from ..vectors import sql_str
+from ..graphdb import extraction as gx
+from ..graphdb import logs
+from ..graphdb.extraction import EPISODE_COLS
+from ..vectors import queries as vq
 from .base import FUNCTIONAL, KINDS, Extraction, Extractor, MessageIn
 from .normalize import alias_keys, norm
 from .resolve import Entity, Gazetteer, Proposal, cluster, select_mentions
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
-__all__ = ["ANCHOR_COLS", "ExtractReport", "extract_nodes", "read_messages", "uid_for"]
+__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "messages_of_nodes",
+           "uid_for"]
 
 log = logging.getLogger(__name__)
-
-ANCHOR_COLS = ("uid", "name", "kind", "status", "created_ts", "note")
-ALIAS_COLS = ("uid", "surface", "norm", "created_ts")
-TRIPLE_COLS = ("uid", "predicate", "object_literal", "confidence", "status", "valid_from",
-               "superseded_by", "node", "span_start", "span_end", "quote", "created_ts", "slot")
-EPISODE_COLS = ("uid", "kind", "label", "session", "start_ts", "end_ts")
-REVIEW_COLS = ("uid", "kind", "status", "subject", "payload", "confidence", "created_ts",
-               "decided_ts", "decided_by", "why")
-
 
 def uid_for(prefix: str, *parts: object) -> str:
     """Stable id from its parts (re-extraction gives the same ids).
@@ -71,33 +65,23 @@ class ExtractReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def read_messages(mem: Memory, node_uids: Sequence[str]) -> list[MessageIn]:
+def messages_of_nodes(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
     """The messages of ``node_uids`` in time order, read in bulk from LanceDB."""
     cols = ["uid", "node", "session", "seq", "ts", "role", "speaker", "text", "flags"]
     want = set(node_uids)
     if len(want) > 500:
-        t = mem.vectors.read("messages", columns=cols)
+        t = vq.messages(store.vectors, columns=cols)
         rows = [r for r in t.to_pylist() if r["node"] in want]
     else:
-        rows = []
-        ids = sorted(want)
-        for i in range(0, len(ids), 200):
-            where = "node IN (" + ", ".join(sql_str(u) for u in ids[i:i + 200]) + ")"
-            rows.extend(mem.vectors.read("messages", columns=cols, where=where).to_pylist())
+        rows = vq.messages_of_nodes(store.vectors, sorted(want), cols, batch=200).to_pylist()
     rows.sort(key=lambda r: (r["ts"], r["session"], r["seq"]))
     return [MessageIn(r["uid"], r["node"], r["session"], float(r["ts"]), r["role"],
                       r["speaker"], r["text"], tuple(r["flags"] or ())) for r in rows]
 
 
 # -- store reads ---------------------------------------------------------------------------------
-def _aliases(mem: Memory) -> list[dict[str, Any]]:
-    return mem.graph.rows(
-        "MATCH (al:Alias)-[:ALIAS_OF]->(a:Anchor) RETURN al.uid AS alias, al.surface AS surface, "
-        "al.norm AS norm, a.uid AS anchor, a.kind AS kind, a.status AS status, a.name AS name")
-
-
-def _context_vector(mem: Memory, msg_uids: Sequence[str]) -> np.ndarray | None:
-    nodes = mem.mirror.nodes
+def _context_vector(store: Store, msg_uids: Sequence[str]) -> np.ndarray | None:
+    nodes = store.mirror.nodes
     rows = [nodes.msg_index[u] for u in msg_uids if u in nodes.msg_index]
     if not rows:
         return None
@@ -107,18 +91,29 @@ def _context_vector(mem: Memory, msg_uids: Sequence[str]) -> np.ndarray | None:
 
 
 # -- the batch -----------------------------------------------------------------------------------
-def extract_nodes(mem: Memory, node_uids: Sequence[str],
+def extract_after_ingest(store: Store, node_uids: Sequence[str]) -> None:
+    """What ingest runs once new nodes reached both stores (``Settings.EXTRACT``): extract
+    them with the store's extractor in one Kuzu commit that also clears the
+    ``extract_pending`` mark the ingest left (a crash leaves the mark, not half of it)."""
+    if node_uids and store.settings.EXTRACT:
+        g = store.graph
+        with g.transaction():
+            extract_nodes(store, node_uids, store.extractor)
+            g.meta_set("extract_pending", "")
+
+
+def extract_nodes(store: Store, node_uids: Sequence[str],
                   extractor: Extractor | None = None) -> ExtractReport:
     """Run extraction for newly stored nodes and write the results (see module docstring)."""
     from .rules import RuleExtractor
     t0 = time.perf_counter()
     rep = ExtractReport()
-    msgs = read_messages(mem, node_uids)
+    msgs = messages_of_nodes(store, node_uids)
     rep.messages = len(msgs)
     if not msgs:
         return rep
     xs = (extractor or RuleExtractor()).extract(msgs)
-    b = _Batch(mem, xs)
+    b = _Batch(store, xs)
     b.resolve()
     b.mentions()
     b.decide_status()
@@ -134,9 +129,9 @@ def extract_nodes(mem: Memory, node_uids: Sequence[str],
 class _Batch:
     """Working state of one extraction batch."""
 
-    def __init__(self, mem: Memory, xs: list[Extraction]) -> None:
-        self.mem, self.xs, self.s = mem, xs, mem.settings
-        self.existing = _aliases(mem)
+    def __init__(self, store: Store, xs: list[Extraction]) -> None:
+        self.store, self.xs, self.s = store, xs, store.settings
+        self.existing = gx.aliases(store.graph)
         self.anchor_rows: dict[str, dict[str, Any]] = {}
         self.alias_of: dict[str, str] = {}        # norm -> anchor (existing and new)
         self.anchor_kind: dict[str, str] = {}
@@ -145,8 +140,7 @@ class _Batch:
             self.alias_of.setdefault(r["norm"], r["anchor"])
             self.anchor_kind[r["anchor"]] = r["kind"]
             self.anchor_status[r["anchor"]] = r["status"]
-        self.known_uids = {r["uid"] for r in mem.graph.rows(
-            "MATCH (a:Anchor) RETURN a.uid AS uid")}
+        self.known_uids = gx.anchor_uids(store.graph)
         self.new_aliases: dict[tuple[str, str], dict[str, Any]] = {}
         self.mention_rows: list[dict[str, Any]] = []
         self.triple_rows: list[dict[str, Any]] = []
@@ -193,8 +187,8 @@ class _Batch:
         roots, proposals = cluster(ents, auto=self.s.ALIAS_AUTO_MERGE,
                                    review_min=self.s.ALIAS_REVIEW_MIN, tier2=self._tier2)
         comps: dict[str, list[str]] = defaultdict(list)
-        for e, r in roots.items():
-            comps[r].append(e)
+        for e, root in roots.items():
+            comps[root].append(e)
         root_anchor: dict[str, str] = {}
         for root, members in comps.items():
             anchor = next((m[2:] for m in members if m.startswith("A:")), None)
@@ -219,10 +213,8 @@ class _Batch:
             if ent.startswith("N:"):
                 msgs = sorted(self.per_norm[ent[2:]]["msgs"])
             else:
-                msgs = [r["m"] for r in self.mem.graph.rows(
-                    "MATCH ()-[m:MENTIONS]->(a:Anchor {uid: $a}) RETURN m.msg AS m LIMIT 200",
-                    {"a": ent[2:]})]
-            self._ctx[ent] = _context_vector(self.mem, msgs)
+                msgs = gx.mentioned_messages(self.store.graph, ent[2:], limit=200)
+            self._ctx[ent] = _context_vector(self.store, msgs)
         return self._ctx[ent]
 
     def _new_anchor(self, norms: list[str]) -> str:
@@ -267,10 +259,10 @@ class _Batch:
             cands: list[tuple[int, int, float, str]] = []
             anchors: list[str] = []
             for c in x.mentions:
-                a = self.alias_of.get(norm(c.surface))
-                if a is not None and self.anchor_status.get(a) != "rejected":
+                known = self.alias_of.get(norm(c.surface))
+                if known is not None and self.anchor_status.get(known) != "rejected":
                     cands.append((c.start, c.end, c.confidence, c.surface))
-                    anchors.append(a)
+                    anchors.append(known)
             if "injection" not in m.flags:
                 for a0, b0, surface, a in gaz.find(m.text):
                     cands.append((a0, b0, 0.7, surface))
@@ -301,12 +293,8 @@ class _Batch:
                 d = self.per_norm.get(norm(surface))
                 conf[a] = max(conf[a], d["conf"] if d else 0.5)
         cand = [a for a in msgs if self.anchor_status.get(a) == "candidate"]
-        old = {r["a"]: int(r["c"]) for r in self.mem.graph.rows(
-            "MATCH ()-[m:MENTIONS]->(a:Anchor) WHERE a.uid IN $u "
-            "RETURN a.uid AS a, count(DISTINCT m.msg) AS c", {"u": cand})} if cand else {}
-        pending = {r["s"] for r in self.mem.graph.rows(
-            "MATCH (r:ReviewItem) WHERE r.kind = 'anchor' AND r.subject IN $u "
-            "RETURN r.subject AS s", {"u": cand})} if cand else set()
+        old = gx.mention_counts(self.store.graph, cand) if cand else {}
+        pending = gx.pending_anchor_reviews(self.store.graph, cand) if cand else set()
         for a in cand:
             n = len(msgs[a]) + old.get(a, 0)
             score = conf[a] + 0.1 * (n - 1)
@@ -422,12 +410,7 @@ class _Batch:
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
         if not subjects:
             return out
-        rows = self.mem.graph.rows(
-            "MATCH (t:Triple)-[:FACT {role: 'subject'}]->(s:Anchor) WHERE s.uid IN $u "
-            "AND t.status IN ['approved', 'pending'] "
-            "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) "
-            "RETURN t.uid AS uid, s.uid AS s, t.predicate AS p, o.uid AS o, "
-            "t.object_literal AS lit, t.slot AS slot, t.status AS status", {"u": sorted(subjects)})
+        rows = gx.current_triples(self.store.graph, sorted(subjects))
         for r in rows:
             key = (r["s"], r["p"], r["o"] or "", (r["lit"] or "").casefold(), r["slot"] or "")
             if r["status"] == "approved":
@@ -448,10 +431,7 @@ class _Batch:
         sessions = sorted(set(session.values()))
         last: dict[str, dict[str, Any]] = {}
         count: Counter[str] = Counter()
-        for r in self.mem.graph.rows(
-                "MATCH (e:Episode) WHERE e.kind = 'gap' AND e.session IN $s RETURN e.uid AS uid, "
-                "e.session AS session, e.start_ts AS start_ts, e.end_ts AS end_ts",
-                {"s": sessions}):
+        for r in gx.gap_episodes(self.store.graph, sessions):
             count[r["session"]] += 1
             if r["session"] not in last or r["end_ts"] > last[r["session"]]["end_ts"]:
                 last[r["session"]] = dict(r, new=False)
@@ -474,65 +454,25 @@ class _Batch:
 
     # -- write -----------------------------------------------------------------------------------
     def write(self, rep: ExtractReport) -> None:
-        g = self.mem.graph
+        g = self.store.graph
         used = {r["to"] for r in self.mention_rows} | {a for _, a, _ in self.fact_rows}
         anchors = [r for u, r in self.anchor_rows.items() if u in used]
         pairs = [(r, a) for (_n, a), r in self.new_aliases.items()
                  if a in used or a not in self.anchor_rows]
         aliases = [r for r, _ in pairs]
         ep_rows = [{k: e[k] for k in EPISODE_COLS} for e in self.episode_rows]
-        seen_rv = {r["u"] for r in g.rows(
-            "MATCH (r:ReviewItem) WHERE r.uid IN $u RETURN r.uid AS u",
-            {"u": [r["uid"] for r in self.review_rows]})}
+        seen_rv = logs.review_uids_among(g, [r["uid"] for r in self.review_rows])
         review = [r for r in self.review_rows if r["uid"] not in seen_rv and (
             r["kind"] != "anchor" or r["subject"] in used or r["subject"] not in self.anchor_rows)]
         review = list({r["uid"]: r for r in review}.values())
-        with g.transaction():
-            g.copy("Anchor", _table(anchors, ANCHOR_COLS, {"created_ts": pa.float64()}))
-            g.copy("Alias", _table(aliases, ALIAS_COLS, {"created_ts": pa.float64()}))
-            g.copy("ALIAS_OF", pa.table({"from": [r["uid"] for r, _ in pairs],
-                                         "to": [a for _, a in pairs]}, schema=_PAIR))
-            g.copy("MENTIONS", pa.Table.from_pylist(self.mention_rows, schema=_MENTION_SCHEMA))
-            g.copy("Triple", _table(self.triple_rows, TRIPLE_COLS, _TRIPLE_TYPES))
-            g.copy("FACT", pa.table({"from": [t for t, _, _ in self.fact_rows],
-                                     "to": [a for _, a, _ in self.fact_rows],
-                                     "role": [r for _, _, r in self.fact_rows]},
-                                    schema=_PAIR.append(pa.field("role", pa.string()))))
-            g.copy("Episode", _table(ep_rows, EPISODE_COLS, {"start_ts": pa.float64(),
-                                                             "end_ts": pa.float64()}))
-            g.copy("IN_EPISODE", pa.table({"from": [n for n, _ in self.in_episode],
-                                           "to": [e for _, e in self.in_episode]}, schema=_PAIR))
-            from ..ingest.pipeline import REVIEW_SCHEMA
-            if review:
-                g.copy("ReviewItem", pa.Table.from_pylist(review, schema=REVIEW_SCHEMA))
-            u = self.updates
-            g.unwind("MATCH (a:Anchor {uid: r.u}) SET a.status = r.s", u["anchor_status"])
-            g.unwind("MATCH (a:Anchor {uid: r.u}) SET a.kind = r.k", u["anchor_kind"])
-            g.unwind("MATCH (t:Triple {uid: r.u}) SET t.status = 'superseded', "
-                     "t.superseded_by = r.by", u["supersede"])
-            g.unwind("MATCH (e:Episode {uid: r.u}) SET e.end_ts = r.t", u["episode_end"])
-            g.unwind("MATCH (r0:ReviewItem {uid: r.u}) WHERE r0.status = 'pending' SET "
-                     "r0.status = 'approved', r0.decided_by = 'extractor', "
-                     "r0.why = 'mentioned often enough'", u["review_auto"])
+        u = self.updates
+        gx.write_extraction(g, anchors=anchors, aliases=pairs, mentions=self.mention_rows,
+                            triples=self.triple_rows, facts=self.fact_rows, episodes=ep_rows,
+                            in_episode=self.in_episode, review=review, updates=u)
         rep.anchors, rep.aliases = len(anchors), len(aliases)
         rep.mentions, rep.triples = len(self.mention_rows), len(self.triple_rows)
         rep.superseded, rep.episodes = len(u["supersede"]), len(ep_rows)
         rep.review = len(review)
-
-
-_PAIR = pa.schema([("from", pa.string()), ("to", pa.string())])
-_MENTION_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.string()), ("msg", pa.string()),
-                             ("span_start", pa.int64()), ("span_end", pa.int64()),
-                             ("surface", pa.string())])
-_TRIPLE_TYPES = {"confidence": pa.float64(), "valid_from": pa.float64(),
-                 "span_start": pa.int64(), "span_end": pa.int64(), "created_ts": pa.float64()}
-
-
-def _table(rows: list[dict[str, Any]], cols: Sequence[str],
-           types: dict[str, pa.DataType]) -> pa.Table:
-    return pa.schema([(c, types.get(c, pa.string())) for c in cols]).empty_table() if not rows \
-        else pa.Table.from_pylist([{c: r[c] for c in cols} for r in rows],
-                                  schema=pa.schema([(c, types.get(c, pa.string())) for c in cols]))
 
 
 def _kind(votes: Counter[str]) -> str:

@@ -378,7 +378,7 @@ def _zh_triples(clause: str, start: int,
     rest = clause[k:].lstrip()
     off = start + len(clause) - len(rest)
     implied = subj is None
-    if implied:
+    if subj is None:
         subj = Ref(self_=True)
     for pat, pred, conf, okind in _ZH_RULES:
         m = pat.match(rest)

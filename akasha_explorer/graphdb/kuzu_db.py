@@ -106,6 +106,14 @@ def _rel_table_ddl(table: str) -> str | None:
     return next((s for s in _schema_statements() if s.startswith(head)), None)
 
 
+def _one(result: kuzu.QueryResult | list[kuzu.QueryResult]) -> kuzu.QueryResult:
+    """The result of one statement (Kuzu returns a list for a multi-statement query,
+    which this layer never sends)."""
+    if isinstance(result, list):
+        raise StoreError(f"one Cypher statement at a time, not {len(result)}")
+    return result
+
+
 def _schema_statements() -> list[str]:
     text = resources.files(__package__).joinpath("schema.cypher").read_text("utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
@@ -230,7 +238,7 @@ class GraphDB:
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts (small results only)."""
-        res = self._conn.execute(query, params or {})
+        res = _one(self._conn.execute(query, params or {}))
         cols = res.get_column_names()
         out = []
         while res.has_next():
@@ -239,7 +247,7 @@ class GraphDB:
 
     def arrow(self, query: str, params: dict[str, Any] | None = None) -> pa.Table:
         """Run a query and return the whole result as a pyarrow Table."""
-        res = self._conn.execute(query, params or {})
+        res = _one(self._conn.execute(query, params or {}))
         return res.get_as_arrow(chunk_size=1_000_000)
 
     def copy(self, table: str, data: pa.Table) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,8 @@ from .validate import (
     parse_ts,
 )
 
-__all__ = ["FORMATS", "Imported", "load", "read_chatgpt", "read_jsonl", "read_locomo",
-           "read_messages", "sniff"]
+__all__ = ["FORMATS", "Imported", "as_imported", "load", "read_chatgpt", "read_jsonl",
+           "read_locomo", "read_messages", "sniff"]
 
 FORMATS = ("jsonl", "locomo", "chatgpt", "messages")
 JSONL_KEYS = frozenset({"session_id", "seq", "ts", "role", "speaker", "text", "meta"})
@@ -392,3 +392,19 @@ def load(path: Path | str, *, format: str = "auto", session: str | None = None) 
                              session=session or path.stem, source=path.name)
     raise InvalidInput("this is JSONL content; use a .jsonl file or --format jsonl",
                        where=str(path))
+
+
+def as_imported(source: str | Path | Sequence[Any] | Imported, *, format: str = "auto",
+                session: str | None = None) -> Imported:
+    """What ``Memory.ingest`` accepts, as one :class:`Imported`: a file of any supported
+    format (:func:`load`), an :class:`Imported` as it is, a list of :class:`RawMessage`, or
+    a plain ``[{"role", "content"}]`` list (:func:`read_messages`, needs ``session``)."""
+    if isinstance(source, Imported):
+        return source
+    if isinstance(source, str | Path):
+        return load(source, format=format, session=session)
+    if source and all(isinstance(m, RawMessage) for m in source):
+        return Imported("messages", "raw", [m for m in source if isinstance(m, RawMessage)])
+    if session is None:
+        raise InvalidInput("a plain message list needs session=...")
+    return read_messages(source, session=session)

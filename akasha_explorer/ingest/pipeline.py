@@ -32,6 +32,7 @@ import datetime as dt
 import itertools
 import json
 import logging
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -41,78 +42,28 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ..config import Settings
 from ..errors import InvalidInput
+from ..extract.pipeline import extract_after_ingest
 from ..graphdb import chains
+from ..graphdb import turns as gt
+from ..graphdb.logs import REVIEW_SCHEMA
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import gate_flags, injection_reasons
+from ..text.indexing import index_text
 from ..text.tokenize import TermRules, normalize, terms
-from ..vectors import VectorDB, messages_schema, sql_str, turns_schema
+from ..vectors import messages_schema, turns_schema
+from ..vectors import queries as vq
 from .importers import Imported
+from .replay import replay_rows
 from .validate import check_meta, check_role, check_seq, check_session, check_text, check_ts
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..store.store import Store
 
-__all__ = ["REVIEW_SCHEMA", "check_messages", "check_time_order", "form_nodes", "index_text",
-           "ingest", "json_list", "orphan_filter", "pending_extraction", "salience",
-           "stored_sessions"]
-
-REVIEW_SCHEMA = pa.schema([
-    ("uid", pa.string()), ("kind", pa.string()), ("status", pa.string()),
-    ("subject", pa.string()), ("payload", pa.string()), ("confidence", pa.float64()),
-    ("created_ts", pa.float64()), ("decided_ts", pa.float64()), ("decided_by", pa.string()),
-    ("why", pa.string())])
-"""Arrow schema of ReviewItem rows (column order = the Kuzu table)."""
+__all__ = ["check_messages", "check_time_order", "form_nodes", "ingest", "json_list",
+           "pending_extraction", "salience", "stored_sessions"]
 
 log = logging.getLogger(__name__)
-
-
-def index_text(msg: RawMessage, settings: Settings) -> str:
-    """The text that is embedded and indexed for ``msg`` (never stored in its place).
-
-    >>> s = Settings(INDEX_SPEAKER=True)
-    >>> index_text(RawMessage("s", 0, 1.0, "user", "hi there", speaker="Ann",
-    ...                       meta={"blip_caption": "a dog"}), s)
-    'Ann: hi there [shares a dog]'
-    """
-    text = msg.text
-    if settings.INDEX_SPEAKER and msg.speaker:
-        text = f"{msg.speaker}: {text}"
-    if settings.INDEX_DATE and msg.meta.get("session_date"):
-        text = f"({msg.meta['session_date']}) {text}"
-    caption = msg.meta.get("blip_caption") or msg.meta.get("caption")
-    if isinstance(caption, str) and caption.strip():
-        text = f"{text} [shares {caption.strip()}]"
-    return text
-
-
-def stored_terms(rows: dict[str, list[Any]], settings: Settings) -> list[list[str]]:
-    """Lexical terms of stored message rows (columns ``session``, ``seq``, ``ts``, ``role``,
-    ``speaker``, ``text``, ``meta``) under ``settings``' rules — what ingest would index."""
-    rules = TermRules.of(settings)
-    out = []
-    for k, text in enumerate(rows["text"]):
-        meta = json.loads(rows["meta"][k]) if rows["meta"][k] else {}
-        msg = RawMessage(rows["session"][k], int(rows["seq"][k]), float(rows["ts"][k]),
-                         rows["role"][k], text, speaker=rows["speaker"][k], meta=meta)
-        out.append(terms(index_text(msg, settings), rules=rules))
-    return out
-
-
-TERM_SOURCE_COLUMNS = ("uid", "session", "seq", "ts", "role", "speaker", "text", "meta")
-"""The message columns :func:`stored_terms` reads."""
-
-
-def reindex_terms(vectors: VectorDB, settings: Settings) -> int:
-    """Rewrite the ``terms`` column of every stored message under ``settings``' term rules
-    (a migration: the raw text is read, never written). Returns the number of messages."""
-    rows = vectors.read("messages", columns=TERM_SOURCE_COLUMNS).to_pydict()
-    new = stored_terms(rows, settings)
-    vectors.update_columns("messages", "uid", pa.table({
-        "uid": pa.array(rows["uid"], pa.string()),
-        "terms": pa.array(new, pa.list_(pa.string()))}))
-    return len(new)
 
 
 def form_nodes(messages: Sequence[RawMessage], *, one_per_message: bool) -> list[list[RawMessage]]:
@@ -166,7 +117,7 @@ def salience(vectors: NDArray[np.float32], prior_sum: NDArray[np.float64],
     return np.clip((1.0 - cos) * gain, 0.0, 1.0)
 
 
-def _check_against_store(mem: Memory, msgs: list[RawMessage],
+def _check_against_store(store: Store, msgs: list[RawMessage],
                          report: IngestReport) -> tuple[list[RawMessage], list[str]]:
     """Split into new messages and exact duplicates; refuse conflicting ones. A message
     whose text is stored but whose time, role, speaker, source id or meta differ is not
@@ -180,7 +131,7 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
                                + (" with different text" if prev != m.sha256 else ""),
                                where=report.source)
         seen[m.uid] = m.sha256
-    stored = mem._stored_hashes()
+    stored = store.stored_hashes()
     new: list[RawMessage] = []
     same: list[RawMessage] = []
     for m in msgs:
@@ -195,7 +146,7 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
         else:
             same.append(m)
     dup_nodes: list[str] = []
-    differ = _differences(mem, same)
+    differ = _differences(store, same)
     for m in same:
         fields = differ.get(m.uid)
         if fields:
@@ -206,7 +157,7 @@ def _check_against_store(mem: Memory, msgs: list[RawMessage],
                        "new session id, or forget the old one first, to store this one"))
             continue
         report.duplicates += 1
-        node = mem._node_of_message(m.uid)
+        node = store.node_of_message(m.uid)
         if node is not None:
             dup_nodes.append(node)
     return new, dup_nodes
@@ -216,16 +167,16 @@ GATE_META = ("injection_rules", "dup_of")
 """Keys the write gates add to a message's stored ``meta`` (not part of the input)."""
 
 
-def _differences(mem: Memory, msgs: list[RawMessage]) -> dict[str, list[str]]:
+def _differences(store: Store, msgs: list[RawMessage]) -> dict[str, list[str]]:
     """For messages already stored with the same text: which other fields differ from the
     stored row (uid -> field names; messages that match exactly are left out)."""
     out: dict[str, list[str]] = {}
     if not msgs:
         return out
     cols = ["uid", "ts", "role", "speaker", "ext_id", "meta"]
-    where = orphan_filter([m.uid for m in msgs]) if len(msgs) <= 500 else None  # else: all
-    by_uid = {r["uid"]: r for r in mem.vectors.read("messages", columns=cols,
-                                                    where=where).to_pylist()}
+    stored = (vq.messages_with_uids(store.vectors, [m.uid for m in msgs], cols)
+              if len(msgs) <= 500 else vq.messages(store.vectors, cols))  # else: all
+    by_uid = {r["uid"]: r for r in stored.to_pylist()}
     for m in msgs:
         r = by_uid.get(m.uid)
         if r is not None:
@@ -242,38 +193,44 @@ def _differences(mem: Memory, msgs: list[RawMessage]) -> dict[str, list[str]]:
     return out
 
 
-def ingest(mem: Memory, imported: Imported, *, replay: bool = False,
+def ingest(store: Store, imported: Imported, *, replay: bool = False,
            progress: bool | None = None, allow_forgotten: bool = False) -> IngestReport:
     """Run the pipeline for one imported batch (see module docstring)."""
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
     t0 = time.perf_counter()
     check_messages(imported)
-    messages, unforget = _skip_forgotten(mem, imported.messages, report, allow_forgotten)
-    new, dup_nodes = _check_against_store(mem, messages, report)
-    if len(new) > mem.settings.INGEST_MAX_MESSAGES:
+    messages, unforget = _skip_forgotten(store, imported.messages, report, allow_forgotten)
+    new, dup_nodes = _check_against_store(store, messages, report)
+    if len(new) > store.settings.INGEST_MAX_MESSAGES:
         raise InvalidInput(f"{len(new):,} new messages in one ingest, more than "
-                           f"INGEST_MAX_MESSAGES={mem.settings.INGEST_MAX_MESSAGES:,}; split the "
+                           f"INGEST_MAX_MESSAGES={store.settings.INGEST_MAX_MESSAGES:,}; split the "
                            "input by session and ingest the parts one after another",
                            where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
-    check_time_order(mem, new)
-    pending = pending_extraction(mem)
+    check_time_order(store, new)
+    pending = pending_extraction(store)
     if pending:  # a crash came between an earlier batch's commit and its extraction
-        mem._after_ingest(pending)
+        extract_after_ingest(store, pending)
     if groups:
-        _write_batch(mem, groups, report, progress, unforget=unforget)
+        _write_batch(store, groups, report, progress, unforget=unforget)
     report.seconds["total_write"] = time.perf_counter() - t0
     if replay:
         uids = [g[0].uid for g in groups] + dup_nodes
-        rows = sorted({mem.mirror.nodes.index[u] for u in uids if u in mem.mirror.nodes.index})
-        todo = [i for i in rows if not mem.mirror.nodes.replayed[i]]
+        rows = sorted({store.mirror.nodes.index[u] for u in uids if u in store.mirror.nodes.index})
+        todo = [i for i in rows if not store.mirror.nodes.replayed[i]]
         t1 = time.perf_counter()
-        report.replayed = mem._replay_rows(todo, progress=progress)
+        with store.journaled():  # a replay step whose journal record failed is undone
+            report.replayed = replay_rows(store, todo, progress=_progress(progress))
         report.seconds["replay"] = time.perf_counter() - t1
     report.seconds["total"] = time.perf_counter() - t0
     log.info(report.summary())
     return report
+
+
+def _progress(progress: bool | None) -> bool:
+    """A progress bar when asked, or (None) when stderr is a terminal."""
+    return sys.stderr.isatty() if progress is None else progress
 
 
 def check_messages(imported: Imported) -> None:
@@ -294,15 +251,12 @@ def check_messages(imported: Imported) -> None:
             check_meta(m.meta, where)
 
 
-def _skip_forgotten(mem: Memory, msgs: list[RawMessage], report: IngestReport,
+def _skip_forgotten(store: Store, msgs: list[RawMessage], report: IngestReport,
                     allow: bool) -> tuple[list[RawMessage], list[str]]:
     """Drop messages whose uid a forget recorded (one ``Skipped`` per session), or with
     ``allow`` keep them and return their uids (the batch's commit lifts the tombstones)."""
     uids = [m.uid for m in msgs]
-    gone: set[str] = set()
-    for i in range(0, len(uids), 5000):
-        gone.update(r["u"] for r in mem.graph.rows(
-            "MATCH (f:Forgotten) WHERE f.uid IN $u RETURN f.uid AS u", {"u": uids[i:i + 5000]}))
+    gone = gt.forgotten_among(store.graph, uids)
     if not gone:
         return msgs, []
     if allow:
@@ -319,20 +273,20 @@ def _skip_forgotten(mem: Memory, msgs: list[RawMessage], report: IngestReport,
     return [m for m in msgs if m.uid not in gone], []
 
 
-def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestReport,
+def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestReport,
                  progress: bool | None, unforget: list[str] | None = None) -> None:
-    settings = mem.settings
+    settings = store.settings
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
     texts = [index_text(m, settings) for m in msgs]
-    vecs = mem.embedder.encode(texts, batch_size=settings.EMBED_BATCH,
-                               progress=mem._progress(progress) and len(texts) > 64)
+    vecs = store.embedder.encode(texts, batch_size=settings.EMBED_BATCH,
+                               progress=_progress(progress) and len(texts) > 64)
     report.seconds["embed"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    sig = salience(vecs, mem.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)
+    sig = salience(vecs, store.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)
     rules = TermRules.of(settings)
     msg_terms = [terms(t, rules=rules) for t in texts]
-    flags, metas = _flags(mem, msgs)
+    flags, metas = _flags(store, msgs)
     # node rows
     k = 0
     node_rows: list[dict[str, Any]] = []
@@ -354,17 +308,17 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
     report.seconds["index"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     node_of = {m.uid: nr["uid"] for nr in node_rows for m in (msgs[r] for r in nr["rows"])}
-    ords = {nr["uid"]: mem.mirror.next_ord + j for j, nr in enumerate(node_rows)}
-    batch = _graph_batch(mem, node_rows, msgs, ords, flags)
+    ords = {nr["uid"]: store.mirror.next_ord + j for j, nr in enumerate(node_rows)}
+    batch = _graph_batch(store, node_rows, msgs, ords, flags)
     batch["unforget"] = unforget or []
-    mem._write_stores(
-        _messages_table(msgs, node_of, ords, sig, msg_terms, flags, metas, vecs, mem.dim),
-        _turns_table(node_rows, msgs, ords, mem.dim), batch)
+    store.write_ingest(
+        _messages_table(msgs, node_of, ords, sig, msg_terms, flags, metas, vecs, store.dim),
+        _turns_table(node_rows, msgs, ords, store.dim), batch)
     report.sessions_added = batch["Session"].num_rows if batch["Session"] is not None else 0
     report.seconds["store"] = time.perf_counter() - t2
     for nr in node_rows:
         g = [msgs[r] for r in nr["rows"]]
-        mem.mirror.add_node(
+        store.mirror.add_node(
             nr["uid"], ts=nr["ts"], session=nr["session"], vector=nr["vector"], sigma=nr["sigma"],
             strength=nr["strength"], resource=settings.RESOURCE_INIT,
             assistant_only=nr["assistant_only"], msg_vectors=vecs[nr["rows"]],
@@ -373,7 +327,7 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
             msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g],
             msg_texts=[m.text for m in g], msg_speakers=[m.speaker for m in g],
             msg_shas=[m.sha256 for m in g])
-    mem._after_ingest([nr["uid"] for nr in node_rows])
+    extract_after_ingest(store, [nr["uid"] for nr in node_rows])
     report.messages_added = len(msgs)
     report.nodes_added = len(node_rows)
     for f in flags:
@@ -381,9 +335,9 @@ def _write_batch(mem: Memory, groups: list[list[RawMessage]], report: IngestRepo
             report.flags[name] = report.flags.get(name, 0) + 1
 
 
-def _flags(mem: Memory, msgs: list[RawMessage]) -> tuple[list[list[str]], list[dict[str, Any]]]:
+def _flags(store: Store, msgs: list[RawMessage]) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """Gate flags per message and meta with duplicate links / injection rules."""
-    by_text = mem._text_hashes()
+    by_text = store.text_hashes()
     flags: list[list[str]] = []
     metas: list[dict[str, Any]] = []
     for m in msgs:
@@ -430,13 +384,14 @@ def _turns_table(node_rows: list[dict[str, Any]], msgs: list[RawMessage], ords: 
     }, schema=turns_schema(dim))
 
 
-def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMessage],
+def _graph_batch(store: Store, node_rows: list[dict[str, Any]], msgs: list[RawMessage],
                  ords: dict[str, int], flags: list[list[str]]) -> dict[str, Any]:
     """Arrow tables / row lists for the Kuzu transaction of one batch."""
-    s = mem.settings
-    turn = {c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles",
-                            "assistant_only", "sigma", "strength", "strength_ts", "resource",
-                            "resource_ts", "recall_count", "replayed", "flags")}
+    s = store.settings
+    turn: dict[str, list[Any]] = {
+        c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles", "assistant_only",
+                        "sigma", "strength", "strength_ts", "resource", "resource_ts",
+                        "recall_count", "replayed", "flags")}
     for nr in node_rows:
         g = [msgs[r] for r in nr["rows"]]
         for c, v in (("uid", nr["uid"]), ("ord", ords[nr["uid"]]), ("session", nr["session"]),
@@ -452,9 +407,8 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
     per_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for nr in node_rows:
         per_session[nr["session"]].append(nr)
-    stored = stored_sessions(mem, list(per_session))
-    known = {r["u"] for r in mem.graph.rows("MATCH (s:Session) WHERE s.uid IN $s "
-                                            "RETURN s.uid AS u", {"s": list(per_session)})}
+    stored = stored_sessions(store, list(per_session))
+    known = gt.known_sessions(store.graph, list(per_session))
     sessions_new, sessions_upd = [], []
     for sid, nrs in per_session.items():
         nrs.sort(key=lambda nr: msgs[nr["rows"][0]].seq)
@@ -467,7 +421,7 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
             sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
     want = chains.wanted([(u, sid) for sid, (nodes, _) in stored.items() for u in nodes]
                          + [(nr["uid"], nr["session"]) for nr in node_rows])
-    have = {(a, b) for a, b, _, _ in chains.links(mem.graph, list(stored))} if stored else set()
+    have = {(a, b) for a, b, _, _ in chains.links(store.graph, list(stored))} if stored else set()
     now = dt.datetime.now(dt.UTC).timestamp()
     review = []
     for nr in node_rows:
@@ -492,11 +446,11 @@ def _graph_batch(mem: Memory, node_rows: list[dict[str, Any]], msgs: list[RawMes
     }
 
 
-def stored_sessions(mem: Memory, sessions: Sequence[str]
+def stored_sessions(store: Store, sessions: Sequence[str]
                     ) -> dict[str, tuple[list[str], list[tuple[int, float]]]]:
     """For each of ``sessions`` that has stored nodes: their uids, and its stored messages
     as ``(seq, ts)`` — read from the mirror (alive nodes only)."""
-    n = mem.mirror.nodes
+    n = store.mirror.nodes
     codes = [n.session_code[s] for s in sessions if s in n.session_code]
     if not codes or not n.n:
         return {}
@@ -511,14 +465,14 @@ def stored_sessions(mem: Memory, sessions: Sequence[str]
     return out
 
 
-def check_time_order(mem: Memory, new: Sequence[RawMessage]) -> None:
+def check_time_order(store: Store, new: Sequence[RawMessage]) -> None:
     """Within a session, a later seq may not have an earlier time — across ingests too (one
     file is checked by :func:`form_nodes`): a message stored earlier counts as much as one
     of this input."""
     by_session: dict[str, list[tuple[int, float, bool]]] = defaultdict(list)
     for m in new:
         by_session[m.session].append((m.seq, m.ts, True))
-    for sid, (_, times) in stored_sessions(mem, list(by_session)).items():
+    for sid, (_, times) in stored_sessions(store, list(by_session)).items():
         rows = sorted(by_session[sid] + [(q, t, False) for q, t in times])
         for (sa, ta, na), (sb, tb, nb) in itertools.pairwise(rows):
             if tb < ta:
@@ -537,20 +491,15 @@ def json_list(values: Sequence[str]) -> str:
     return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
 
 
-def pending_extraction(mem: Memory) -> list[str]:
+def pending_extraction(store: Store) -> list[str]:
     """Nodes of an earlier batch whose extraction a crash interrupted (Meta
     ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's)."""
-    raw = mem.graph.meta_get("extract_pending", "") or ""
+    raw = store.graph.meta_get("extract_pending", "") or ""
     if not raw:
         return []
     try:
         uids = json.loads(raw)
     except ValueError:
         return []
-    index, alive = mem.mirror.nodes.index, mem.mirror.nodes.alive
+    index, alive = store.mirror.nodes.index, store.mirror.nodes.alive
     return [u for u in uids if u in index and alive[index[u]]]
-
-
-def orphan_filter(uids: Sequence[str]) -> str:
-    """SQL filter matching the given message uids (for deleting a torn ingest's rows)."""
-    return "uid IN (" + ", ".join(sql_str(u) for u in uids) + ")"

@@ -26,9 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..engine.state import EdgeStore
-from ..graphdb import bulk
+from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
+from ..vectors import queries as vq
 from .columns import Column, TermLists
 from .heap import release_freed_memory
 from .journal import Journal
@@ -36,13 +37,16 @@ from .journal import Journal
 if TYPE_CHECKING:
     from .mirror import Mirror
 
-__all__ = ["MESSAGE_COLUMNS", "load_mirror"]
+__all__ = ["MESSAGE_COLUMNS", "TURN_COLUMNS", "load_mirror"]
 
 log = logging.getLogger(__name__)
 
 MESSAGE_COLUMNS = ("uid", "node", "ts", "role", "speaker", "text", "sha256", "flags", "terms",
                    "vector")
 """The LanceDB message columns the mirror holds."""
+TURN_COLUMNS = ("uid", "ord", "session", "ts", "message_uids", "assistant_only", "sigma",
+                "strength", "strength_ts", "resource", "resource_ts", "recall_count", "replayed")
+"""The Turn properties (Kuzu) the mirror loads."""
 BLOCK = 16_384
 """Nodes added per :meth:`NodeTable.add_nodes` call (bounds the temporary copies)."""
 
@@ -77,7 +81,7 @@ class _Edges(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.table = bulk.coact_edges(self.graph, key="ord")
+            self.table = gt.coact_edges(self.graph, key="ord")
             self.store = _edge_store(self.ords, self.ords, self.table)
         except BaseException as e:  # re-raised by the main thread
             self.error = e
@@ -94,13 +98,13 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
     """Fill an empty mirror from the stores, then re-apply the journal tail; returns how
     many journal records were applied."""
     t0 = time.perf_counter()
-    turns = bulk.turn_states(graph)
+    turns = gt.turns(graph, TURN_COLUMNS)
     all_ords = _ints(turns.column("ord"), -1)
     edges = _Edges(graph, all_ords)
     edges.start()
     try:
-        msgs = vectors.read("messages", columns=list(MESSAGE_COLUMNS))
-        tv = vectors.read("turns", columns=["uid", "vector"])
+        msgs = vq.messages(vectors, MESSAGE_COLUMNS)
+        tv = vq.turns(vectors, ["uid", "vector"])
         _load_nodes(m, turns, msgs, tv)
     finally:
         table, store = edges.result()
@@ -109,12 +113,11 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
         store = _edge_store(np.asarray(m.ord, np.int64), all_ords, table)
     if store is None:  # ords repeated (not made by this code): go by uid
         log.warning("Turn ords are not unique; loading COACT edges by uid")
-        e = bulk.coact_edges(graph, key="uid")
+        e = gt.coact_edges(graph, key="uid")
         uids = pa.array(m.nodes.uid, pa.string())
         store = _loaded(_ints(pc.index_in(e.column("s"), value_set=uids)),
                         _ints(pc.index_in(e.column("d"), value_set=uids)), e)
-    m.edges = store
-    m._edge_in_kuzu = np.ones(store.count, bool)
+    m.set_loaded_edges(store)
     del turns, table, msgs, tv
     release_freed_memory()
     applied = 0

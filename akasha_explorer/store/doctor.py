@@ -53,15 +53,16 @@ import numpy as np
 
 from ..errors import ReadOnlyStore
 from ..graphdb import chains
+from ..graphdb import turns as gt
 from ..model import sha256_text
-from ..vectors import sql_str
+from ..vectors import queries as vq
 from .journal import Journal
 from .mirror import Mirror
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from .store import Store
 
-__all__ = ["DoctorReport", "Finding", "check", "repair"]
+__all__ = ["DoctorReport", "Finding", "check", "repair", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,8 @@ class DoctorReport:
     remaining: list[Finding] | None = None
     """Findings of a second check after the repair (None when no repair ran)."""
     seconds: float = 0.0
+    repair_data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What :func:`repair` needs of the check (uids, sessions, flags); not reported."""
 
     @property
     def final(self) -> list[Finding]:
@@ -162,47 +165,46 @@ class _Found:
 
 
 # -- check -------------------------------------------------------------------------------------
-def check(mem: Memory) -> DoctorReport:
+def check(store: Store) -> DoctorReport:
     """Every check of the module docstring, on an open store (read-only or writable).
 
     On a writable store the journal is checkpointed first (as ``close`` would)."""
     t0 = time.perf_counter()
     found = _Found()
     checked: dict[str, int] = {}
-    _check_files(mem, found)
-    _check_journal(mem, found, checked)
-    if not mem.read_only:
-        mem.checkpoint()
+    _check_files(store, found)
+    _check_journal(store, found, checked)
+    if not store.read_only:
+        store.checkpoint()
         checked["checkpointed"] = 1
-    _check_stores(mem, found, checked)
-    _check_graph(mem, found, checked)
-    _check_mirror(mem, found, checked)
-    rep = DoctorReport(str(mem.path), found.items, checked)
+    _check_stores(store, found, checked)
+    _check_graph(store, found, checked)
+    _check_mirror(store, found, checked)
+    rep = DoctorReport(str(store.path), found.items, checked, repair_data=found.data)
     rep.seconds = time.perf_counter() - t0
-    rep._data = found.data  # type: ignore[attr-defined]  # what repair needs
     return rep
 
 
-def _check_files(mem: Memory, found: _Found) -> None:
-    stale = [n for n in STALE if (mem.path / n).exists()]
+def _check_files(store: Store, found: _Found) -> None:
+    stale = [n for n in STALE if (store.path / n).exists()]
     found.add("stale_files", "leftover", stale,
               "temporary files of an interrupted write (journal truncation, manifest write, "
               "or the graph rebuild of a forget); --repair removes them")
     found.data["stale"] = stale
-    redo = [p.name for p in (mem.graph.redo_path,) if p.exists()]
+    redo = [p.name for p in (store.graph.redo_path,) if p.exists()]
     found.add("graph_redo", "leftover", redo,
               "the redo folder of a Kuzu transaction a crash interrupted (its rows may be "
               "missing from the graph until then); the next read-write open restores them")
 
 
-def _check_journal(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
-    records, torn, _, _ = Journal(Path(mem.journal.path)).scan()
+def _check_journal(store: Store, found: _Found, checked: dict[str, int]) -> None:
+    records, torn, _, _ = Journal(Path(store.journal.path)).scan()
     good = len(records)
     checked["journal_records"] = good
     found.add("torn_journal", "leftover", torn,
               "journal lines a crash cut short (never acknowledged; ignored on load); "
               "--repair checkpoints and truncates the journal")
-    done = int(mem.graph.meta_get("journal_seq", "0") or 0)
+    done = int(store.graph.meta_get("journal_seq", "0") or 0)
     old = sum(int(rec.get("seq", 0)) <= done for rec in records)
     found.add("checkpointed_journal", "leftover", old,
               "journal records already folded into Kuzu (a crash after a checkpoint's "
@@ -210,13 +212,13 @@ def _check_journal(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
     found.data["journal_cleanup"] = bool(torn or old)
 
 
-def _check_stores(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
-    msgs = mem.vectors.read("messages", columns=["uid", "node", "text", "sha256", "source"])
+def _check_stores(store: Store, found: _Found, checked: dict[str, int]) -> None:
+    msgs = vq.messages(store.vectors, ["uid", "node", "text", "sha256", "source"])
     uid, node = msgs.column("uid").to_pylist(), msgs.column("node").to_pylist()
     text, sha = msgs.column("text").to_pylist(), msgs.column("sha256").to_pylist()
     source = msgs.column("source").to_pylist()
     checked["messages"] = len(uid)
-    turns = mem.graph.arrow("MATCH (t:Turn) RETURN t.uid AS uid, t.message_uids AS m")
+    turns = gt.turn_message_uids(store.graph)
     t_uid = turns.column("uid").to_pylist()
     t_msgs = dict(zip(t_uid, turns.column("m").to_pylist(), strict=True))
     checked["nodes"] = len(t_uid)
@@ -245,7 +247,7 @@ def _check_stores(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
     found.add("missing_messages", "error", missing,
               "message uids a Kuzu turn lists that LanceDB does not hold (the node cannot "
               "be loaded); --repair removes such nodes")
-    tv = mem.vectors.read("turns", columns=["uid"]).column("uid").to_pylist()
+    tv = vq.turns(store.vectors, ["uid"]).column("uid").to_pylist()
     checked["node_vectors"] = len(tv)
     tcount = Counter(tv)
     found.add("duplicate_turns", "error", [u for u, c in tcount.items() if c > 1],
@@ -265,18 +267,14 @@ def _check_stores(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
                       listed=listed)
 
 
-def _check_graph(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
-    g = mem.graph
-    bad_s = [r["u"] for r in g.rows(
-        "MATCH (t:Turn) OPTIONAL MATCH (t)-[:IN_SESSION]->(s:Session) WITH t, count(s) AS n, "
-        "collect(s.uid) AS ss WHERE n <> 1 OR NOT list_contains(ss, t.session) "
-        "RETURN t.uid AS u")]  # (Kuzu collects no match as null, not [])
+def _check_graph(store: Store, found: _Found, checked: dict[str, int]) -> None:
+    g = store.graph
+    bad_s = gt.session_link_problems(g)
     found.add("session_links", "error", bad_s,
               "nodes not linked to exactly one session, the one they name")
     nxt = chains.links(g)
     checked["next_edges"] = len(nxt)
-    turns = g.arrow("MATCH (t:Turn) RETURN t.uid AS u, t.session AS s").to_pydict()
-    session_of = dict(zip(turns["u"], turns["s"], strict=True))
+    session_of = gt.turn_sessions(g)
     want = chains.wanted(session_of.items())
     have = Counter((a, b) for a, b, _, _ in nxt)
     bad_pairs = ({p for p, c in have.items() if c > 1 or p not in want} | (want - set(have)))
@@ -288,34 +286,32 @@ def _check_graph(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
               f"out of order or across sessions, in {len(bad_sessions)} session(s)); "
               "--repair relinks them")
     found.data["next_sessions"] = bad_sessions
-    co = g.arrow("MATCH (a:Turn)-[e:COACT]->(b:Turn) RETURN a.uid AS a, b.uid AS b").to_pydict()
-    checked["coact_edges"] = len(co["a"])
-    pairs = Counter(zip(co["a"], co["b"], strict=True))
+    co = gt.coact_edges(g).select(["s", "d"]).to_pydict()
+    checked["coact_edges"] = len(co["s"])
+    pairs = Counter(zip(co["s"], co["d"], strict=True))
     bad_e = [f"{a}->{b}" for (a, b), c in pairs.items() if c > 1 or a == b]
     found.add("duplicate_edges", "error", bad_e,
               "COACT edges stored twice for one pair, or from a node to itself")
-    orphan_tr = [r["u"] for r in g.rows(
-        "MATCH (x:Triple) WHERE x.node IS NOT NULL AND NOT EXISTS "
-        "{ MATCH (t:Turn) WHERE t.uid = x.node } RETURN x.uid AS u")]
+    orphan_tr = gt.orphan_triples(g)
     found.add("orphan_triples", "error", orphan_tr, "triples whose source node is gone")
     from ..ingest.pipeline import pending_extraction
-    pending = pending_extraction(mem)
+    pending = pending_extraction(store)
     found.add("extract_pending", "leftover", pending,
               "nodes whose extraction (anchors, mentions, triples) was interrupted by a "
               "crash; the next ingest or --repair runs it")
     found.data["extract_pending"] = pending
-    forgetting = mem.graph.meta_get("forget_pending", "") or ""
+    forgetting = store.graph.meta_get("forget_pending", "") or ""
     found.add("forget_pending", "leftover", [forgetting] if forgetting else [],
               "a forget was interrupted: older LanceDB versions and Kuzu's free pages may "
               "still hold the forgotten text; --repair finishes the purge")
     found.data["forget_pending"] = bool(forgetting)
 
 
-def _check_mirror(mem: Memory, found: _Found, checked: dict[str, int]) -> None:
-    live = mem.mirror
-    fresh = Mirror(mem.dim)
+def _check_mirror(store: Store, found: _Found, checked: dict[str, int]) -> None:
+    live = store.mirror
+    fresh = Mirror(store.dim)
     with _quiet():
-        fresh.load(mem.graph, mem.vectors, Journal(Path(mem.journal.path)))
+        fresh.load(store.graph, store.vectors, Journal(Path(store.journal.path)))
     a, b = live.nodes, fresh.nodes
     alive = [a.uid[i] for i in np.flatnonzero(a.alive)]
     checked["mirror_nodes"] = len(alive)
@@ -394,16 +390,29 @@ def _quiet() -> Any:
         lg.setLevel(old)
 
 
+def run(store: Store, *, fix: bool = False) -> DoctorReport:
+    """Check that the stores agree (every check of the module docstring) and return the
+    report; with ``fix=True`` (writable stores only) :func:`repair` what a crash can leave,
+    then check again (``report.repairs`` says what was done, ``report.remaining`` what is
+    left). A writable store is checkpointed first."""
+    store.check_open()
+    report = check(store)
+    if fix:
+        store.check_write()
+        repair(store, report)
+    return report
+
+
 # -- repair ------------------------------------------------------------------------------------
-def repair(mem: Memory, report: DoctorReport) -> DoctorReport:
+def repair(store: Store, report: DoctorReport) -> DoctorReport:
     """Fix what ``report`` found that can be fixed, record each action in
     ``report.repairs``, then check again into ``report.remaining``."""
-    if mem.read_only:
-        raise ReadOnlyStore(f"store {mem.path} is open read-only; open it writable to repair")
-    data: dict[str, Any] = getattr(report, "_data", {})
+    if store.read_only:
+        raise ReadOnlyStore(f"store {store.path} is open read-only; open it writable to repair")
+    data = report.repair_data
     did = report.repairs
     for name in data.get("stale", ()):
-        p = mem.path / name
+        p = store.path / name
         if p.is_dir():
             import shutil
             shutil.rmtree(p)
@@ -411,76 +420,73 @@ def repair(mem: Memory, report: DoctorReport) -> DoctorReport:
             p.unlink()
         did.append(f"removed stale file {name}")
     if data.get("journal_cleanup"):
-        mem.checkpoint()
-        mem.journal.truncate()
+        store.checkpoint()
+        store.journal.truncate()
         did.append("truncated the journal (its complete records are in Kuzu)")
-    _repair_lance(mem, data, did)
+    _repair_lance(store, data, did)
     broken = data.get("broken_nodes", [])
     if broken:
-        g = mem.graph
-        with g.transaction():
-            g.execute("MATCH (x:Triple) WHERE x.node IN $n DETACH DELETE x", {"n": broken})
-            g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": broken})
+        gt.delete_turns_and_triples(store.graph, broken)
         for u in broken:
-            i = mem.mirror.nodes.index.get(u)
-            if i is not None and mem.mirror.nodes.alive[i]:
-                mem.mirror.nodes.kill(i)
-                mem.mirror.mark_edges_gone(mem.mirror.edges.drop_node(i))
+            i = store.mirror.nodes.index.get(u)
+            if i is not None and store.mirror.nodes.alive[i]:
+                store.mirror.nodes.kill(i)
+                store.mirror.mark_edges_gone(store.mirror.edges.drop_node(i))
         did.append(f"removed {len(broken)} Kuzu nodes whose messages or vector LanceDB no "
                    f"longer holds: {', '.join(broken[:_EXAMPLES])}")
     relink = data.get("next_sessions", [])
     if relink:
-        g = mem.graph
-        turns = g.rows("MATCH (t:Turn) WHERE t.session IN $s RETURN t.uid AS u, t.session AS s",
-                       {"s": relink})
+        g = store.graph
+        turns = gt.turn_sessions(g, relink)
         with g.transaction():
             chains.relink(g, [(a, b) for a, b, _, _ in chains.links(g, relink)],
-                          chains.wanted((r["u"], r["s"]) for r in turns))
+                          chains.wanted(turns.items()))
         did.append(f"relinked the NEXT chain of {len(relink)} session(s) in seq order: "
                    f"{', '.join(relink[:_EXAMPLES])}")
     if data.get("forget_pending"):
         from ..curate.forget import purge
-        purge(mem)
+        purge(store)
         did.append("finished an interrupted forget: removed LanceDB's older versions and "
                    "rebuilt the Kuzu file")
     if data.get("extract_pending"):
+        from ..extract.pipeline import extract_after_ingest
         uids = data["extract_pending"]
-        mem._after_ingest(uids)
+        extract_after_ingest(store, uids)
         did.append(f"ran the interrupted extraction of {len(uids)} nodes")
-    report.remaining = check(mem).findings
+    report.remaining = check(store).findings
     return report
 
 
-def _repair_lance(mem: Memory, data: dict[str, Any], did: list[str]) -> None:
-    v = mem.vectors
+def _repair_lance(store: Store, data: dict[str, Any], did: list[str]) -> None:
+    v = store.vectors
     orphans = data.get("orphan_messages", [])
     if orphans:
-        for i in range(0, len(orphans), 500):
-            v.delete("messages", "uid IN (" + ", ".join(sql_str(u) for u in orphans[i:i + 500])
-                     + ")")
-        mem.mirror.orphan_messages = []
+        vq.delete_messages(v, orphans, batch=500)
+        store.mirror.orphan_messages = []
         did.append(f"removed {len(orphans)} messages of an interrupted ingest from LanceDB "
                    "(re-run that ingest to add them)")
     orphan_t = data.get("orphan_turns", [])
     if orphan_t:
-        for i in range(0, len(orphan_t), 500):
-            v.delete("turns", "uid IN (" + ", ".join(sql_str(u) for u in orphan_t[i:i + 500])
-                     + ")")
+        vq.delete_turns(v, orphan_t, batch=500)
         did.append(f"removed {len(orphan_t)} node vectors without a node from LanceDB")
     listed = data.get("listed", {})
     for table, dups, key in (("messages", data.get("dup_messages", []), "node"),
                              ("turns", data.get("dup_turns", []), None)):
         if not dups:
             continue
-        where = "uid IN (" + ", ".join(sql_str(u) for u in dups) + ")"
-        rows = v.read(table, where=where)
+        rows = (vq.messages_with_uids(v, dups) if table == "messages"
+                else vq.turns_with_uids(v, dups))
         keep: dict[str, int] = {}
         for k, r in enumerate(rows.select(["uid", *([key] if key else [])]).to_pylist()):
             if r["uid"] not in keep or (key and listed.get(r["uid"]) == r[key]):
                 keep[r["uid"]] = k
-        v.delete(table, where)
-        v.add(table, rows.take(sorted(keep.values())))
+        kept = rows.take(sorted(keep.values()))
+        if table == "messages":
+            vq.delete_messages(v, dups, batch=len(dups))
+            vq.add_messages(v, kept)
+        else:
+            vq.delete_turns(v, dups, batch=len(dups))
+            vq.add_turns(v, kept)
         did.append(f"kept one row of each of {len(dups)} {table} stored more than once")
     if orphans or orphan_t or data.get("dup_messages") or data.get("dup_turns"):
-        mem._hashes = None
-        mem._texts = None
+        store.forget_cached(None)

@@ -33,7 +33,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import DiskFull
 
@@ -61,7 +61,7 @@ class Journal:
     def __init__(self, path: Path, *, fsync: bool = True) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self._fh: Any = None
+        self._fh: BinaryIO | None = None
         self.seq = 0
         self.pending = 0
         """Records appended since the last truncate (what a checkpoint will fold)."""
@@ -140,6 +140,7 @@ class Journal:
         """Append one record (adds ``seq``); returns its sequence number."""
         if self._fh is None:
             self._open()
+        assert self._fh is not None
         record = {"seq": self.seq + 1, **record}
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":"),
                            allow_nan=False) + "\n").encode("utf-8")

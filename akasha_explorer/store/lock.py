@@ -32,6 +32,7 @@ class WriterLock:
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / "writer.lock"
         self._fh: IO[str] | None = None
+        self._info: dict[str, object] = {}
 
     def holder(self) -> dict[str, object]:
         """What the lock file says about its holder (may be stale if nobody holds it)."""
@@ -56,23 +57,38 @@ class WriterLock:
                 h = self.holder()
                 doing = ("being created by" if (self.path.parent / "akasha.creating").exists()
                          else "open for writing in")
+                served = (f"; it is served at {h['url']}: ak.connect({h['url']!r})"
+                          if h.get("url") else "")
                 raise StoreLocked(
                     f"store {self.path.parent} is {doing} another process "
                     f"(pid {h.get('pid', '?')} on {h.get('host', '?')}, since "
-                    f"{h.get('since', '?')}); close it there (or wait for it to finish), or "
-                    "open this store read-only") from None
+                    f"{h.get('since', '?')}){served}; close it there (or wait for it to "
+                    "finish), or open this store read-only") from None
             if self._same_file(fh):
                 break
             fh.close()  # the file was removed or replaced between open and flock: again
         else:
             raise StoreLocked(f"the writer lock {self.path} keeps being replaced by another "
                               "process; retry")
-        fh.seek(0)
-        fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                             "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}))
-        fh.flush()
         self._fh = fh
+        self._info = {"pid": os.getpid(), "host": socket.gethostname(),
+                      "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+        self._write()
+
+    def _write(self) -> None:
+        assert self._fh is not None
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(json.dumps(self._info))
+        self._fh.flush()
+
+    def annotate(self, **info: object) -> None:
+        """Add to what the lock file says about its holder (``url``: where the store is
+        served, so a refused opener can connect there instead)."""
+        if self._fh is None:
+            raise StoreLocked(f"{self.path} is not held by this process")
+        self._info.update(info)
+        self._write()
 
     def _same_file(self, fh: IO[str]) -> bool:
         """True when ``self.path`` still names the file ``fh`` has open."""
@@ -110,11 +126,16 @@ class WriterLock:
         kind, pid = holder or ("", 0)
         if read_only and self.held():
             h = self.holder()
+            if h.get("url"):
+                return StoreLocked(
+                    f"store {folder} is served by another process (pid {h.get('pid', '?')}) "
+                    f"at {h['url']}; connect to it: ak.connect({h['url']!r})")
             return StoreLocked(
                 f"store {folder} is open for writing in another process (pid {h.get('pid', '?')}"
                 f" on {h.get('host', '?')}, since {h.get('since', '?')}); Kuzu cannot read a "
-                "database while another process writes it — close the writer, or read through "
-                "the writer's own Memory object")
+                "database while another process writes it — close the writer, serve it "
+                "(`akasha serve STORE`) and connect, or read through the writer's own Memory "
+                "object")
         if kind == "write":
             return StoreLocked(
                 f"store {folder} is open for writing in another process (pid {pid}), although "

@@ -30,7 +30,9 @@ import pyarrow as pa
 from ..engine.bm25 import Postings
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
-from ..graphdb import GraphDB, bulk
+from ..graphdb import GraphDB
+from ..graphdb import turns as gt
+from ..graphdb.logs import add_queries
 from ..vectors import VectorDB
 from .journal import Journal
 
@@ -42,8 +44,6 @@ REWRITE_FRACTION = 0.01
 """Checkpoint rewrites the COACT table when more than this share of its edges changed …"""
 REWRITE_MIN = 1000
 """… and more than this many (below, one ``LOAD FROM … SET`` takes well under 0.1 s)."""
-QUERYLOG_COLS = ("uid", "ts", "query", "session", "method", "n_seeds", "n_pool", "n_activated",
-                 "n_dense", "n_ripple", "empty", "committed", "latency_ms", "seeds", "items")
 
 
 class Mirror:
@@ -79,6 +79,11 @@ class Mirror:
         """Fill the arrays from Kuzu + LanceDB, then re-apply the journal tail."""
         from .bulkload import load_mirror
         load_mirror(self, graph, vectors, journal)
+
+    def set_loaded_edges(self, edges: EdgeStore) -> None:
+        """Take ``edges``, every one of them as Kuzu holds it (the load)."""
+        self.edges = edges
+        self._edge_in_kuzu = np.ones(edges.count, bool)
 
     def set_terms(self, by_uid: dict[str, list[str]]) -> None:
         """Replace every message's lexical terms (term rules changed: a migration, or a
@@ -250,23 +255,21 @@ class Mirror:
         with graph.transaction():
             if self.dropped_edges and not rewrite:  # first: a pair dropped, linked again is new
                 pairs = list(self.dropped_edges)
-                bulk.delete_coact(graph, pa.table({"s": [a for a, _ in pairs],
+                gt.delete_coact(graph, pa.table({"s": [a for a, _ in pairs],
                                                    "d": [b for _, b in pairs]}))
             if rewrite:
-                bulk.rewrite_coact(graph, self._edge_table(np.flatnonzero(ed.alive), uid))
+                gt.rewrite_coact(graph, self._edge_table(np.flatnonzero(ed.alive), uid))
             else:
-                bulk.add_coact(graph, self._edge_table(dirty[~in_kuzu], uid))
-                bulk.set_coact(graph, self._edge_table(dirty[in_kuzu], uid).rename_columns(
+                gt.add_coact(graph, self._edge_table(dirty[~in_kuzu], uid))
+                gt.set_coact(graph, self._edge_table(dirty[in_kuzu], uid).rename_columns(
                     ["s", "d", "w", "t", "c"]))
             rows = np.fromiter(self.dirty_nodes, np.int64, len(self.dirty_nodes))
             rows = rows[nd.alive[rows]] if rows.size else rows
-            bulk.set_turn_states(graph, pa.table({
+            gt.set_turn_state(graph, pa.table({
                 "u": uid.take(pa.array(rows, pa.int64())), "s": nd.strength[rows],
                 "st": nd.strength_ts[rows], "r": nd.resource[rows], "rt": nd.resource_ts[rows],
                 "c": nd.recall_count[rows], "p": nd.replayed[rows]}))
-            if queries:
-                graph.copy("QueryLog",
-                           pa.table({c: [q[c] for q in queries] for c in QUERYLOG_COLS}))
+            add_queries(graph, queries)
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
             self._edge_in_kuzu[dirty] = True

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["TimeWindow", "time_windows"]
+from ..errors import InvalidInput
+
+__all__ = ["TimeWindow", "parse_time", "time_windows"]
 
 DAY = 86400.0
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -148,3 +151,36 @@ def time_windows(text: str, now: float) -> list[TimeWindow]:
         else:
             add(_month(year, month), m.group(0))
     return list(out.values())
+
+
+def parse_time(value: str | None, last: Callable[[], float] | None = None) -> float | None:
+    """A point in time as a person types it (``akasha --now``, a panel's "now" box): ISO
+    8601 (a missing offset means UTC), epoch seconds, ``now`` (the wall clock: None) or
+    ``last`` (``last()``: a store's newest message time). ``None`` means the wall clock.
+
+    >>> parse_time("2026-09-03T21:14:05+08:00"), parse_time("1788441245"), parse_time("now")
+    (1788441245.0, 1788441245.0, None)
+    >>> parse_time("last", lambda: 5.0)
+    5.0
+    """
+    if value is None or value == "now":
+        return None
+    if value == "last":
+        if last is None:
+            raise InvalidInput("--now last needs a store")
+        return last()
+    try:
+        t = float(value)
+    except ValueError:
+        pass
+    else:
+        if not 0.0 <= t < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
+            raise InvalidInput(f"--now {value!r} is not a time; use ISO 8601, epoch seconds, "
+                               "'now' or 'last'")
+        return t
+    try:
+        d = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"cannot parse --now {value!r}; use ISO 8601, epoch seconds, "
+                           "'now' or 'last'") from None
+    return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()

@@ -8,10 +8,10 @@ explicit Memory API calls behind a button (e.g. RecallStepper's Commit → ``mem
 True
 """
 
+from .canvas import GraphCanvas
 from .communities import CommunitiesPanel
 from .curator import AnchorCurator
 from .explorer import MemoryExplorer
-from .graphview import GraphView
 from .notebook import notebook_store
 from .review import ReviewQueue
 from .stepper import RecallStepper
@@ -19,7 +19,7 @@ from .stepper import RecallStepper
 __all__ = [
     "AnchorCurator",
     "CommunitiesPanel",
-    "GraphView",
+    "GraphCanvas",
     "MemoryExplorer",
     "RecallStepper",
     "ReviewQueue",

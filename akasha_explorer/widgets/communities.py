@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from ..clikit import parse_now
 from ..errors import AkashaError
+from ..text.timewords import parse_time
 from ._data import StoreGraph
 from ._html import STYLE, esc, frame_html, kv_html, note, short, tooltip
-from .graphview import DEFAULT_CAP, GraphView
+from .canvas import DEFAULT_CAP, GraphCanvas
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -45,7 +45,7 @@ class CommunitiesPanel(W.VBox):
     def __init__(self, mem: Memory, *, now: str | float = "last",
                  resolution: float | None = None, cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
-        self.now = parse_now(str(now), mem)
+        self.now = parse_time(str(now), mem.last_ts)
         self.data = StoreGraph(mem, now=self.now)
         self.table = pd.DataFrame()
         self.surprises = pd.DataFrame()
@@ -65,7 +65,7 @@ class CommunitiesPanel(W.VBox):
                                description="surprises")
         self.surprise_list = W.Select(options=[], rows=8, description="found",
                                       layout=W.Layout(width="98%"))
-        self.view = GraphView(height="460px", cap=cap, layout=W.Layout(width="62%"))
+        self.view = GraphCanvas(height="460px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="520px",
                                              overflow="auto"))
         self.queue_button = W.Button(description="Queue suggested links for review",
@@ -172,9 +172,8 @@ class CommunitiesPanel(W.VBox):
                                         ("other", r["other"]), ("other text", r["other_text"]),
                                         ("score", r["score"])])
                              + kv_html(sorted(nums.items())))
-        known = self.mem.mirror.nodes.index
-        focus = [u for u in (r["subject"], r["other"]) if u and u in known]
-        via = [u for u in str(nums.get("via", "")).split(",") if u in known]
+        focus = [u for u in (r["subject"], r["other"]) if u and self.mem.has_node(u)]
+        via = [u for u in str(nums.get("via", "")).split(",") if u and self.mem.has_node(u)]
         if not focus:  # a knowledge gap names a query, not a turn
             self.view.set_graph([], [])
             self.view.caption = f"{r['kind']}: {short(str(r['subject']), 80)} (no turn to draw)"

@@ -48,10 +48,10 @@ def quote_html(text: str, start: int, end: int, context: int = QUOTE_CONTEXT) ->
     return f"{pre}<mark>{esc(text[start:end])}</mark>{post}"
 
 
-def _opt(value: str) -> str | None:
+def unset_to_none(value: str) -> str | None:
     """A filter dropdown's value as the API wants it (ALL → None).
 
-    >>> _opt(ALL), _opt("person")
+    >>> unset_to_none(ALL), unset_to_none("person")
     (None, 'person')
     """
     return None if value == ALL else value
@@ -141,8 +141,8 @@ class AnchorCurator(W.VBox):
         """Reload the anchor list (search, kind, status) and the audit log."""
         try:
             rows = self.mem.anchors(self.search_box.value.strip() or None,
-                                    kind=_opt(self.kind.value),
-                                    status=_opt(self.status_pick.value))
+                                    kind=unset_to_none(self.kind.value),
+                                    status=unset_to_none(self.status_pick.value))
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return []

@@ -2,9 +2,10 @@
 to read its verbatim messages, anchors and neighbours, expand the graph around it, filter by
 time range and community; the selection comes back as a DataFrame (SPEC §8).
 
-Everything is read: search uses ``mem.recall(..., log=False)`` (its dense items) and
-``mem.lexical`` (BM25 over messages); the graph comes from the mirror's COACT edges at
-``now`` (:class:`~._data.StoreGraph`). Nothing is written to the store.
+Everything is read: search is ``mem.search`` (the dense items of a dry-run recall and the
+BM25 hits of the same lexical pass, fused by reciprocal rank); the graph comes from the
+memory's COACT edges at ``now`` (``mem.neighbourhood``, drawn by
+:class:`~._data.StoreGraph`). Nothing is written to the store.
 
 >>> MemoryExplorer.__mro__[1].__name__
 'VBox'
@@ -16,12 +17,11 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
-import numpy as np
 import pandas as pd
 
-from ..clikit import parse_now
 from ..errors import AkashaError
-from ._data import StoreGraph, anchors_of
+from ..text.timewords import parse_time
+from ._data import StoreGraph
 from ._html import (
     STYLE,
     esc,
@@ -33,7 +33,8 @@ from ._html import (
     short,
     timeline_svg,
 )
-from .graphview import DEFAULT_CAP, GraphView
+from .canvas import DEFAULT_CAP, GraphCanvas
+from .follow import Follow
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -75,7 +76,7 @@ class MemoryExplorer(W.VBox):
 
     def __init__(self, mem: Memory, *, now: str | float = "last", cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
-        got = parse_now(str(now), mem)
+        got = parse_time(str(now), mem.last_ts)
         self.data = StoreGraph(mem, now=got)
         self.shown: list[str] = []
         self.hits = pd.DataFrame()
@@ -105,12 +106,12 @@ class MemoryExplorer(W.VBox):
             readout=False)
         self.time_label = W.HTML()
         comm = self.data.communities()
-        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm else []
-        self.community = W.Dropdown(
-            options=[("all communities", ALL)] + [(f"community {int(c)} ({int(k)} turns)",
-                                                    int(c)) for c, k in sizes.items()],
-            description="community")
-        self.view = GraphView(height="480px", cap=cap, layout=W.Layout(width="62%"))
+        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm \
+            else pd.Series(dtype=int)
+        options: list[tuple[str, Any]] = [("all communities", ALL)]
+        options += [(f"community {int(c)} ({int(k)} turns)", int(c)) for c, k in sizes.items()]
+        self.community = W.Dropdown(options=options, description="community")
+        self.view = GraphCanvas(height="480px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
         self.detail.add_class("ak-detail")
         self.selection = W.HTML(layout=W.Layout(width="100%"))
@@ -129,9 +130,14 @@ class MemoryExplorer(W.VBox):
         self.view.on_select(self._on_select)
         self.view.on_expand(lambda ids: self.expand(ids))
 
+        self.refresh_button = W.Button(description="Refresh", icon="refresh",
+                                       tooltip="read the store again (new turns, new edges)")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.follow = Follow(mem, self.refresh)
         super().__init__([
             W.HTML(STYLE),
-            W.HBox([self.search_box, self.search_button]),
+            W.HBox([self.search_box, self.search_button, self.refresh_button,
+                    *([self.follow.box] if self.follow.box else [])]),
             self.results,
             self.sessions,
             self.timeline,
@@ -147,10 +153,26 @@ class MemoryExplorer(W.VBox):
         self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
                                  "search, pick a session, or click a node")
 
+    def refresh(self) -> None:
+        """Read the store again at its newest message: new turns, sessions and edges (what
+        a live agent wrote meanwhile); the nodes shown stay shown if they still exist."""
+        self.data = StoreGraph(self.mem, now=self.mem.last_ts())
+        sessions = self.mem.sessions()
+        self.sessions.options = [(f"— {len(sessions)} sessions —", "")] + [
+            (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+            for s in sessions]
+        days = self._days()
+        self.time_range.options = [(d.isoformat(), d) for d in days]
+        self.time_range.index = (0, max(0, len(days) - 1))
+        self.shown = [u for u in self.shown if self.data.hood.has(u)]
+        self._draw_timeline()
+        self._redraw()
+        self.status.value = note(f"{self.mem.stats()['nodes']} turns, read at "
+                                 f"{iso(self.data.now)}")
+
     # -- time and filters ------------------------------------------------------------------
     def _days(self) -> list[dt.date]:
-        n = self.mem.mirror.nodes
-        ts = n.ts[n.alive[: n.n]]
+        ts = self.data.hood.times()
         if not ts.size:
             return [dt.datetime.fromtimestamp(self.data.now, dt.UTC).date()]
         lo = dt.datetime.fromtimestamp(float(ts.min()), dt.UTC).date()
@@ -158,9 +180,8 @@ class MemoryExplorer(W.VBox):
         return [lo + dt.timedelta(days=k) for k in range((hi - lo).days + 1)]
 
     def _draw_timeline(self) -> None:
-        n = self.mem.mirror.nodes
-        ts = n.ts[n.alive[: n.n]].tolist()
-        marks = [float(n.ts[n.index[u]]) for u in self.shown[:50]]
+        ts = self.data.hood.times().tolist()
+        marks = [self.data.hood.time_of(u) for u in self.shown[:50]]
         self.timeline.value = ('<div class="ak-note">turns over time (red: shown in the graph)'
                                "</div>" + timeline_svg(ts, marks=marks))
 
@@ -187,10 +208,9 @@ class MemoryExplorer(W.VBox):
         end = dt.datetime.combine(hi, dt.time(), dt.UTC).timestamp() + 86400.0
         comm = self.data.communities()
         want = None if self.community.value == ALL else self.community.value
-        n = self.mem.mirror.nodes
         out = []
         for u in uids:
-            t = float(n.ts[n.index[u]])
+            t = self.data.hood.time_of(u)
             if start <= t < end and (want is None or comm.get(u) == want):
                 out.append(u)
         return out
@@ -249,51 +269,31 @@ class MemoryExplorer(W.VBox):
 
     # -- search ----------------------------------------------------------------------------
     def search(self, text: str) -> pd.DataFrame:
-        """Dense (``mem.recall(..., log=False)`` dense items) and lexical (BM25) hits for
-        ``text`` as a DataFrame (uid, dense_rank, cos_msg, bm25_rank, bm25, rrf, found_by,
-        time, text), ordered by reciprocal-rank fusion (k = 60; ties: the lexical hit
-        first); the hits fill the list and the graph."""
+        """Dense and lexical (BM25) hits for ``text`` (``mem.search``) as a DataFrame (uid,
+        dense_rank, cos_msg, bm25_rank, bm25, rrf, found_by, time, text), ordered by
+        reciprocal-rank fusion (k = 60; ties: the lexical hit first); the hits fill the
+        list and the graph."""
         text = text.strip()
         self.search_box.value = text
         if not text:
             self.status.value = note("type something to search for", error=True)
             return self.hits
         try:
-            trace = self.mem.recall(text, now=self.data.now, log=False)
-            lex = self.mem.lexical(text, now=self.data.now)
+            found = self.mem.search(text, now=self.data.now)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return self.hits
-        n = self.mem.mirror.nodes
-        rows: dict[str, dict[str, Any]] = {}
-        for k, (u, s) in enumerate(zip(trace.dense.uids, trace.dense.scores, strict=True)):
-            rows[u] = {"uid": u, "dense_rank": k + 1, "cos_msg": s}
-        for k, (mr, s) in enumerate(zip(lex.msg_rows, lex.scores, strict=True)):
-            u = n.uid[int(n.msg_node[mr])]
-            r = rows.setdefault(u, {"uid": u})
-            if "bm25_rank" not in r:
-                r["bm25_rank"], r["bm25"] = k + 1, s
-        df = pd.DataFrame(list(rows.values()),
-                          columns=["uid", "dense_rank", "cos_msg", "bm25_rank", "bm25"])
-        # reciprocal-rank fusion (k = 60) orders the hits: found by both first
-        df["rrf"] = (1.0 / (60.0 + df["dense_rank"])).fillna(0.0) + (
-            1.0 / (60.0 + df["bm25_rank"])).fillna(0.0)
-        df = df.sort_values(["rrf", "bm25_rank"], ascending=[False, True],
-                            kind="stable").reset_index(drop=True)
-        df["found_by"] = ["+".join(x for x, c in (("dense", "dense_rank"), ("lexical", "bm25_rank"))
-                                   if pd.notna(r[c])) for _, r in df.iterrows()]
-        df["time"] = [iso(float(n.ts[n.index[u]])) for u in df["uid"]]
-        df["text"] = [self.data.text(u) for u in df["uid"]]
+        df = found.frame.drop(columns=["ts"])
+        df.insert(len(df.columns) - 1, "time", [iso(t) for t in found.frame["ts"]])
         self.hits = df
         self.results.options = [
             (f"[{r.found_by}] {r.time} · {short(r.text, 70)}", r.uid) for r in df.itertuples()]
         self.shown = []
         self._add(list(df["uid"]))
         self._redraw()
-        terms = [t.term for t in lex.terms if t.kept]
-        self.status.value = note(f"{len(df)} hits for {text!r}: {len(trace.dense)} by meaning, "
-                                 f"{len(lex.msg_rows)} messages by words "
-                                 f"({', '.join(terms) or 'no usable terms'})")
+        self.status.value = note(f"{len(df)} hits for {text!r}: {found.n_dense} by meaning, "
+                                 f"{found.n_lexical} messages by words "
+                                 f"({', '.join(found.terms) or 'no usable terms'})")
         return df
 
     def _on_result(self, change: dict[str, Any]) -> None:
@@ -303,14 +303,10 @@ class MemoryExplorer(W.VBox):
 
     def show_session(self, session: str) -> list[str]:
         """Show the turns of ``session`` (in time order) in the graph."""
-        n = self.mem.mirror.nodes
-        code = n.session_code.get(session)
-        if code is None:
+        uids = self.data.hood.session_nodes(session)
+        if uids is None:
             self.status.value = note(f"no session {session!r}", error=True)
             return []
-        rows = np.flatnonzero((n.session[: n.n] == code) & n.alive[: n.n])
-        rows = rows[np.lexsort((rows, n.ts[rows]))]
-        uids = [n.uid[r] for r in rows.tolist()]
         self.shown = []
         self._add(uids)
         self._redraw()
@@ -353,7 +349,7 @@ class MemoryExplorer(W.VBox):
                          ("strength at now", float(self.data.strength([uid])[0])),
                          ("resource", st.resource), ("σ salience", st.sigma),
                          ("recalled", st.recall_count)])
-        anchors = anchors_of(self.mem, uid)
+        anchors = self.mem.anchors_of(uid)
         anchor_html = (", ".join(f"{esc(a['name'])} <i>({esc(a['kind'])}: “{esc(a['surface'])}”)"
                                  "</i>" for a in anchors) or "<i>none</i>")
         nb = self.data.incident([uid])[:12]

@@ -1,8 +1,11 @@
 """What every notebook starts with: the store to work on.
 
-:func:`notebook_store` opens the store named by ``$AKASHA_STORE`` (``make lab`` and
-``akasha lab`` set it), or — when that is unset — the bundled demo conversations, built once
-(with replay, about a minute) into the temp folder and reused by every notebook after.
+:func:`notebook_store` connects to the memory server ``make lab`` / ``akasha lab`` start
+(``$AKASHA_URL``), so every notebook — and a live agent — share one store and never lock
+each other out; else it connects to whatever ``akasha serve`` serves the store named by
+``$AKASHA_STORE``; else it opens that store itself, or — when ``$AKASHA_STORE`` is unset —
+the bundled demo conversations, built once (with replay, about a minute) into the temp
+folder and reused by every notebook after.
 """
 
 from __future__ import annotations
@@ -15,15 +18,28 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import StoreLocked
+from ..errors import StoreError, StoreLocked
+from ..server.client import served_at
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from ..server.client import RemoteMemory
 
-__all__ = ["ENV", "demo_store_path", "notebook_store"]
+__all__ = ["ENV", "URL_ENV", "NotebookBlocked", "demo_store_path", "notebook_store"]
 
 ENV = "AKASHA_STORE"
 """Environment variable naming the store the notebooks open."""
+
+URL_ENV = "AKASHA_URL"
+"""Environment variable naming the memory server the notebooks connect to."""
+
+
+class NotebookBlocked(StoreLocked):
+    """The notebook cannot reach its store; shown in a notebook as the one line that says
+    what to do (no traceback)."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom exceptions
+        return [f"⚠ {self}"]
 
 
 def demo_store_path() -> Path:
@@ -50,20 +66,32 @@ def _build_demo(dst: Path) -> None:
     shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
-def notebook_store(*, write: bool = False) -> Memory:
-    """Open the notebooks' store: ``$AKASHA_STORE``, else the demo store (built on first use).
+def notebook_store(*, write: bool = False) -> Memory | RemoteMemory:
+    """The notebooks' store: the server at ``$AKASHA_URL``, else the server of
+    ``$AKASHA_STORE`` (or of the demo store), else that store opened here (the demo built
+    on first use).
 
-    ``write=False`` opens it read-only (explore, export); ``write=True`` lets the buttons
-    that write (commit a recall, curate) work. Kuzu lets several processes read a store, or
-    one write it — not both: when another notebook already has the store open, a
-    ``write=True`` open falls back to read-only (and says so; the writing buttons are then
-    disabled), and when another notebook writes it, this raises :class:`StoreLocked` with
-    what to do.
+    Through a server every notebook reads and writes the one store (``write`` does not
+    matter). Opened here, ``write=False`` opens it read-only (explore, export) and
+    ``write=True`` lets the buttons that write (commit a recall, curate) work; Kuzu lets
+    several processes read a store or one write it, so when another notebook has it open a
+    ``write=True`` open falls back to read-only (and says so), and when another process
+    writes it this raises :class:`NotebookBlocked`, shown as one line saying what to do.
     """
     import akasha_explorer as ak
 
+    url = os.environ.get(URL_ENV, "").strip()
+    if url:
+        try:
+            return ak.connect(url)
+        except StoreError as e:
+            raise NotebookBlocked(f"{e} — start it (`make lab` does, or `akasha serve STORE`), "
+                                  f"or unset {URL_ENV} to open the store here") from None
     name = os.environ.get(ENV, "").strip()
     path = Path(name).expanduser() if name else demo_store_path()
+    served = served_at(path)
+    if served:
+        return ak.connect(served)
     if not name and not (path / "akasha.json").exists():
         _build_demo(path)
     try:
@@ -78,8 +106,10 @@ def notebook_store(*, write: bool = False) -> Memory:
         else:
             print(f"{path} is open in another notebook or process, so it was opened read-only "
                   "here: the buttons that write are disabled. To write, run `mem.close()` "
-                  "there (or shut that kernel down) and run this cell again.")
+                  "there (or shut that kernel down) and run this cell again — or start "
+                  "JupyterLab with `make lab`, which serves the store to every notebook.")
             return mem
-    raise StoreLocked(
-        f"{first}. Another notebook or process has this store open for writing: run "
-        "`mem.close()` there (or shut its kernel down), then run this cell again") from None
+    raise NotebookBlocked(
+        f"{path} is open for writing in another process: run `mem.close()` there (or shut "
+        "its kernel down) and run this cell again — or serve it (`akasha serve STORE`, or "
+        f"start JupyterLab with `make lab`) so every notebook shares it ({first})") from None

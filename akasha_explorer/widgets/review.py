@@ -22,7 +22,7 @@ from ..errors import AkashaError
 from ..extract.base import PREDICATES
 from ._html import STYLE, esc, iso, kv_html, messages_html, note, short
 from .auditbox import AuditBox
-from .curator import ALL, KINDS, _opt, quote_html
+from .curator import ALL, KINDS, quote_html, unset_to_none
 
 if TYPE_CHECKING:
     from ..curate.review import ReviewItem
@@ -115,8 +115,8 @@ class ReviewQueue(W.VBox):
         """Reload the items (kind / status filters), the counts and the audit log; opens the
         first item when none is open."""
         try:
-            items = self.mem.review.list(status=_opt(self.status_pick.value),
-                                         kind=_opt(self.kind.value))
+            items = self.mem.review.list(status=unset_to_none(self.status_pick.value),
+                                         kind=unset_to_none(self.kind.value))
             pending = self.mem.review.list(status="pending")
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
@@ -188,9 +188,7 @@ class ReviewQueue(W.VBox):
         p = it.payload
         try:
             if it.kind == "injection" and p.get("message"):
-                n = self.mem.mirror.nodes
-                j = n.msg_index.get(p["message"])
-                node = None if j is None else n.uid[int(n.msg_node[j])]
+                node = self.mem.node_of_message(p["message"])
                 msgs = [m for m in self.mem.messages(node, verify=False)
                         if m.uid == p["message"]] if node else []
                 return ("<div><b>flagged message</b> (shown as text, never run)</div>"

@@ -102,9 +102,9 @@ def all_uids(trace: RecallTrace) -> list[str]:
     m = trace.micro
     first: list[str] = list(trace.seeds.uids)
     first += [u for u, s in zip(m.uids, trace.settle.source, strict=True) if s]
-    first += trace.graph.seed_uids + [u for u, sel in zip(trace.graph.uids, trace.graph.selected,
-                                                          strict=True) if sel]
-    first += trace.first_block().uids + trace.dense.uids + trace.graph.uids
+    gx = trace.graph_expand
+    first += gx.seed_uids + [u for u, sel in zip(gx.uids, gx.selected, strict=True) if sel]
+    first += trace.first_block().uids + trace.dense.uids + trace.graph_expand.uids
     if trace.writeback is not None:
         first.append(trace.writeback.current_uid)
     energy = m.current[-1] if m.current else [0.0] * len(m.uids)
@@ -170,7 +170,7 @@ def _rwr(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
 
 
 def _graph_expand(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
-    g = t.graph
+    g = t.graph_expand
     top = max(g.pair_candidate_signal, default=0.0) or 1.0
     edges = [{"from": s, "to": n, "kind": "graph", "value": c / top,
               "title": [f"{s} → {n}", f"w_eff {w:.3f}, out(s) {o:.3f}, in(n) {i:.3f}",

@@ -4,7 +4,7 @@ recall: seeds → RWR micrograph → graph_expand → settlement → three group
 
 The recall runs once (``mem.recall(..., log=False)``, a dry run); every stage is a view of
 the trace it returned (:func:`~.stages.stage_views`), so stepping back and forth recomputes
-nothing. The write-back stage shows the plan ``plan_writeback`` computes on the mirror for
+nothing. The write-back stage shows the plan ``mem.plan_writeback`` computes (a dry run) for
 the chosen current node — before → after, nothing applied — and only the **Commit** button
 writes, through ``mem.commit(trace, node)``.
 
@@ -21,17 +21,18 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from ..clikit import parse_now
 from ..config import PROFILES, Settings
-from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError
-from ._data import StoreGraph, query_log
+from ..text.timewords import parse_time
+from ._data import StoreGraph
 from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short
-from .graphview import DEFAULT_CAP, GraphView
+from .canvas import DEFAULT_CAP, GraphCanvas
+from .follow import Follow
 from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
 if TYPE_CHECKING:
+    from ..engine.writeback import WritebackPlan
     from ..memory import Memory
 
 __all__ = ["EDGE_COLOURS", "RING_COLOURS", "RecallStepper", "style_stage"]
@@ -145,7 +146,7 @@ class RecallStepper(W.VBox):
 
     Public parts for scripting and tests: :attr:`query`, :attr:`when`, :attr:`run_button`,
     :attr:`back_button`, :attr:`next_button`, :attr:`stage`, :attr:`view` (the
-    :class:`GraphView`), :attr:`current`, :attr:`reinforce`, :attr:`commit_button`,
+    :class:`GraphCanvas`), :attr:`current`, :attr:`reinforce`, :attr:`commit_button`,
     :attr:`trace`, :attr:`views`, :meth:`frame`, :meth:`stage_frame`.
     """
 
@@ -156,7 +157,7 @@ class RecallStepper(W.VBox):
         self.trace: RecallTrace | None = None
         self.views: list[StageView] = []
         self.index = 0
-        self.committed = None
+        self.committed: WritebackPlan | None = None
         self._data: StoreGraph | None = None
         self._base: dict[str, dict[str, Any]] = {}
         self._busy = False
@@ -180,7 +181,7 @@ class RecallStepper(W.VBox):
         self.stage = W.ToggleButtons(options=[(TITLES[s], s) for s in STAGES], value=STAGES[0],
                                      style={"button_width": "auto"}, disabled=True)
         self.caption = W.HTML()
-        self.view = GraphView(height="460px", cap=cap)
+        self.view = GraphCanvas(height="460px", cap=cap)
         self.detail = W.HTML(layout=W.Layout(width="34%", max_height="520px",
                                              overflow="auto"))
         self.detail.add_class("ak-detail")
@@ -206,6 +207,10 @@ class RecallStepper(W.VBox):
         self.current.observe(self._on_current, names="value")
         self.reinforce.observe(self._on_current, names="value")
         self.log_pick.observe(self._on_log_pick, names="value")
+        self.latest_button = W.Button(description="Latest recall", icon="history",
+                                      tooltip="step through the newest recall of the query log")
+        self.latest_button.on_click(lambda _b: self.latest())
+        self.follow = Follow(mem, self.latest, description="follow the agent's recalls")
         self.profile.observe(self._on_profile, names="value")
         self.view.on_select(self._on_select)
         self.view.layout = W.Layout(width="65%")
@@ -215,6 +220,7 @@ class RecallStepper(W.VBox):
             W.HTML(STYLE),
             W.HBox([self.query, self.run_button]),
             W.HBox([self.log_pick, self.when, self.profile]),
+            W.HBox([self.latest_button] + ([self.follow.box] if self.follow.box else [])),
             W.HBox([self.back_button, self.stage, self.next_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
@@ -234,7 +240,8 @@ class RecallStepper(W.VBox):
     def refresh_query_log(self) -> None:
         """Reload the query log into the picker."""
         try:
-            rows = query_log(self.mem)
+            rows = sorted(self.mem.query_log(limit=200),
+                          key=lambda r: (-(r["ts"] or 0.0), r["uid"]))  # newest first
         except AkashaError as err:  # an old store without a query log
             log.warning("cannot read the query log: %s", err)
             rows = []
@@ -243,6 +250,17 @@ class RecallStepper(W.VBox):
                  for r in rows]
         self.log_pick.options = opts
         self.log_pick.value = ""
+
+    def latest(self) -> RecallTrace | None:
+        """Step through the newest recall in the query log — with a served store, the one
+        the agent just made (recalled again, as a dry run, at its own time)."""
+        self.refresh_query_log()
+        rows = self.mem.query_log(limit=1)
+        if not rows:
+            self.status.value = note("the query log is empty: nothing has been recalled yet",
+                                     error=True)
+            return None
+        return self.run(rows[-1]["query"], repr(float(rows[-1]["ts"])))
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if not change["new"]:
@@ -299,18 +317,15 @@ class RecallStepper(W.VBox):
         return trace
 
     def _parse_now(self, value: str) -> float:
-        got = parse_now(value.strip() or "last", self.mem)
+        got = parse_time(value.strip() or "last", self.mem.last_ts)
         return _wall() if got is None else got
 
     def _fill_current(self) -> None:
         """Candidate current nodes: the newest nodes at or before the recall's time."""
         assert self.trace is not None
         assert self._data is not None
-        n = self.mem.mirror.nodes
-        vis = np.flatnonzero(n.alive[: n.n] & (n.ts <= self.trace.now))
-        newest = vis[np.lexsort((vis, -n.ts[vis]))][:30]
-        opts = [(f"{n.uid[r]} · {short(self._data.text(n.uid[r]), 40)}", n.uid[r])
-                for r in newest.tolist()]
+        newest = self._data.hood.newest(self.trace.now, 30)
+        opts = [(f"{u} · {short(self._data.text(u), 40)}", u) for u in newest]
         self._busy = True
         try:
             self.current.options = opts
@@ -328,9 +343,7 @@ class RecallStepper(W.VBox):
         elif self.current.value is None or not t.activation.uids:
             t.writeback = None
         else:
-            m = self.mem.mirror
-            plan_writeback(t, m.nodes, m.edges, m.nodes.index[self.current.value], now=t.now,
-                           settings=self.mem.settings, reinforce=self.reinforce.value)
+            self.mem.plan_writeback(t, self.current.value, reinforce=self.reinforce.value)
         text = self._data.text if self._data is not None else None
         self.views = stage_views(t, text)
 

@@ -3,17 +3,17 @@ the installed pyvis package ships, and reports clicks back to Python.
 
 - Nothing is fetched from the network: the vis-network source is read from the pyvis
   package folder at run time (:func:`vis_source`) and sent to the front end as a synced
-  trait; our own code is ``graphview.js`` beside this file.
+  trait; our own code is ``canvas.js`` beside this file.
 - Positions come from Python (:func:`layout`: igraph Fruchterman–Reingold with a private,
   seeded random generator, so the same graph always lays out the same); the front end runs
   with ``physics: false``.
 - Tooltips are HTML built by Python with every text escaped (:func:`~._html.tooltip`); the
   front end turns them into DOM elements (vis-network shows plain strings as text). Node
   labels are drawn on the canvas as text, never parsed as HTML.
-- Selection (click, ctrl/long-press for multi-select) lands in :attr:`GraphView.selected`
-  as node ids; a double-click asks Python to expand that node (:meth:`GraphView.on_expand`).
+- Selection (click, ctrl/long-press for multi-select) lands in :attr:`GraphCanvas.selected`
+  as node ids; a double-click asks Python to expand that node (:meth:`GraphCanvas.on_expand`).
 
->>> v = GraphView()
+>>> v = GraphCanvas()
 >>> v.set_graph([{"id": "a", "label": "A"}, {"id": "b"}], [{"from": "a", "to": "b"}])
 >>> [n["id"] for n in v.nodes], sorted(v.nodes[0]) == ["id", "label", "x", "y"]
 (['a', 'b'], True)
@@ -38,7 +38,7 @@ import traitlets
 
 from ..errors import StoreError
 
-__all__ = ["DEFAULT_CAP", "GraphView", "layout", "vis_source"]
+__all__ = ["DEFAULT_CAP", "GraphCanvas", "layout", "vis_source"]
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
     return out
 
 
-class GraphView(anywidget.AnyWidget):
+class GraphCanvas(anywidget.AnyWidget):
     """An offline, clickable graph (see the module docstring).
 
     Traits (synced): ``nodes`` / ``edges`` (vis-network dicts: ``id``, ``label``, ``title``
@@ -139,8 +139,8 @@ class GraphView(anywidget.AnyWidget):
     nodes it drew last).
     """
 
-    _esm = _HERE / "graphview.js"
-    _css = _HERE / "graphview.css"
+    _esm = _HERE / "canvas.js"
+    _css = _HERE / "canvas.css"
 
     vis_source = traitlets.Unicode("").tag(sync=True)
     nodes = traitlets.List(traitlets.Dict()).tag(sync=True)
@@ -155,7 +155,7 @@ class GraphView(anywidget.AnyWidget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(vis_source=vis_source(), **kwargs)
-        self._expand_handlers: list[Callable[[list[str]], None]] = []
+        self._expand_handlers: list[Callable[[list[str]], object]] = []
         self.on_msg(self._on_front_msg)
 
     # -- Python API ----------------------------------------------------------------------------
@@ -211,7 +211,7 @@ class GraphView(anywidget.AnyWidget):
         shown = {n["id"] for n in self.nodes}
         self.selected = [str(i) for i in ids if str(i) in shown]
 
-    def on_expand(self, handler: Callable[[list[str]], None]) -> None:
+    def on_expand(self, handler: Callable[[list[str]], object]) -> None:
         """Call ``handler(ids)`` when a person double-clicks nodes."""
         self._expand_handlers.append(handler)
 

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from tqdm.auto import tqdm
 
-from .engine.recall import plan_writeback, recall
-from .engine.writeback import apply_plan
+from ..engine.recall import plan_writeback, recall
+from ..engine.writeback import apply_plan
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..store.store import Store
 
 __all__ = ["first_user_message", "replay_rows"]
 
@@ -33,44 +33,49 @@ SYNC_EVERY = 256
 """Journal fsync interval during replay (a crash re-replays the unsynced tail)."""
 
 
-def first_user_message(mem: Memory, row: int) -> int | None:
+def first_user_message(store: Store, row: int) -> int | None:
     """Message row of the node's first user message, or None (assistant-only node)."""
-    nodes = mem.mirror.nodes
+    nodes = store.mirror.nodes
     a, k = int(nodes.first_msg[row]), int(nodes.n_msg[row])
     for j in range(a, a + k):
-        if mem.mirror.msg_role[j] == "user":
+        if store.mirror.msg_role[j] == "user":
             return j
     return None
 
 
-def replay_rows(mem: Memory, rows: list[int], *, progress: bool = False) -> int:
-    """Replay the given node rows in order; returns how many were replayed."""
-    mirror, st = mem.mirror, mem.settings
+def replay_rows(store: Store, rows: list[int], *, progress: bool = False) -> int:
+    """Replay the given node rows in order; returns how many were replayed.
+
+    Settings read: the store's own (every recall setting, through
+    :func:`~akasha_explorer.engine.recall.recall`, and the write-back ones through
+    :func:`~akasha_explorer.engine.recall.plan_writeback`); the journal is synced every
+    :data:`SYNC_EVERY` steps and the store checkpointed at the end."""
+    mirror, st = store.mirror, store.settings
     nodes, edges = mirror.nodes, mirror.edges
     done = 0
     for step, i in enumerate(tqdm(rows, desc="replay", unit="node", disable=not progress)):
-        j = first_user_message(mem, i)
+        j = first_user_message(store, i)
         sync = (step + 1) % SYNC_EVERY == 0
         if j is None:
             nodes.set_replayed(i)
-            mirror.journal_commit(mem.journal, replayed=[i], sync=sync)
+            mirror.journal_commit(store.journal, replayed=[i], sync=sync)
             done += 1
             continue
         now = float(nodes.ts[i])
         visible = nodes.alive & (nodes.ts <= now)
         visible[i:] = False
         msg_mask = nodes.msg_alive & (nodes.msg_node < i)
-        lex = mem.lexical_terms(mirror.msg_terms[j], now=now, msg_mask=msg_mask)
+        lex = store.lexical_terms(mirror.msg_terms[j], now=now, msg_mask=msg_mask)
         trace = recall(nodes, edges, nodes.msg_vec[j], lex, now=now, settings=st,
                        visible=visible, session=nodes.sessions[int(nodes.session[i])])
         plan = plan_writeback(trace, nodes, edges, i, now=now, settings=st)
         apply_plan(plan, nodes, edges)
         nodes.set_replayed(i)
-        mirror.journal_plan(mem.journal, plan, replayed=[i], sync=sync)
+        mirror.journal_plan(store.journal, plan, replayed=[i], sync=sync)
         done += 1
     if rows:
-        mem.journal.sync()
-        mem._checkpoint_or_defer()
+        store.journal.sync()
+        store.checkpoint_or_defer()
     log.info("replayed %d nodes", done)
     return done
 

@@ -1,0 +1,108 @@
+"""Whole-database reads and the file rebuild: every table of a Kuzu database with its
+properties (what a whole-store export writes), each table's rows, and :func:`rebuild`,
+which copies every live row into a fresh file and swaps it in (a forget's purge: Kuzu
+0.11 keeps deleted strings in its free pages)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import StoreError
+from ..store.space import GRAPH_RESERVE, ensure_free, size_of
+from .kuzu_db import TX_SEQ, GraphDB
+
+__all__ = ["read_table", "rebuild", "tables"]
+
+
+def tables(graph: GraphDB) -> list[dict[str, Any]]:
+    """Kuzu tables with their properties (node tables first, in creation order); a rel
+    table also names its ``src`` / ``dst`` tables and their primary keys."""
+    out = []
+    for t in graph.rows("CALL show_tables() RETURN id, name, type ORDER BY id"):
+        props = [r["name"] for r in graph.rows(f"CALL table_info('{t['name']}') RETURN name "
+                                               "ORDER BY `property id`")]
+        item = {"name": t["name"], "type": t["type"], "props": props}
+        if t["type"] == "REL":
+            c = graph.rows(f"CALL show_connection('{t['name']}') RETURN *")
+            if len(c) != 1:
+                raise StoreError(f"rel table {t['name']} joins {len(c)} table pairs; "
+                                 "export supports one")
+            vals = list(c[0].values())
+            item.update(src=vals[0], dst=vals[1], src_pk=vals[2], dst_pk=vals[3])
+        out.append(item)
+    return sorted(out, key=lambda t: t["type"] != "NODE")
+
+
+def read_table(graph: GraphDB, t: dict[str, Any]) -> pa.Table:
+    """Every row of table ``t`` (an item of :func:`tables`): a node table's properties in
+    Kuzu's scan order (Meta without the file's own transaction counter); a rel table's
+    ``_from``, ``_to`` primary keys then its properties, sorted (Kuzu's own order of rels
+    is an artefact of how they were written)."""
+    if t["type"] == "NODE":
+        cols = ", ".join(f"n.`{p}` AS `{p}`" for p in t["props"])
+        where = f" WHERE n.key <> '{TX_SEQ}'" if t["name"] == "Meta" else ""  # the file's own
+        return graph.arrow(f"MATCH (n:`{t['name']}`){where} RETURN {cols}")
+    rel_cols = [f"a.`{t['src_pk']}` AS _from", f"b.`{t['dst_pk']}` AS _to"]
+    rel_cols += [f"e.`{p}` AS `{p}`" for p in t["props"]]
+    data = graph.arrow(f"MATCH (a:`{t['src']}`)-[e:`{t['name']}`]->(b:`{t['dst']}`) "
+                       f"RETURN {', '.join(rel_cols)}")
+    keys = [c for c in data.column_names
+            if not pa.types.is_nested(data.schema.field(c).type)]
+    return data.sort_by([(c, "ascending") for c in keys]) if data.num_rows else data
+
+
+def rebuild(old: GraphDB) -> GraphDB:
+    """Copy every live row of ``old`` into a fresh file, swap it in atomically (a crash
+    leaves the old graph or the new one, never none) and return it opened read-write;
+    ``old`` is closed."""
+    path = Path(old.path)
+    tmp = path.with_name(path.name + ".rebuild")
+    _remove(tmp)
+    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(path), "rebuilding the graph file")
+    new = GraphDB(tmp)
+    try:
+        names = old.rows("CALL show_tables() RETURN name, type")
+        for t in (r["name"] for r in names if r["type"] == "NODE"):
+            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
+            data = old.arrow(f"MATCH (x:{t}) RETURN " + ", ".join(f"x.{c} AS {c}" for c in cols))
+            if t == "Meta":
+                data = data.filter(pc.not_equal(data.column("key"), "schema_version"))
+            new.copy(t, data)
+        for t in (r["name"] for r in names if r["type"] == "REL"):
+            conn = old.rows(f"CALL show_connection('{t}') RETURN *")[0]
+            src, dst = conn["source table primary key"], conn["destination table primary key"]
+            cols = [r["name"] for r in old.rows(f"CALL table_info('{t}') RETURN *")]
+            data = old.arrow(f"MATCH (a)-[e:{t}]->(b) RETURN a.{src} AS _from, b.{dst} AS _to"
+                             + "".join(f", e.{c} AS {c}" for c in cols))
+            new.copy(t, data)
+    except BaseException:
+        new.close()
+        _remove(tmp)
+        raise
+    new.close()
+    old.close()  # a clean close folds and removes its WAL: the old file stands alone
+    for suffix in (".wal", ".shadow"):
+        _remove_file(Path(str(path) + suffix))
+    os.replace(tmp, path)  # atomic: a crash leaves the old graph or the new one, never none
+    for suffix in (".wal", ".shadow"):
+        _remove(Path(str(tmp) + suffix))
+    return GraphDB(path)
+
+
+def _remove_file(p: Path) -> None:
+    if p.is_file():
+        p.unlink()
+
+
+def _remove(p: Path) -> None:
+    for q in (p, Path(str(p) + ".wal"), Path(str(p) + ".shadow"), Path(str(p) + ".lock")):
+        if q.is_dir():
+            shutil.rmtree(q)
+        elif q.exists():
+            q.unlink()

@@ -1,0 +1,650 @@
+"""The :class:`Store`: one open memory store folder and everything it owns.
+
+A store folder holds::
+
+    akasha.json      manifest: settings, embedding model + dimension, tokenizer, format
+    graph.kuzu       Kuzu: turns (pointers + dynamic state), sessions, anchors, edges, logs
+    vectors/         LanceDB: the raw messages verbatim (+ sha256) and node vectors
+    journal.jsonl    write-ahead journal of committed state changes (SPEC §1 write path)
+    writer.lock      the one-writer lock
+
+A :class:`Store` owns the open parts — the writer lock, the manifest and settings, the
+Kuzu adapter (:attr:`Store.graph`), the LanceDB adapter (:attr:`Store.vectors`), the
+journal, the in-memory mirror the engine computes on, and the caches of stored text — and
+offers what the areas need as public methods: lifecycle and the write path (checkpoint,
+commit, journaled changes), lookups of nodes and messages, the lexical index, the query
+log. The areas (ingest, extract, curate, analysis, brief, export, doctor) are functions or
+small classes that take a ``Store``, the way sqlite-utils' ``Table`` takes its
+``Database``; :class:`~akasha_explorer.memory.Memory` is the facade a person uses, and
+``mem.store`` is its Store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..config import Settings
+from ..embed import Embedder, make_embedder
+from ..engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
+from ..engine.recall import plan_writeback
+from ..engine.trace import RecallTrace
+from ..engine.writeback import WritebackPlan, apply_plan
+from ..errors import (
+    DiskFull,
+    IntegrityError,
+    InvalidInput,
+    InvalidSettings,
+    ModelMismatch,
+    NotFound,
+    ReadOnlyStore,
+    StoreError,
+    StoreLocked,
+)
+from ..graphdb import SCHEMA_VERSION, GraphDB, logs
+from ..graphdb import turns as gt
+from ..graphdb.kuzu_db import graph_lock
+from ..model import Message, NodeState
+from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
+from ..text.timewords import time_windows
+from ..text.tokenize import TermRules, normalize, terms
+from ..vectors import VectorDB
+from ..vectors import queries as vq
+from . import folder
+from .journal import Journal
+from .lock import WriterLock
+from .manifest import Manifest, tokenizer_id
+from .mirror import Mirror
+
+if TYPE_CHECKING:
+    from ..extract.base import Extractor
+
+__all__ = ["Store"]
+
+log = logging.getLogger(__name__)
+
+class Store:
+    """One memory store folder, opened for reading or writing (see the module docstring).
+
+    ``settings`` apply when the store is created; an existing store keeps the settings it
+    was built with and refuses different ones (:class:`InvalidSettings`). ``embedder``
+    replaces the sentence-transformers model (it must match the store's model name and
+    dimension). One process at a time may open a store for writing; see
+    :func:`akasha_explorer.open`.
+    """
+
+    def __init__(self, path: str | Path, settings: Settings | None = None, *,
+                 read_only: bool = False, embedder: Embedder | None = None) -> None:
+        self.path = folder.store_path(path)
+        self.read_only = read_only
+        self.lock: WriterLock | None = None
+        """The writer lock this store holds (None: read-only, or closed)."""
+        self.extractor: Extractor | None = None
+        """The extractor run at ingest (None: the offline rule-based default)."""
+        self.last_trace: RecallTrace | None = None
+        """The last recall made through this store (the trace context handles resolve
+        against; see :mod:`akasha_explorer.brief.api`)."""
+        self._embedder = embedder
+        self._closed = False
+        self._hashes: dict[str, str] | None = None
+        self._texts: dict[str, str] | None = None
+        self._other_postings: dict[TermRules, tuple[Any, Postings]] = {}
+        exists = Manifest.path(self.path).is_file()
+        if read_only and not exists:
+            raise StoreError(folder.describe(self.path))
+        made = not self.path.exists()
+        if not read_only:
+            if exists:
+                self.lock = WriterLock(self.path)
+                self.lock.acquire()
+            else:  # a new store, or a half-made one an interrupted creation left
+                self.lock, exists = folder.claim(self.path)
+        try:
+            try:
+                self._open(settings, exists)
+            except OSError as e:
+                raise folder.os_error(e, self.path, "open the store") from e
+        except BaseException:
+            for part in ("graph", "vectors"):
+                obj = getattr(self, part, None)
+                if obj is not None:
+                    obj.close()
+            if not exists and self.lock is not None \
+                    and not Manifest.path(self.path).is_file():  # no half-made store left
+                folder.abandon(self.path, self.lock, made=made)
+                self.lock = None
+            self._release()
+            raise
+
+    def _open(self, settings: Settings | None, exists: bool) -> None:
+        if exists:
+            self.manifest = Manifest.read(self.path)
+            if settings is not None:
+                built = self.manifest.settings.EMBED_MODEL
+                if built != settings.EMBED_MODEL:
+                    raise ModelMismatch(
+                        f"store {self.path} was built with embedding model {built!r}; refusing "
+                        f"to mix in vectors from {settings.EMBED_MODEL!r}. Open it without "
+                        "settings (it keeps its own) or build a new store for the other model")
+                diff = self.manifest.settings.diff(settings)
+                if diff:
+                    shown = ", ".join(f"{k}={a!r} (you passed {b!r})" for k, (a, b) in diff.items())
+                    raise InvalidSettings(
+                        f"store {self.path} was built with {shown}; a store keeps its settings so "
+                        "it replays the same — pass settings=... to recall() for a dry-run "
+                        "experiment, switch its profile with `akasha migrate STORE --profile "
+                        "v1|v2` (mem.migrate), or build a new store")
+            if self._embedder is not None:
+                self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
+        else:
+            settings = settings or Settings()
+            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS)
+            self._embedder = emb
+            self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
+                                     tokenizer=tokenizer_id(settings))
+        self.settings: Settings = self.manifest.settings
+        self.dim = self.manifest.dim
+        try:
+            self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
+        except StoreLocked as e:  # say who holds it (see store.lock)
+            detail = str(e.__cause__ or e).splitlines()[0]
+            raise WriterLock(self.path).graph_busy(
+                read_only=self.read_only, detail=detail,
+                holder=graph_lock(self.path / "graph.kuzu")) from e
+        self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
+        if not exists:
+            self.manifest.write(self.path)  # last: a half-created folder has no manifest
+        if not self.read_only:
+            folder.finish(self.path)  # (also a marker a kill left after the manifest)
+        self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
+        stale_terms = exists and self.manifest.tokenizer != tokenizer_id(self.settings)
+        if stale_terms and not self.read_only:
+            self.reindex()
+            stale_terms = False
+        self.mirror = Mirror(self.dim)
+        self.mirror.load(self.graph, self.vectors, self.journal)
+        if stale_terms:  # read-only: index the terms in memory, leave the files alone
+            log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
+                        "in memory — open it once for writing to migrate it", self.path,
+                        self.manifest.tokenizer)
+            self.mirror.set_terms(self.terms_by_uid(self.settings))
+        if self.mirror.orphan_messages:
+            log.warning("store %s: %d messages without a node (an interrupted ingest); "
+                        "re-run that ingest or `akasha doctor --repair`", self.path,
+                        len(self.mirror.orphan_messages))
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran."""
+        return self._closed
+
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Checkpoint the journal into Kuzu (writers; ``checkpoint=False`` leaves it for the
+        next open to re-apply) and release every file and lock. Closing twice is a no-op."""
+        if self._closed:
+            return
+        try:
+            if checkpoint and not self.read_only and hasattr(self, "mirror"):
+                self.checkpoint_or_defer()
+        finally:
+            self._closed = True
+            for part in ("journal", "graph", "vectors"):
+                obj = getattr(self, part, None)
+                if obj is not None:
+                    obj.close()
+            self._release()
+
+    def _release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def check_open(self) -> None:
+        """Raise :class:`StoreError` when the store is closed."""
+        if self._closed:
+            raise StoreError(f"store {self.path} is closed")
+
+    def check_write(self) -> None:
+        """Raise when the store is closed or open read-only (:class:`ReadOnlyStore`)."""
+        self.check_open()
+        if self.read_only:
+            raise ReadOnlyStore(f"store {self.path} is open read-only; open it without "
+                                "read_only=True to change it")
+
+    # -- the write path (SPEC §1) ----------------------------------------------------------------
+    def announce(self, **info: object) -> None:
+        """Add to what the writer lock file says about this writer (``url=``: where the
+        store is served, so a process refused the store can connect there instead)."""
+        self.check_write()
+        assert self.lock is not None
+        self.lock.annotate(**info)
+
+    def checkpoint(self) -> dict[str, float]:
+        """Fold the journal into Kuzu in bulk (SPEC §1 write path; see
+        :meth:`Mirror.checkpoint <akasha_explorer.store.mirror.Mirror.checkpoint>`)."""
+        self.check_write()
+        if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
+                or self.mirror.pending_queries or self.journal.pending):
+            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "seconds": 0.0}
+        return self.mirror.checkpoint(self.graph, self.journal)
+
+    def checkpoint_or_defer(self) -> None:
+        """A checkpoint that may wait: the journal holds every acknowledged change, so a
+        disk too full for Kuzu defers it (logged) instead of failing the call."""
+        try:
+            self.checkpoint()
+        except DiskFull as e:
+            log.warning("store %s: checkpoint deferred (the journal keeps every change): %s",
+                        self.path, e)
+
+    @contextlib.contextmanager
+    def journaled(self) -> Iterator[None]:
+        """A change applied to the mirror and appended to the journal, all or nothing:
+        when the append fails (a full disk), the mirror is loaded again from what is
+        durable — the stores and the journal — so the failed change is nowhere, and the
+        error says so."""
+        try:
+            yield
+        except BaseException:
+            self.reload_mirror()
+            raise
+
+    def reload_mirror(self) -> None:
+        """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
+        self.journal.close()
+        fresh = Mirror(self.dim)
+        fresh.load(self.graph, self.vectors, self.journal)
+        self.mirror = fresh
+
+    def plan_writeback(self, trace: RecallTrace, current_node: str, *,
+                       reinforce: bool = False) -> WritebackPlan:
+        """The write-back plan of ``trace`` with ``current_node`` as the turn it served,
+        computed at ``trace.now`` from the current state and set on ``trace.writeback`` —
+        a dry run: nothing is applied (SPEC §4 stage 5)."""
+        self.check_open()
+        m = self.mirror
+        return plan_writeback(trace, m.nodes, m.edges, self.row(current_node), now=trace.now,
+                              settings=self.settings, reinforce=reinforce)
+
+    def commit(self, trace: RecallTrace, current_node: str, *,
+               reinforce: bool = False) -> WritebackPlan:
+        """Write ``trace`` back with ``current_node`` as current: the plan is applied to the
+        mirror and appended to the journal in one record (all or nothing), the trace's
+        query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
+        commits. A trace can be committed once."""
+        self.check_write()
+        if trace.writeback is not None and trace.writeback.applied:
+            raise InvalidInput("this trace was already committed; recall again to write again")
+        plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
+        m = self.mirror
+        try:
+            with self.journaled():
+                apply_plan(plan, m.nodes, m.edges)
+                m.journal_plan(self.journal, plan)
+        except BaseException:
+            trace.writeback = None  # not committed: it can be committed again
+            raise
+        try:
+            self.mark_committed(trace.log_uid)
+        except DiskFull as e:  # the commit is durable; only the log's flag waits
+            log.warning("commit: the query log row was not marked committed: %s", e)
+        if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
+            self.checkpoint_or_defer()
+        return plan
+
+    # -- settings and term rules -----------------------------------------------------------------
+    def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
+        """Lexical terms of every stored message under the term rules of ``settings`` (default:
+        the store's) — computed from the stored text, nothing is written."""
+        settings = settings or self.settings
+        rows = vq.messages(self.vectors, TERM_SOURCE_COLUMNS).to_pydict()
+        return dict(zip(rows["uid"], stored_terms(rows, settings), strict=True))
+
+    def reindex(self) -> None:
+        """Migration: rebuild the stored lexical terms under the store's rules, then record
+        them in the manifest (a crash in between re-runs it on the next open)."""
+        t0 = time.perf_counter()
+        rows = vq.messages(self.vectors, TERM_SOURCE_COLUMNS).to_pydict()
+        new = stored_terms(rows, self.settings)  # the raw text is read, never written
+        vq.update_message_terms(self.vectors, pa.table({
+            "uid": pa.array(rows["uid"], pa.string()),
+            "terms": pa.array(new, pa.list_(pa.string()))}))
+        n = len(new)
+        old = self.manifest.tokenizer
+        self.manifest.tokenizer = tokenizer_id(self.settings)
+        self.manifest.write(self.path)
+        log.warning("store %s: lexical terms of %d messages rebuilt for the term rules %s "
+                    "(were %s) in %.1fs", self.path, n, self.manifest.tokenizer, old or "?",
+                    time.perf_counter() - t0)
+
+    def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
+        """Switch to settings ``profile``, keeping what the store set apart from its own
+        profile and ``changes`` on top (see :meth:`Memory.migrate
+        <akasha_explorer.memory.Memory.migrate>`). Returns ``{setting: (old, new)}``."""
+        self.check_write()
+        base, own = self.settings.profile_name()
+        new = Settings.profile(profile, **{**own, **changes})
+        if new.EMBED_MODEL != self.settings.EMBED_MODEL or (
+                new.EMBED_CJK_DIMS != self.settings.EMBED_CJK_DIMS):
+            raise ModelMismatch("migrate cannot change the embedding model (every vector would "
+                                "have to be recomputed); build a new store for another model")
+        diff = self.settings.diff(new)
+        if not diff:
+            return {}
+        self.checkpoint()
+        self.manifest.settings = new
+        self.settings = new
+        self.manifest.write(self.path)
+        if self.manifest.tokenizer != tokenizer_id(new):
+            self.reindex()
+            self.mirror.set_terms(self.terms_by_uid(new))
+        self.journal.fsync = new.JOURNAL_FSYNC
+        log.info("store %s migrated from profile %s to %s", self.path, base, profile)
+        return diff
+
+    # -- embedder --------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedding model (loaded on first use)."""
+        if self._embedder is None:
+            s = self.settings
+            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS)
+            self.manifest.check_model(emb.name, emb.dim, self.path)
+            self._embedder = emb
+        return self._embedder
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """L2-normalised query vector."""
+        return self.embedder.encode([text])[0]
+
+    # -- nodes and messages ----------------------------------------------------------------------
+    def row(self, uid: str) -> int:
+        """The mirror row of live node ``uid``; raises :class:`NotFound`."""
+        i = self.mirror.nodes.index.get(uid)
+        if i is None or not self.mirror.nodes.alive[i]:
+            raise NotFound(f"no node {uid!r} in {self.path}; `akasha stats` lists what is there")
+        return i
+
+    def has_node(self, uid: str) -> bool:
+        """Whether ``uid`` is a live node."""
+        i = self.mirror.nodes.index.get(uid)
+        return i is not None and bool(self.mirror.nodes.alive[i])
+
+    def node_of_message(self, msg_uid: str) -> str | None:
+        """The node a message belongs to (None: no such message)."""
+        j = self.mirror.nodes.msg_index.get(msg_uid)
+        return None if j is None else self.mirror.nodes.uid[int(self.mirror.nodes.msg_node[j])]
+
+    def node_state(self, uid: str) -> NodeState:
+        """Dynamic state of one node (mirror values, i.e. including uncheckpointed commits)."""
+        i = self.row(uid)
+        n = self.mirror.nodes
+        return NodeState(uid=uid, session=n.sessions[int(n.session[i])], ts=float(n.ts[i]),
+                         sigma=float(n.sigma[i]), strength=float(n.strength[i]),
+                         strength_ts=float(n.strength_ts[i]), resource=float(n.resource[i]),
+                         resource_ts=float(n.resource_ts[i]),
+                         recall_count=int(n.recall_count[i]),
+                         assistant_only=bool(n.assistant_only[i]))
+
+    def messages(self, node: str, *, verify: bool = True) -> list[Message]:
+        """The verbatim messages of a node, in order; raises :class:`IntegrityError` when a
+        message's bytes no longer match its sha256 and ``verify`` is on."""
+        i = self.row(node)
+        n = self.mirror.nodes
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        uids = n.msg_uid[a:a + k]
+        rows = vq.messages_of_nodes(self.vectors, [node]).to_pylist()
+        by_uid = {r["uid"]: r for r in rows}
+        out = [message_of(by_uid[u]) for u in uids if u in by_uid]
+        if verify:
+            bad = [m.uid for m in out if not m.verified]
+            if bad:
+                raise IntegrityError(f"message(s) {', '.join(bad)} no longer match their sha256; "
+                                     "run `akasha doctor` on the store")
+        return out
+
+    def next_seq(self, session: str) -> int:
+        """The seq a new message of ``session`` gets (one past the highest stored)."""
+        rows = vq.message_seqs(self.vectors, session)
+        return (max(rows) + 1) if rows else 0
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Sessions with their time range and node count, oldest first."""
+        return gt.sessions(self.graph)
+
+    def last_ts(self) -> float:
+        """Time of the newest message (0.0 for an empty store)."""
+        n = self.mirror.nodes
+        return float(n.msg_ts[n.msg_alive].max()) if n.m and n.msg_alive.any() else 0.0
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and facts about the store (what ``akasha stats`` prints)."""
+        n, e = self.mirror.nodes, self.mirror.edges
+        flags: dict[str, int] = {}
+        for j, f in enumerate(self.mirror.msg_flags):
+            if n.msg_alive[j]:
+                for name in f:
+                    flags[name] = flags.get(name, 0) + 1
+        alive = n.alive
+        ts = n.ts[alive]
+        return {
+            "path": str(self.path),
+            "sessions": int(self.graph.count("Session")),
+            "messages": int(n.msg_alive.sum()),
+            "nodes": int(alive.sum()),
+            "assistant_only_nodes": int((n.assistant_only & alive).sum()),
+            "replayed_nodes": int((n.replayed & alive).sum()),
+            "edges": int(e.n_alive()),
+            "next_edges": int(self.graph.count("NEXT")),
+            "flags": dict(sorted(flags.items())),
+            "review_pending": logs.pending_review_count(self.graph),
+            "queries_logged": int(self.graph.count("QueryLog")) + len(self.mirror.pending_queries),
+            "first_ts": _iso(float(ts.min())) if ts.size else None,
+            "last_ts": _iso(float(ts.max())) if ts.size else None,
+            "model": self.manifest.model,
+            "dim": self.dim,
+            "tokenizer": self.manifest.tokenizer,
+            "schema_version": SCHEMA_VERSION,
+            "graph_schema_version": self.graph.schema_version,
+            "journal_pending": self.journal.pending,
+            "orphan_messages": len(self.mirror.orphan_messages),
+            "disk_bytes": _du(self.path),
+        }
+
+    # -- caches of stored text -------------------------------------------------------------------
+    def stored_hashes(self) -> dict[str, str]:
+        """Message uid -> sha256 of every stored message (cached; a torn ingest's rows, to be
+        replaced, left out)."""
+        if self._hashes is None:
+            t = vq.messages(self.vectors, ["uid", "sha256"]).to_pydict()
+            self._hashes = dict(zip(t["uid"], t["sha256"], strict=True))
+            for u in self.mirror.orphan_messages:  # a torn ingest: rows to be replaced
+                self._hashes.pop(u, None)
+        return self._hashes
+
+    def texts(self) -> dict[str, str]:
+        """Message uid -> verbatim text of every stored message (cached; a torn ingest's
+        rows left out)."""
+        if self._texts is None:
+            t = vq.messages(self.vectors, ["uid", "text"]).to_pydict()
+            orphans = set(self.mirror.orphan_messages)
+            self._texts = {u: x for u, x in zip(t["uid"], t["text"], strict=True)
+                           if u not in orphans}
+        return self._texts
+
+    def text_hashes(self) -> dict[str, str]:
+        """Normalised text -> first message uid (near-duplicate links)."""
+        out: dict[str, str] = {}
+        for uid, text in self.texts().items():
+            out.setdefault(normalize(" ".join(text.split())), uid)
+        return out
+
+    def forget_cached(self, msg_uids: Collection[str] | None = None) -> None:
+        """Drop ``msg_uids`` from the text and hash caches (None: drop both caches whole, to
+        be read again on first use)."""
+        if msg_uids is None:
+            self._hashes = None
+            self._texts = None
+            return
+        for u in msg_uids:
+            for cache in (self._texts, self._hashes):
+                if cache is not None:
+                    cache.pop(u, None)
+
+    def write_ingest(self, messages: pa.Table, turns: pa.Table,
+                     graph_batch: dict[str, Any]) -> None:
+        """Store one ingest batch: LanceDB first (messages, then node vectors; a torn
+        ingest's rows replaced), then one Kuzu transaction
+        (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`); the caches follow.
+        The free space the whole batch needs is checked first: a batch the disk cannot
+        hold is refused before anything is written (:mod:`.space`)."""
+        from .space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
+        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
+                    f"storing {messages.num_rows} messages")
+        orphans = self.mirror.orphan_messages
+        if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
+            torn = vq.messages_with_uids(self.vectors, orphans, ["node"]).column("node")
+            nodes = sorted(set(torn.to_pylist()) | set(messages.column("node").to_pylist()))
+            vq.delete_messages(self.vectors, orphans, batch=len(orphans))  # one delete each
+            vq.delete_turns(self.vectors, nodes, batch=max(1, len(nodes)))
+            self.mirror.orphan_messages = []
+        vq.add_messages(self.vectors, messages)
+        vq.add_turns(self.vectors, turns)
+        pending = (json.dumps(graph_batch["Turn"].column("uid").to_pylist(), ensure_ascii=False,
+                              separators=(",", ":")) if self.settings.EXTRACT else None)
+        gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
+        if self._hashes is not None:
+            self._hashes.update(zip(messages.column("uid").to_pylist(),
+                                    messages.column("sha256").to_pylist(), strict=True))
+        if self._texts is not None:
+            self._texts.update(zip(messages.column("uid").to_pylist(),
+                                   messages.column("text").to_pylist(), strict=True))
+
+    # -- the query log ---------------------------------------------------------------------------
+    def log_query(self, row: dict[str, Any]) -> str | None:
+        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint). Returns
+        its uid, or None when the disk is full (logged: the recall itself is fine)."""
+        try:
+            self.mirror.log_query(self.journal, row)
+        except DiskFull as e:
+            log.warning("recall %r: not written to the query log: %s",
+                        str(row.get("query", ""))[:60], e)
+            return None
+        return str(row["uid"])
+
+    def mark_committed(self, log_uid: str | None) -> None:
+        """Mark the query-log row ``log_uid`` as written back (None: nothing to mark)."""
+        if log_uid is None:
+            return
+        for row in self.mirror.pending_queries:
+            if row["uid"] == log_uid:
+                row["committed"] = True
+                return
+        logs.mark_query_committed(self.graph, log_uid)
+
+    def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The query log, oldest first: the rows Kuzu holds and those still waiting in the
+        journal for a checkpoint, each once (every column of
+        :data:`~akasha_explorer.graphdb.logs.QUERY_COLUMNS`); ``limit``: only the newest
+        ``limit`` rows."""
+        rows = logs.query_log(self.graph, limit=limit)
+        seen = {r["uid"] for r in rows}
+        rows += [dict(r) for r in self.mirror.pending_queries if r["uid"] not in seen]
+        rows.sort(key=lambda r: (float(r.get("ts") or 0.0), str(r["uid"])))
+        return rows if limit is None else rows[-limit:] if limit > 0 else []
+
+    # -- the lexical index (SPEC §4 stage 1) -----------------------------------------------------
+    def postings(self, settings: Settings | None = None) -> Postings:
+        """The lexical index of the mirror's messages under the term rules of ``settings``
+        (default: the store's own, kept up to date by every write). Other rules — a dry run
+        under another profile — get an index built from the stored text on first use and
+        kept until the store's messages change."""
+        rules = TermRules.of(settings or self.settings)
+        if rules == TermRules.of(self.settings):
+            return self.mirror.postings
+        n = self.mirror.nodes
+        key = (rules, n.m, int(n.msg_alive.sum()))
+        cached = self._other_postings.get(rules)
+        if cached is None or cached[0] != key:
+            by_uid = self.terms_by_uid(settings)
+            p = Postings()
+            for j, uid in enumerate(n.msg_uid):
+                p.add(j, by_uid.get(uid, []) if n.msg_alive[j] else [])
+            cached = (key, p)
+            self._other_postings[rules] = cached
+        return cached[1]
+
+    def lexical(self, text: str, *, now: float, msg_mask: np.ndarray | None = None,
+                settings: Settings | None = None) -> LexicalHits:
+        """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1).
+
+        Settings read: the term rules (``FTS_MIN_TOKEN_LEN`` …, see ``TermRules``),
+        ``TIME_PRIOR`` and ``HYBRID`` (relative time words are not terms), and those of
+        :meth:`lexical_terms`."""
+        s = settings or self.settings
+        rules = TermRules.of(s)
+        q = terms(text, rules=rules)
+        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
+                      for t in terms(w[2], rules=rules)}
+        return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
+                                  exclude=time_terms)
+
+    def lexical_terms(self, query_terms: Sequence[str], *, now: float,
+                      msg_mask: np.ndarray | None = None, settings: Settings | None = None,
+                      exclude: Collection[str] = ()) -> LexicalHits:
+        """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
+        the query's relative time words).
+
+        Settings read: ``FTS_MIN_IDF``, ``FTS_UNSEEN_IDF``, ``FTS_MAX_TOKENS``,
+        ``CAUSAL_IDF``, ``FTS_SKIP_UNSEEN``, ``FTS_MIN_IDF_DOCS``, ``FTS_TOP_K``
+        (``FUSION_POOL`` with ``HYBRID``), ``BM25_K1``, ``BM25_B`` and the term rules'
+        minimum length."""
+        s = settings or self.settings
+        n = self.mirror.nodes
+        alive = n.msg_alive if msg_mask is None else msg_mask
+        postings = self.postings(s)
+        sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
+                           min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
+                           max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
+                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
+                           min_docs=s.FTS_MIN_IDF_DOCS)
+        top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
+        return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+
+    @staticmethod
+    def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
+                     ) -> list[tuple[float, float, str]]:
+        """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
+        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`).
+        ``relative=True``: only those named relative to now (最近, last week)."""
+        if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
+            return []
+        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
+                if w.relative or not relative]
+
+
+def message_of(r: dict[str, Any]) -> Message:
+    """A :class:`~akasha_explorer.model.Message` from a stored message row."""
+    return Message(uid=r["uid"], node=r["node"], session=r["session"], seq=int(r["seq"]),
+                   ts=float(r["ts"]), role=r["role"], speaker=r["speaker"], text=r["text"],
+                   sha256=r["sha256"], flags=tuple(r["flags"] or ()), source=r["source"] or "",
+                   ext_id=r["ext_id"], meta=json.loads(r["meta"]) if r["meta"] else {})
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="seconds")
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())

@@ -1,0 +1,239 @@
+"""``akasha serve`` (issue 15) with the official MCP SDK's own client, over stdio and
+streamable HTTP, a notebook client (``ak.connect``) beside an agent, kill -9 of the server
+mid-write, and the loopback/token rule. Real server processes, real stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+import akasha_explorer as ak
+from akasha_explorer.engine.trace import RecallTrace
+from akasha_explorer.server.mcp_tools import TOOLS
+
+AKASHA = str(Path(sys.executable).parent / "akasha")
+T0 = 1_790_000_000.0  # 2026-09-21
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _small_store(path: Path) -> Path:
+    with ak.open(path) as mem:
+        mem.ingest([
+            {"role": "user", "content": "和阿岚打杀戮尖塔，死在第二层"},
+            {"role": "assistant", "content": "可惜！第二层是哪个 boss？"},
+            {"role": "user", "content": "my finger is healing, the doctor changed the dressing"},
+            {"role": "assistant", "content": "Good news. Keep it dry."},
+        ], session="s0", replay=True, progress=False)
+    return path
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@pytest.fixture
+def served(tmp_path: Path, embedder: Any) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]]:
+    """A small store served over HTTP by a real ``akasha serve`` process."""
+    store = _small_store(tmp_path / "store")
+    port = _free_port()
+    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port),
+                             "--checkpoint-seconds", "1"], env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    _wait_up(url, proc)
+    yield url, store, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            ak.connect(url, timeout=2)
+            return
+        except ak.StoreError:
+            time.sleep(0.3)
+    raise AssertionError("server did not come up")
+
+
+def _json(result: Any) -> Any:
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+async def _live_loop(client: Client, turns: int, session: str) -> list[str]:
+    """The agent's loop: context before answering, add_turn after (with its recall_id)."""
+    nodes = []
+    for k in range(turns):
+        q = f"第{k}次问：阿岚的杀戮尖塔打到第几层了" if k % 2 else f"question {k}: how is my finger"
+        ctx = _json(await client.call_tool("context", {"query": q, "now": T0 + 600 * k}))
+        assert ctx["text"].startswith("memory") and ctx["recall_id"]
+        out = _json(await client.call_tool("add_turn", {
+            "session": session, "user": q, "assistant": f"answer {k}", "ts": T0 + 600 * k + 5,
+            "recall_id": ctx["recall_id"]}))
+        nodes.append(out["node"])
+    return nodes
+
+
+def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> None:
+    store = _small_store(tmp_path / "store")
+    params = StdioServerParameters(command=AKASHA, args=["serve", str(store), "--stdio",
+                                                         "--no-http"], env=_env())
+
+    async def run() -> None:
+        async with Client(params, read_timeout_seconds=120) as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            assert names == list(TOOLS)
+            nodes = await _live_loop(c, 3, "live")
+            assert nodes == ["live:0", "live:2", "live:4"]
+            ctx = _json(await c.call_tool("context", {"query": "阿岚 杀戮尖塔", "now": T0 + 9e3}))
+            x = _json(await c.call_tool("expand", {"handle": "[1]",
+                                                   "context_id": ctx["context_id"]}))
+            assert x["verified"] and ("阿岚" in x["text"] or "finger" in x["text"])
+            # refusals are tool errors that say what to do; the server keeps answering
+            bad = await c.call_tool("forget", {"session": "live"})
+            assert bad.is_error and "confirm=true" in bad.content[0].text
+            bad = await c.call_tool("add_turn", {"session": "live", "ts": 1e13, "user": "x"})
+            assert bad.is_error and "between 1970 and 2200" in bad.content[0].text
+            bad = await c.call_tool("expand", {"handle": "[77]",
+                                               "context_id": ctx["context_id"]})
+            assert bad.is_error and "no handle [77]" in bad.content[0].text
+            bad = await c.call_tool("context", {"query": "   "})
+            assert bad.is_error and "empty" in bad.content[0].text
+            stats = _json(await c.call_tool("stats", {}))
+            assert stats["nodes"] == 5 and stats["version"] >= 6
+            done = _json(await c.call_tool("forget", {"session": "live", "confirm": True}))
+            assert done["nodes"] == 3
+            assert _json(await c.call_tool("stats", {}))["nodes"] == 2
+
+    anyio.run(run)
+    with ak.open(store, read_only=True) as mem:        # the server closed the store cleanly
+        assert mem.stats()["nodes"] == 2 and mem.stats()["journal_pending"] == 0
+
+
+def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
+    url, store, _proc = served
+    nb = ak.connect(url)
+    assert nb.path == store.resolve() and nb.settings == ak.Settings()
+    v0 = nb.version
+
+    async def agent() -> list[str]:
+        async with Client(url + "/mcp", read_timeout_seconds=120) as c:
+            return await _live_loop(c, 4, "agent")
+
+    nodes = anyio.run(agent)
+    assert nb.wait(since=v0, timeout=5) > v0         # the notebook sees the change
+    assert nb.stats()["nodes"] == 2 + 4
+    assert {s["session"] for s in nb.sessions()} == {"s0", "agent"}
+    assert [m.text for m in nb.messages(nodes[-1])] == [
+        "第3次问：阿岚的杀戮尖塔打到第几层了", "answer 3"]
+    # the recall the agent just made is in the query log, committed, and replays exactly
+    t = nb.recall("第3次问：阿岚的杀戮尖塔打到第几层了", now=T0 + 1800, log=False)
+    assert isinstance(t, RecallTrace) and t.floor.uids
+    assert nb.replay_trace(t).to_dict()["floor"] == t.to_dict()["floor"]
+    # curation through the server; its refusals are the store's own errors
+    with pytest.raises(ak.NotFound, match="no node 'nobody'"):
+        nb.node("nobody")
+    items = nb.review()
+    assert isinstance(items, list)
+    with pytest.raises(ak.InvalidInput, match="cannot be called through the server"):
+        nb.call("close")
+    # a local open is refused, and the refusal says where the store is served
+    with pytest.raises(ak.StoreLocked, match=f"ak.connect\\('{url}'\\)"):
+        ak.open(store, read_only=True)
+    # a server that is gone: the client is told so, in one line
+    _proc.send_signal(signal.SIGINT)
+    _proc.wait(timeout=30)
+    with pytest.raises(ak.StoreError, match="cannot reach the memory server"):
+        nb.stats()
+
+
+def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
+    url, store, proc = served
+    acked: list[str] = []
+
+    async def agent() -> None:
+        async with Client(url + "/mcp", read_timeout_seconds=60) as c:
+            for k in range(40):
+                out = _json(await c.call_tool("add_turn", {
+                    "session": "k9", "user": f"turn {k} about the finger", "assistant": "ok",
+                    "ts": T0 + 60 * k}))
+                acked.append(out["node"])
+
+    def kill_later() -> None:
+        while len(acked) < 6:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+
+    import threading
+    killer = threading.Thread(target=kill_later)
+    killer.start()
+    with pytest.raises(BaseException):  # noqa: B017 - the transport dies with the server
+        anyio.run(agent)
+    killer.join()
+    proc.wait(timeout=30)
+    assert len(acked) >= 6
+    with ak.open(store) as mem:                     # recovery on the next open
+        have = set(mem.mirror.nodes.uid)
+        assert set(acked) <= have
+        for uid in acked:
+            assert mem.messages(uid)[0].text.startswith("turn ")
+        assert mem.doctor().ok
+
+
+def test_serving_beyond_loopback_needs_a_token(tmp_path: Path, embedder: Any) -> None:
+    store = _small_store(tmp_path / "store")
+    r = subprocess.run([AKASHA, "serve", str(store), "--host", "0.0.0.0", "--port",
+                        str(_free_port())], env={**_env(), "AKASHA_TOKEN": ""},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "Give a token" in r.stderr
+    with ak.open(store, read_only=True) as mem:     # nothing was opened for writing
+        assert mem.stats()["nodes"] == 2
+    # with a token, every request must carry it (loopback too)
+    port = _free_port()
+    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port), "--token",
+                             "s3cret"], env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        end = time.time() + 90
+        while True:
+            try:
+                ak.connect(url, token="s3cret", timeout=2)
+                break
+            except ak.StoreError:
+                assert time.time() < end and proc.poll() is None
+                time.sleep(0.3)
+        with pytest.raises(ak.AkashaError, match="needs a token"):
+            ak.connect(url, timeout=5)
+        with pytest.raises(ak.AkashaError, match="needs a token"):
+            ak.connect(url, token="wrong", timeout=5)
+        assert ak.connect(url, token="s3cret").stats()["nodes"] == 2
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)

@@ -1,0 +1,139 @@
+"""Every panel on a served store (issue 15): the panels draw a ``RemoteMemory`` exactly as
+they draw a local Memory; while an agent writes through the server, a panel shows the new
+turns after a refresh — or by itself with "follow" ticked — and the RecallStepper steps
+through the recall the agent just made. Real server process, real demo store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+import akasha_explorer as ak
+from akasha_explorer.widgets import (
+    AnchorCurator,
+    CommunitiesPanel,
+    MemoryExplorer,
+    RecallStepper,
+    ReviewQueue,
+    notebook_store,
+)
+from akasha_explorer.widgets.notebook import NotebookBlocked
+
+AKASHA = str(Path(sys.executable).parent / "akasha")
+
+
+@pytest.fixture(scope="module")
+def served_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tuple[str, Path]]:
+    import shutil
+    store = tmp_path_factory.mktemp("served") / "demo"
+    shutil.copytree(demo_store_template, store)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port)],
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    end = time.time() + 90
+    while True:
+        try:
+            ak.connect(url, timeout=2)
+            break
+        except ak.StoreError:
+            assert proc.poll() is None and time.time() < end, proc.stderr.read().decode()
+            time.sleep(0.3)
+    yield url, store
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+
+
+def _agent_turn(url: str, k: int, now: float) -> dict[str, Any]:
+    async def run() -> dict[str, Any]:
+        async with Client(url + "/mcp", read_timeout_seconds=120) as c:
+            q = f"阿岚的杀戮尖塔 A11 打到第几层了 ({k})"
+            ctx = json.loads((await c.call_tool("context", {"query": q, "now": now}))
+                             .content[0].text)
+            out = await c.call_tool("add_turn", {"session": "agent", "user": q,
+                                                 "assistant": "第二层", "ts": now + 5,
+                                                 "recall_id": ctx["recall_id"]})
+            return {"query": q, **json.loads(out.content[0].text)}
+    return anyio.run(run)
+
+
+def test_panels_draw_a_served_store(served_demo: tuple[str, Path]) -> None:
+    url, _store = served_demo
+    mem = ak.connect(url)
+    stepper = RecallStepper(mem, query="阿岚的生日是哪天")
+    assert stepper.trace is not None and stepper.trace.floor.uids
+    for stage in ("seeds", "rwr", "graph_expand", "settlement", "groups", "writeback"):
+        stepper.goto(stage)
+        assert stepper.view.nodes
+    assert stepper.trace.writeback is not None and not stepper.trace.writeback.applied
+    explorer = MemoryExplorer(mem)
+    hits = explorer.search("手指")
+    assert len(hits) and "text" in hits.columns
+    assert explorer.show_session("2026-09-13-evening")
+    explorer.open_node(explorer.shown[0])
+    curator = AnchorCurator(mem)
+    assert curator.refresh()
+    review = ReviewQueue(mem)
+    assert isinstance(review.refresh(), list)
+    panel = CommunitiesPanel(mem)
+    assert len(panel.compute())
+
+
+def test_panels_follow_an_agent_writing_through_the_server(served_demo: tuple[str, Path]
+                                                           ) -> None:
+    url, _store = served_demo
+    mem = ak.connect(url)
+    explorer = MemoryExplorer(mem)
+    stepper = RecallStepper(mem)
+    before = mem.stats()["nodes"]
+    assert explorer.follow.box is not None and stepper.follow.box is not None
+    stepper.follow.box.value = True            # push: the stepper follows the agent
+    now = mem.last_ts() + 3600
+    turn = _agent_turn(url, 0, now)
+    end = time.time() + 30
+    while (stepper.trace is None or stepper.trace.query != turn["query"]) and time.time() < end:
+        time.sleep(0.2)
+    stepper.follow.box.value = False
+    assert stepper.trace is not None and stepper.trace.query == turn["query"]
+    assert stepper.trace.now == pytest.approx(now)
+    # the explorer shows the new turn after a refresh
+    assert "agent" not in [v for _k, v in explorer.sessions.options]
+    explorer.refresh()
+    assert "agent" in [v for _k, v in explorer.sessions.options]
+    assert mem.stats()["nodes"] == before + 1
+    assert turn["node"] in explorer.show_session("agent")
+    # the stepper steps through the agent's latest recall on demand too
+    turn2 = _agent_turn(url, 1, now + 600)
+    t = stepper.latest()
+    assert t is not None and t.query == turn2["query"]
+
+
+def test_notebooks_connect_to_the_served_store(served_demo: tuple[str, Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    url, store = served_demo
+    monkeypatch.setenv("AKASHA_URL", url)
+    mem = notebook_store(write=True)
+    assert isinstance(mem, ak.RemoteMemory) and mem.path == store.resolve()
+    monkeypatch.delenv("AKASHA_URL")
+    monkeypatch.setenv("AKASHA_STORE", str(store))   # found through the lock file
+    assert isinstance(notebook_store(), ak.RemoteMemory)
+    monkeypatch.setenv("AKASHA_URL", "http://127.0.0.1:9")      # nobody there
+    with pytest.raises(NotebookBlocked, match="make lab") as err:
+        notebook_store()
+    assert len(err.value._render_traceback_()) == 1          # one line, no traceback
