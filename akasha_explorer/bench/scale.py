@@ -1,9 +1,11 @@
 """Scale: recall latency, memory and write-path costs of real stores at 1k–100k nodes.
 
-Each size runs in its own process (so RSS is that store's alone). A synthetic store is
-written in the real layout — LanceDB messages/turns, Kuzu turns/sessions/COACT — with
-clustered 384-dim vectors, sessions over 60 days, random lexical terms, and an Akasha-like
-degree (``edges_per_node`` ≈ 38, the design's real store: 127,696 edges on 3,378 nodes).
+Each size runs in its own process, and each store is measured in a fresh one (so open
+time and RSS are those of an agent opening its memory, nothing of the builder's). A
+synthetic store is written in the real layout — LanceDB messages/turns, Kuzu
+turns/sessions/COACT — with clustered 384-dim vectors, sessions over 60 days, random
+lexical terms, and an Akasha-like degree (``edges_per_node`` ≈ 38, the design's real
+store: 127,696 edges on 3,378 nodes).
 Then the store is opened from disk (mirror load) and timed, in one run:
 
 - ``open_s`` and ``rss_open_mb`` (resident memory the open added, vectors included),
@@ -15,7 +17,8 @@ Then the store is opened from disk (mirror load) and timed, in one run:
   vector search on the same vectors (after ``optimize``) p50/p95,
 - the live loop (``live_loop_p50_ms`` / ``p99``): ``Memory.recall`` with a precomputed query
   vector (its text tokenised, the query-log row journaled, the context's messages
-  attached) then ``Memory.commit`` — what an agent pays per turn apart from the model,
+  attached) then ``Memory.commit`` — what an agent pays per turn apart from the model
+  (after ``WARM`` untimed rounds and a garbage collection: the steady state),
 - ``commit`` (plan + apply + fsync'ed journal append) p50,
 - a checkpoint of the journaled commits into Kuzu,
 - RSS after the recalls, the machine's load average and CPU count,
@@ -27,6 +30,7 @@ printed as JSON and as a table.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import statistics
@@ -53,6 +57,8 @@ from ..vectors import queries as vq
 __all__ = ["build_synthetic_store", "measure", "run_scale"]
 
 DIM = 384
+WARM = 20
+"""Live-loop rounds run before the clock starts (the first recall imports the brief)."""
 VOCAB = [f"w{i:05d}" for i in range(20_000)]
 
 
@@ -171,7 +177,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     nodes, edges = mem.mirror.nodes, mem.mirror.edges
     out["nodes"], out["edges"] = nodes.n, edges.count
     now = float(nodes.ts.max()) + 3600.0
-    n_q = queries + live
+    n_q = queries + WARM + live
     qs = _unit(nodes.vec[rng.integers(0, nodes.n, n_q)].astype(np.float64)
                + 0.3 * rng.standard_normal((n_q, DIM)) / np.sqrt(DIM) * 6).astype(np.float32)
     texts = [f"q{k} " + " ".join(VOCAB[j] for j in rng.integers(0, len(VOCAB), 5))
@@ -196,8 +202,11 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     out["recall_over_lancedb"] = out["recall_p50_ms"] / out["lancedb_top10_p50_ms"]
     out["rss_after_recalls_mb"] = _rss_mb() - base
     pre.vectors = dict(zip(texts[queries:], qs[queries:], strict=True))
+    for k, text in enumerate(texts[queries:queries + WARM]):  # first calls import modules
+        mem.commit(mem.recall(text, now=now + k), nodes.uid[int(rng.integers(0, nodes.n))])
+    gc.collect()  # the steady state: what opening and importing left is collected first
     loop = []
-    for k, text in enumerate(texts[queries:]):
+    for k, text in enumerate(texts[queries + WARM:], start=WARM):
         t = time.perf_counter()
         trace = mem.recall(text, now=now + k)
         mem.commit(trace, nodes.uid[int(rng.integers(0, nodes.n))])
@@ -271,15 +280,27 @@ def measure_replay(path: Path, limit: int | None = None) -> dict[str, Any]:
 
 
 def _child(n: int, replay: bool, commits: int) -> dict[str, Any]:
+    """Build the stores of size ``n`` here and measure them each in a fresh process (open
+    time and RSS are then those of an agent opening its memory, not of the builder)."""
     with tempfile.TemporaryDirectory(prefix="akasha-scale-") as tmp:
         t = time.perf_counter()
-        facts = build_synthetic_store(Path(tmp) / "s", n)
-        res = {"build_s": time.perf_counter() - t, **measure(Path(tmp) / "s", commits=commits)}
-        del facts
+        build_synthetic_store(Path(tmp) / "s", n)
+        res = {"build_s": time.perf_counter() - t,
+               **_in_process("--measure", Path(tmp) / "s", "--commits", str(commits))}
         if replay:
             build_synthetic_store(Path(tmp) / "r", n, with_edges=False)
-            res.update(measure_replay(Path(tmp) / "r"))
+            res.update(_in_process("--replay", Path(tmp) / "r"))
     return res
+
+
+def _in_process(*args: Any) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-m", "akasha_explorer.bench.scale",
+                           *map(str, args)], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-2000:])
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
 
 
 def run_scale(sizes: list[int], *, replay_upto: int = 10_000,
@@ -287,16 +308,11 @@ def run_scale(sizes: list[int], *, replay_upto: int = 10_000,
     """Each size in a fresh process; returns {size: numbers}."""
     out: dict[int, dict[str, Any]] = {}
     for n in sizes:
-        cmd = [sys.executable, "-m", "akasha_explorer.bench.scale", "--child", str(n),
-               "--commits", str(min(commits, max(1000, n)))]
-        if n <= replay_upto:
-            cmd.append("--replay")
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                              env={**os.environ, "PYTHONHASHSEED": "0"})
-        if proc.returncode != 0:
-            out[n] = {"error": proc.stderr[-2000:]}
-            continue
-        out[n] = json.loads(proc.stdout.strip().splitlines()[-1])
+        args: list[Any] = ["--child", n, "--commits", min(commits, max(1000, n))]
+        try:
+            out[n] = _in_process(*args, *(["--replay"] if n <= replay_upto else []))
+        except RuntimeError as e:
+            out[n] = {"error": str(e)}
     return out
 
 
@@ -304,8 +320,15 @@ if __name__ == "__main__":
     import argparse
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--child", type=int, required=True)
-    ap.add_argument("--replay", action="store_true")
+    ap.add_argument("--child", type=int, default=None, help="Build and measure this size.")
+    ap.add_argument("--measure", type=Path, default=None, help="Measure this store.")
+    ap.add_argument("--replay", nargs="?", const=True, default=False,
+                    help="With --child: also replay; or the edgeless store to replay.")
     ap.add_argument("--commits", type=int, default=1000)
     a = ap.parse_args()
-    print(json.dumps(_child(a.child, a.replay, a.commits)))
+    if a.measure is not None:
+        print(json.dumps(measure(a.measure, commits=a.commits)))
+    elif isinstance(a.replay, str):
+        print(json.dumps(measure_replay(Path(a.replay))))
+    else:
+        print(json.dumps(_child(a.child, bool(a.replay), a.commits)))

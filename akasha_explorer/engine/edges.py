@@ -35,6 +35,12 @@ __all__ = ["EdgeStore"]
 I64 = NDArray[np.int64]
 
 
+def _own(a: NDArray[Any]) -> NDArray[Any]:
+    """``a`` itself when it is a writable array of its own, else a copy (the store
+    changes its arrays in place; what it was given stays as it was)."""
+    return a if a.flags.owndata and a.flags.writeable and a.flags.c_contiguous else a.copy()
+
+
 def _ranges(lo: I64, hi: I64) -> tuple[I64, I64]:
     """``(positions, owner)``: the concatenated ranges ``lo[k] .. hi[k] - 1`` and the
     ``k`` each position came from."""
@@ -412,9 +418,8 @@ class EdgeStore:
             s, d = key >> 32, key & 0xFFFFFFFF
             ww, lt, cc = ww[keep], lt[keep], cc[keep]
         m = s.size
-        self._src, self._dst = np.ascontiguousarray(s), np.ascontiguousarray(d)
-        self._w, self._last, self._co = (np.ascontiguousarray(ww), np.ascontiguousarray(lt),
-                                         np.ascontiguousarray(cc))
+        self._src, self._dst, self._w, self._last, self._co = (
+            _own(s), _own(d), _own(ww), _own(lt), _own(cc))
         self._alive = np.ones(m, bool)
         self.count = m
         n = int(max(s.max(), d.max())) + 1 if m else 0
@@ -422,19 +427,22 @@ class EdgeStore:
         self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
         self._index(np.arange(m, dtype=np.int64), key)
 
-    def _index(self, ids: I64, key: I64) -> None:
+    def _index(self, ids: I64, key: I64, in_ids: I64 | None = None) -> None:
         """Index the edges ``ids`` (alive, sorted by ``key`` = ``(src << 32) | dst``); every
-        edge is then indexed or dead."""
-        s, d = self._src[ids], self._dst[ids]
+        edge is then indexed or dead. ``in_ids``: the same edges by ``(dst, src)``, when
+        the caller has them (else sorted here)."""
+        s = self._src[ids]
         n = self._fan.shape[0]
         self._nidx = int(ids.shape[0])
         self._okey = key
         identity = self._nidx == self.count and bool((ids == np.arange(self._nidx)).all())
         self._oids = None if identity else ids
         self._optr = np.searchsorted(s, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
-        order = np.argsort((d << 32) | s)  # keys unique: by (dst, src)
-        self._iids = ids[order]
-        self._iptr = np.searchsorted(d[order], np.arange(n + 1, dtype=np.int64)
+        if in_ids is None:
+            d = self._dst[ids]
+            in_ids = ids[np.argsort((d << 32) | s)]  # keys unique: by (dst, src)
+        self._iids = in_ids
+        self._iptr = np.searchsorted(self._dst[in_ids], np.arange(n + 1, dtype=np.int64)
                                      ).astype(np.int64)
         self._upto = self._sorted = self.count
         self._key = {}
@@ -442,8 +450,18 @@ class EdgeStore:
         self._lkey, self._lids = (empty, empty), (empty, empty)
 
     def _reindex(self) -> None:
-        """Index every alive edge (see the module docstring): reads stay as they were."""
-        ids = np.flatnonzero(self.alive).astype(np.int64)
-        key = (self._src[ids] << 32) | self._dst[ids]
-        order = np.argsort(key)
-        self._index(ids[order], key[order])
+        """Index every alive edge (see the module docstring); reads stay as they were. The
+        index and the later edges are each sorted already, so both orders are one merge
+        of two sorted runs (a stable sort does that in linear time), dead edges dropped."""
+        self._later(True)  # brings both orders of the later edges up to date
+        idx = np.arange(self._nidx, dtype=np.int64)
+        runs = []
+        for k, (ids, a, b) in enumerate(((self._indexed(idx), self._src, self._dst),
+                                         (self._iids, self._dst, self._src))):
+            key = np.concatenate([(a[ids] << 32) | b[ids], self._lkey[k]])
+            ids = np.concatenate([ids, self._lids[k]])
+            order = np.argsort(key, kind="stable")
+            key, ids = key[order], ids[order]
+            keep = self._alive[ids]
+            runs.append((ids[keep], key[keep]))
+        self._index(runs[0][0], runs[0][1], in_ids=runs[1][0])

@@ -84,8 +84,9 @@ class NodeTable:
         self._msg_node = np.zeros(0, np.int64)
         self._msg_ts = np.zeros(0, np.float64)
         self._msg_alive = np.zeros(0, bool)
-        self.msg_sum = np.zeros(self.dim, np.float64)
-        """Sum of all stored message unit vectors (the salience centroid before normalising)."""
+        self._msg_sum = np.zeros(self.dim, np.float64)
+        self._summed = 0
+        """Nodes whose messages ``_msg_sum`` holds (the rest are added when it is read)."""
         self._neighbors: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     # -- views -------------------------------------------------------------------------
@@ -160,6 +161,31 @@ class NodeTable:
     @property
     def msg_alive(self) -> NDArray[np.bool_]:
         return self._msg_alive[: self.m]
+
+    @property
+    def msg_sum(self) -> NDArray[np.float64]:
+        """Sum of all stored message unit vectors (the salience centroid before
+        normalising): each node's messages summed in order, node after node, as
+        :meth:`add_node` adds them — nodes bulk-loaded since the last read are summed now
+        (in blocks; the open does not pay for it)."""
+        n0, n = self._summed, self.n
+        step = 8192
+        for a in range(n0, n, step):
+            b = min(n, a + step)
+            first, counts = self._first_msg[a:b], self._n_msg[a:b].astype(np.int64)
+            lo, hi = int(first[0]), int(first[-1] + counts[-1])
+            blk = self._msg_vec[lo:hi].astype(np.float64)
+            per_node = blk
+            if int(counts.max()) > 1:
+                at = first - lo
+                per_node = blk[at]
+                for k in range(1, int(counts.max())):
+                    more = np.flatnonzero(counts > k)
+                    per_node[more] += blk[at[more] + k]
+            per_node[0] += self._msg_sum  # then a reduction over axis 0: row after row
+            self._msg_sum = np.add.reduce(per_node, axis=0)
+        self._summed = n
+        return self._msg_sum
 
     # -- growth --------------------------------------------------------------------------
     def _reserve(self, nodes: int, msgs: int) -> None:
@@ -240,7 +266,9 @@ class NodeTable:
         for off, mu in enumerate(msg_uids):
             self.msg_index[mu] = j + off
         self.msg_uid.extend(msg_uids)
-        self.msg_sum += mv.astype(np.float64).sum(axis=0)
+        if self._summed == i:  # caught up: add this one now (else the next read does)
+            self._msg_sum += mv.astype(np.float64).sum(axis=0)
+            self._summed = i + 1
         self.uid.append(uid)
         self.index[uid] = i
         self.n += 1
@@ -278,7 +306,8 @@ class NodeTable:
         replayed: ArrayLike,
     ) -> NDArray[np.int64]:
         """Append many nodes at once (the mirror's bulk load, issue 14): the same table as
-        :meth:`add_node` called for each in order — ``msg_sum`` included, bit for bit —
+        :meth:`add_node` called for each in order — :attr:`msg_sum` included, bit for bit
+        (summed when first read) —
         without a Python step per node. Node ``k`` has the next ``n_msg[k]`` messages.
         Returns the new rows.
 
@@ -345,18 +374,6 @@ class NodeTable:
             if mine.size:
                 start = self._add_own(vec[a:b][mine])
                 own[a + mine] = start + np.arange(mine.size)
-            # msg_sum as add_node sums it: each node's messages in order, node after node
-            # (a reduction over axis 0 adds row after row)
-            lo, hi = int(first[a] - m0), int(first[b - 1] - m0 + counts[b - 1])
-            blk, c = mv[lo:hi].astype(np.float64), counts[a:b]
-            per_node = blk
-            if int(c.max()) > 1:
-                at = first[a:b] - m0 - lo
-                per_node = blk[at]
-                for k in range(1, int(c.max())):
-                    more = np.flatnonzero(c > k)
-                    per_node[more] += blk[at[more] + k]
-            self.msg_sum = np.add.reduce(np.vstack([self.msg_sum[None, :], per_node]), axis=0)
         self._own[n0 : n0 + n] = own
         self.uid.extend(uids)
         self.index.update(zip(uids, rows.tolist(), strict=True))
@@ -407,7 +424,7 @@ class NodeTable:
         """Mask node ``i`` and its messages (forget); rows stay so indices stay valid."""
         self._alive[i] = False
         a, k = int(self._first_msg[i]), int(self._n_msg[i])
-        self.msg_sum -= self._msg_vec[a : a + k].astype(np.float64).sum(axis=0)
+        self._msg_sum = self.msg_sum - self._msg_vec[a : a + k].astype(np.float64).sum(axis=0)
         self._msg_alive[a : a + k] = False
         self._msg_vec[a : a + k] = 0.0
         if self._own[i] >= 0:

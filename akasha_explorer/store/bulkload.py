@@ -52,15 +52,27 @@ BLOCK = 16_384
 
 
 def _ints(col: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
-    return pc.fill_null(col, fill).to_numpy(zero_copy_only=False).astype(np.int64)
+    if col.null_count:
+        col = pc.fill_null(col, fill)
+    return col.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _consecutive(rows: np.ndarray, start: int | None = None, size: int | None = None) -> bool:
+    """Whether ``rows`` are ``r, r + 1, …`` (from ``start``, ``size`` of them, if given)."""
+    if size is not None and rows.size != size:
+        return False
+    if not rows.size:
+        return True
+    if start is not None and int(rows[0]) != start:
+        return False
+    return int(rows[-1]) - int(rows[0]) == rows.size - 1 and bool((np.diff(rows) == 1).all())
 
 
 def _vectors(col: pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
     """The vectors at ``rows`` of a fixed-size-list column as an (n, dim) float32 array:
     a slice when the rows are consecutive (the usual case: LanceDB holds rows in ingest
     order, as Kuzu's ``ord`` does), so only these rows are copied."""
-    if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1 \
-            and bool((np.diff(rows) == 1).all()):
+    if rows.size and _consecutive(rows):
         part = col.slice(int(rows[0]), int(rows.size))
     else:
         part = col.take(pa.array(rows, pa.int64()))
@@ -138,21 +150,30 @@ def _edge_store(ords: np.ndarray, all_ords: np.ndarray, e: pa.Table) -> EdgeStor
     if all_ords.size and (int(all_ords.min()) < 0
                           or np.unique(all_ords).size != all_ords.size):
         return None
-    lookup = np.full(int(all_ords.max()) + 2 if all_ords.size else 1, -1, np.int64)
-    lookup[ords] = np.arange(ords.size, dtype=np.int64)
+    n = ords.size
+    if not n or (int(ords[0]) == 0 and int(ords[-1]) == n - 1
+                 and bool((np.diff(ords) == 1).all())):
+        def rows(col: pa.ChunkedArray) -> np.ndarray:  # the usual store: row = ord
+            o = _ints(col, -1)
+            return np.where(o < n, o, -1)
+    else:
+        lookup = np.full(int(all_ords.max()) + 2 if all_ords.size else 1, -1, np.int64)
+        lookup[ords] = np.arange(n, dtype=np.int64)
 
-    def rows(col: pa.ChunkedArray) -> np.ndarray:
-        o = _ints(col, -1)
-        return lookup[np.where((o >= 0) & (o < lookup.shape[0]), o, lookup.shape[0] - 1)]
+        def rows(col: pa.ChunkedArray) -> np.ndarray:
+            o = _ints(col, -1)
+            return lookup[np.where((o >= 0) & (o < lookup.shape[0]), o, lookup.shape[0] - 1)]
 
     return _loaded(rows(e.column("s")), rows(e.column("d")), e)
 
 
 def _loaded(si: np.ndarray, di: np.ndarray, e: pa.Table) -> EdgeStore:
     ok = (si >= 0) & (di >= 0)
+    cols = [e.column(c).to_numpy() for c in ("w", "t", "c")]
+    if not bool(ok.all()):
+        si, di, *cols = (a[ok] for a in (si, di, *cols))
     store = EdgeStore()
-    store.load(si[ok], di[ok], e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
-               e.column("c").to_numpy()[ok])
+    store.load(si, di, *cols)
     return store
 
 
@@ -183,13 +204,14 @@ def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> Non
     m.next_ord = int(all_ords.max()) + 1 if all_ords.size else 0
     if not idx.size:
         return
-    tt = turns.take(pa.array(idx))
+    tt = turns if idx.size == turns.num_rows else turns.take(pa.array(idx))
     t: dict[str, Any] = {c: tt.column(c).to_numpy() for c in (
         "ts", "sigma", "strength", "strength_ts", "resource", "resource_ts", "recall_count",
         "assistant_only", "replayed")}
     t["uid"], t["session"] = tt.column("uid").to_pylist(), tt.column("session").to_pylist()
-    mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags", "terms"]
-                     ).take(pa.array(rows))
+    mt = msgs.select(["uid", "ts", "role", "speaker", "text", "sha256", "flags", "terms"])
+    if not _consecutive(rows, 0, msgs.num_rows):
+        mt = mt.take(pa.array(rows))
     m.nodes.reserve(int(idx.size), int(rows.size))
     _add_node_blocks(m, t, n_msg, (tv.column("vector"), trow[idx]),
                      (msgs.column("vector"), rows), mt.column("ts").to_numpy(),
