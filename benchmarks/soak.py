@@ -9,7 +9,8 @@ checkpoints every ``CHECKPOINT_EVERY``). Every ``--ingest-every`` rounds a new s
 
 Printed (and returned as JSON): throughput, recall+commit latency p50/p99/max, ingest
 latency, RSS at start / end / peak (growth), store size on disk at start / end (growth,
-per commit), checkpoints, and every error (there must be none). At the end the store is
+per commit) and after a compaction (``Store.compact``: LanceDB's older versions deleted),
+checkpoints, and every error (there must be none). At the end the store is
 closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256 and no
 session links, so those two checks are left out for the built part).
 
@@ -125,6 +126,10 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     disk1 = _du(store)
     parts1 = _parts(store)
     with ak.open(store) as mem:
+        mem.store.compact()  # LanceDB's older versions (every ingest makes some) deleted
+    disk2 = _du(store)
+    parts2 = _parts(store)
+    with ak.open(store) as mem:
         report = mem.doctor()
     synthetic = {"integrity", "session_links"}  # the built rows have neither (see docstring)
     problems = [f.line() for f in report.final if f.kind not in synthetic]
@@ -144,7 +149,9 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         "disk_mb": {"start": round(disk0 / 2**20, 1), "end": round(disk1 / 2**20, 1),
                     "growth": round((disk1 - disk0) / 2**20, 1),
                     "bytes_per_commit": round((disk1 - disk0) / max(1, len(lat))),
-                    "parts_start": parts0, "parts_end": parts1},
+                    "compacted": round(disk2 / 2**20, 1),
+                    "bytes_per_commit_compacted": round((disk2 - disk0) / max(1, len(lat))),
+                    "parts_start": parts0, "parts_end": parts1, "parts_compacted": parts2},
         "samples": samples,
         "errors": len(errors), "first_errors": errors[:3],
         "doctor_after_reopen": problems or "ok",

@@ -297,3 +297,37 @@ def test_repeated_ords_load_edges_by_uid(demo_store: Path) -> None:
         mem.graph.execute("MATCH (t:Turn {uid: $u}) SET t.ord = 0", {"u": uid[3]})
     with ak.open(demo_store, read_only=True) as mem:
         assert _mirror_edges(mem) == _kuzu_edges(mem) and _kuzu_edges(mem)
+
+
+def test_a_closed_store_leaves_its_edges_for_the_next_open(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A writer's close leaves the COACT edges in edges.arrow (the store has at least
+    EDGE_CACHE_MIN_EDGES); the next open loads the very same edges from it and clears its
+    token while open, so a kill afterwards leaves no trusted file and the open after it
+    reads Kuzu and the journal."""
+    data = write_jsonl(tmp_path / "c.jsonl", [
+        {"session_id": f"s{k // 6}", "seq": k % 6, "ts": 1_800_000_000 + 60 * k,
+         "role": "user" if k % 2 == 0 else "assistant",
+         "text": f"the garden spire needs {['water', 'light', 'care'][k % 3]}, day {k}"}
+        for k in range(24)])
+    store = tmp_path / "s"
+    with ak.open(store, ak.Settings(EDGE_CACHE_MIN_EDGES=1)) as mem:
+        mem.ingest(data, replay=True, progress=False)
+        mem.store.checkpoint()
+        want = _kuzu_edges(mem)
+    assert want and (store / "edges.arrow").is_file()
+    caplog.set_level("INFO", logger="akasha_explorer.store.bulkload")
+    with ak.open(store, read_only=True) as mem:
+        assert mem.graph.meta_get("edges_cache")  # a reader leaves the token as it is
+        assert _mirror_edges(mem) == want
+    with ak.open(store) as mem:
+        assert "edges (edges.arrow)" in caplog.text
+        assert mem.graph.meta_get("edges_cache") == ""
+        assert _mirror_edges(mem) == want
+        mem.commit(mem.recall("garden water", now=mem.last_ts() + 60), mem.mirror.nodes.uid[1])
+        after = _mirror_edges(mem)
+        mem.store.close(checkpoint=False)  # as a kill leaves it: the commit in the journal
+    caplog.clear()
+    with ak.open(store) as mem:
+        assert "edges (Kuzu)" in caplog.text
+        assert _mirror_edges(mem) == after != want

@@ -92,7 +92,8 @@ def engine(quick: bool) -> None:
     main(["--quick"] if quick else [])
 
 
-SCALE_COLUMNS = ("nodes", "edges", "open_s", "rss_open_mb", "recall_p50_ms", "recall_p95_ms",
+SCALE_COLUMNS = ("nodes", "edges", "open_first_s", "open_s", "rss_open_mb", "recall_p50_ms",
+                 "recall_p95_ms",
                  "floor_ms", "bytes_per_recall_mb", "numpy_top10_p50_ms",
                  "lancedb_top10_p50_ms", "live_loop_p50_ms", "live_loop_p99_ms",
                  "commit_p50_ms", "checkpoint_s", "rss_end_mb", "replay_nodes_per_s",

@@ -30,6 +30,7 @@ from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
 from ..vectors import queries as vq
+from . import edgecache
 from .columns import Column, TermLists
 from .heap import release_freed_memory
 from .journal import Journal
@@ -83,17 +84,18 @@ class _Edges(threading.Thread):
     """Reads every COACT edge (by ord) and bulk-loads them — as if every turn becomes a
     mirror row, in ``ord`` order — while the main thread reads LanceDB."""
 
-    def __init__(self, graph: GraphDB, ords: np.ndarray) -> None:
+    def __init__(self, graph: GraphDB, ords: np.ndarray, cached: pa.Table | None) -> None:
         super().__init__(daemon=True)
         self.graph = graph
         self.ords = ords
-        self.table: pa.Table | None = None
+        self.table: pa.Table | None = cached
         self.store: EdgeStore | None = None
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
-            self.table = gt.coact_edges(self.graph, key="ord")
+            if self.table is None:
+                self.table = gt.coact_edges(self.graph, key="ord")
             self.store = _edge_store(self.ords, self.ords, self.table)
         except BaseException as e:  # re-raised by the main thread
             self.error = e
@@ -106,13 +108,17 @@ class _Edges(threading.Thread):
         return self.table, self.store
 
 
-def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) -> int:
+def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
+                cached: pa.Table | None = None) -> int:
     """Fill an empty mirror from the stores, then re-apply the journal tail; returns how
-    many journal records were applied."""
+    many journal records were applied. ``cached``: the COACT edges by ord as Kuzu holds
+    them (:mod:`.edgecache`), read instead of Kuzu's when they name as many Turns."""
     t0 = time.perf_counter()
     turns = gt.turns(graph, TURN_COLUMNS)
     all_ords = _ints(turns.column("ord"), -1)
-    edges = _Edges(graph, all_ords)
+    if cached is not None and edgecache.turns_of(cached) != turns.num_rows:
+        cached = None
+    edges = _Edges(graph, all_ords, cached)
     edges.start()
     try:
         msgs = vq.messages(vectors, MESSAGE_COLUMNS)
@@ -139,8 +145,9 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal) 
             m.apply_record(rec)
             applied += 1
     journal.seq = max(journal.seq, done)
-    log.info("mirror loaded: %d nodes, %d messages, %d edges, %d journal records in %.2fs",
-             m.nodes.n, m.nodes.m, m.edges.count, applied, time.perf_counter() - t0)
+    log.info("mirror loaded: %d nodes, %d messages, %d edges (%s), %d journal records in "
+             "%.2fs", m.nodes.n, m.nodes.m, m.edges.count,
+             "Kuzu" if cached is None else edgecache.FILE, applied, time.perf_counter() - t0)
     return applied
 
 

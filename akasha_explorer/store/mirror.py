@@ -75,10 +75,12 @@ class Mirror:
         self.pending_queries: list[dict[str, Any]] = []
 
     # -- load ------------------------------------------------------------------------------
-    def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal) -> None:
-        """Fill the arrays from Kuzu + LanceDB, then re-apply the journal tail."""
+    def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
+             cached_edges: pa.Table | None = None) -> None:
+        """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
+        given: :mod:`.edgecache`), then re-apply the journal tail."""
         from .bulkload import load_mirror
-        load_mirror(self, graph, vectors, journal)
+        load_mirror(self, graph, vectors, journal, cached=cached_edges)
 
     def set_loaded_edges(self, edges: EdgeStore) -> None:
         """Take ``edges``, every one of them as Kuzu holds it (the load)."""
