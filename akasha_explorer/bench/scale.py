@@ -22,7 +22,8 @@ again and timed, in one run:
   vector (its text tokenised, the query-log row journaled, the context's messages
   attached) then ``Memory.commit`` — what an agent pays per turn apart from the model
   (after ``WARM`` untimed rounds and a garbage collection: the steady state),
-- ``commit`` (plan + apply + fsync'ed journal append) p50,
+- ``commit`` (plan + apply + fsync'ed journal append) p50, and ``commit_journal_p50_ms``,
+  the journal append alone (what the disk's fdatasync costs is in it),
 - a checkpoint of the journaled commits into Kuzu,
 - RSS after the recalls, the machine's load average and CPU count,
 - replay throughput (nodes/s, embedding excluded) on a copy without edges (``--replay``).
@@ -216,16 +217,20 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
         loop.append(time.perf_counter() - t)
     _pcts(out, "live_loop", loop, 50, 99)
     out["live_loops"] = len(loop)
-    com = []
+    com, journal = [], []
     for k in range(commits):
         trace = traces[k % len(traces)]
         t = time.perf_counter()
         plan = plan_writeback(trace, nodes, edges, int(rng.integers(0, nodes.n)),
                               now=now + live + k, settings=mem.settings)
         apply_plan(plan, nodes, edges)
+        j = time.perf_counter()
         mem.mirror.journal_plan(mem.journal, plan)
         com.append(time.perf_counter() - t)
+        journal.append(time.perf_counter() - j)
     out["commit_p50_ms"] = 1000 * statistics.median(com) if com else None
+    # of which the journal record (encoding, write, fdatasync): the disk's share
+    out["commit_journal_p50_ms"] = 1000 * statistics.median(journal) if journal else None
     out["commits"] = commits
     t = time.perf_counter()
     stats = mem.checkpoint()
