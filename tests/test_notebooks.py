@@ -138,3 +138,14 @@ def test_notebook_02_steps_through_the_recall_an_agent_just_made(
     assert int(shown.split("#")[1].rstrip("'")) >= before - 1  # made while the notebook ran
     mem = ak.connect(url)
     assert len(mem.sessions()) and mem.stats()["nodes"] >= 342 + 100
+
+
+def test_the_four_notebooks_again_in_reverse_order(served: tuple[Path, str], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15: the notebooks run in any order, twice, on one served store — no
+    StoreLocked or ReadOnlyStore (any error output fails :func:`_run`). The tests above ran
+    each once in order on this module's server; this runs them all again, backwards."""
+    url = served[1]
+    for name in reversed(NAMES):
+        _run(name, url, tmp_path, monkeypatch)
+    assert ak.connect(url).stats()["nodes"] >= 342
