@@ -7,9 +7,10 @@ building the uid lists.
   message no loaded node names (a torn ingest: :attr:`Mirror.orphan_messages`).
 - Nodes, messages and lexical postings go in with :meth:`NodeTable.add_nodes` and
   :meth:`Postings.add_many` — the same arrays a node-by-node build gives, bit for bit.
-- COACT edges are read with their end points' ``ord`` (integers, cheaper than uids) while
-  LanceDB is read, mapped to rows through an ``ord`` table and bulk-loaded into the
-  :class:`EdgeStore`; a store whose ords are not unique falls back to uids.
+- COACT edges are read with their end points' ``ord`` (integers, cheaper than uids) — or
+  taken from the file a writer's close left (:mod:`.edgecache`) — while LanceDB is read
+  (its two tables at once), mapped to rows through an ``ord`` table and bulk-loaded into
+  the :class:`EdgeStore`; a store whose ords are not unique falls back to uids.
 - The verbatim texts (with speaker and sha256) are kept per message row for the agent's
   context (:meth:`Mirror.message_rows`): the live loop reads no LanceDB.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,32 +82,37 @@ def _vectors(col: pa.ChunkedArray, rows: np.ndarray) -> np.ndarray:
     return vectors_column(pa.table({"vector": part}))
 
 
-class _Edges(threading.Thread):
-    """Reads every COACT edge (by ord) and bulk-loads them — as if every turn becomes a
-    mirror row, in ``ord`` order — while the main thread reads LanceDB."""
+class _Task(threading.Thread):
+    """``fn()`` in a thread while the main thread reads on; :meth:`result` waits for it
+    and re-raises what it raised."""
 
-    def __init__(self, graph: GraphDB, ords: np.ndarray, cached: pa.Table | None) -> None:
+    def __init__(self, fn: Callable[[], Any]) -> None:
         super().__init__(daemon=True)
-        self.graph = graph
-        self.ords = ords
-        self.table: pa.Table | None = cached
-        self.store: EdgeStore | None = None
+        self.fn = fn
+        self.value: Any = None
         self.error: BaseException | None = None
+        self.start()
 
     def run(self) -> None:
         try:
-            if self.table is None:
-                self.table = gt.coact_edges(self.graph, key="ord")
-            self.store = _edge_store(self.ords, self.ords, self.table)
+            self.value = self.fn()
         except BaseException as e:  # re-raised by the main thread
             self.error = e
 
-    def result(self) -> tuple[pa.Table, EdgeStore | None]:
+    def result(self) -> Any:
         self.join()
         if self.error is not None:
             raise self.error
-        assert self.table is not None
-        return self.table, self.store
+        value, self.value = self.value, None
+        return value
+
+
+def _read_edges(graph: GraphDB, ords: np.ndarray, cached: pa.Table | None
+                ) -> tuple[pa.Table, EdgeStore | None]:
+    """Every COACT edge by ord (``cached``, or read from Kuzu), bulk-loaded as if every
+    turn becomes a mirror row, in ``ord`` order."""
+    table = gt.coact_edges(graph, key="ord") if cached is None else cached
+    return table, _edge_store(ords, ords, table)
 
 
 def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
@@ -118,15 +125,14 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal, 
     all_ords = _ints(turns.column("ord"), -1)
     if cached is not None and edgecache.turns_of(cached) != turns.num_rows:
         cached = None
-    edges = _Edges(graph, all_ords, cached)
-    edges.start()
-    try:
+    edges = _Task(lambda: _read_edges(graph, all_ords, cached))
+    node_vectors = _Task(lambda: vq.turns(vectors, ["uid", "vector"]))  # LanceDB reads both
+    try:                                                                 # tables at once
         msgs = vq.messages(vectors, MESSAGE_COLUMNS)
-        tv = vq.turns(vectors, ["uid", "vector"])
-        _load_nodes(m, turns, msgs, tv)
+        _load_nodes(m, turns, msgs, node_vectors.result())
     finally:
+        node_vectors.join()
         table, store = edges.result()
-        edges.table = edges.store = None
     if store is None or len(m.ord) != all_ords.size:  # some turn was left out
         store = _edge_store(np.asarray(m.ord, np.int64), all_ords, table)
     if store is None:  # ords repeated (not made by this code): go by uid
@@ -136,7 +142,7 @@ def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal, 
         store = _loaded(_ints(pc.index_in(e.column("s"), value_set=uids)),
                         _ints(pc.index_in(e.column("d"), value_set=uids)), e)
     m.set_loaded_edges(store)
-    del turns, table, msgs, tv
+    del turns, table, msgs
     release_freed_memory()
     applied = 0
     done = int(graph.meta_get("journal_seq", "0") or 0)
