@@ -331,3 +331,20 @@ def test_a_closed_store_leaves_its_edges_for_the_next_open(
     with ak.open(store) as mem:
         assert "edges (Kuzu)" in caplog.text
         assert _mirror_edges(mem) == after != want
+
+
+def test_compact_keeps_every_row_and_gives_back_space(demo_store: Path) -> None:
+    """Store.compact (checkpoint, LanceDB's older versions deleted, the Kuzu file rebuilt)
+    keeps the memory as it was: the same edges, nodes and messages, a clean doctor."""
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts() + 60
+        for k, q in enumerate(["阿岚", "加湿器", "杀戮尖塔"]):
+            mem.commit(mem.recall(q, now=now + k), mem.mirror.nodes.uid[k])
+        mem.store.checkpoint()
+        edges, stats = _kuzu_edges(mem), mem.stats()
+        sizes = mem.store.compact()
+        assert sizes["bytes_after"] <= sizes["bytes_before"]
+        assert _kuzu_edges(mem) == _mirror_edges(mem) == edges
+        assert {**mem.stats(), "disk_bytes": 0} == {**stats, "disk_bytes": 0}
+    with ak.open(demo_store) as mem:
+        assert _mirror_edges(mem) == edges and mem.doctor().clean

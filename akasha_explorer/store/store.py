@@ -51,7 +51,7 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
-from ..graphdb import SCHEMA_VERSION, GraphDB, logs
+from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState
@@ -277,16 +277,18 @@ class Store:
                         self.path, e)
 
     def compact(self) -> dict[str, int]:
-        """Checkpoint, then compact LanceDB: fragments merged and every older version's
-        files deleted — what each ingest's LanceDB versions leave behind (a reader that
-        holds an older version must reopen). Returns the store's bytes on disk before and
-        after."""
+        """Checkpoint, then compact both stores: LanceDB's fragments merged and every older
+        version's files deleted (what each ingest's versions leave; a reader that holds an
+        older version must reopen), and the Kuzu file rebuilt from its live rows (the pages
+        the checkpoints' COACT rewrites freed are not given back otherwise). Returns the
+        store's bytes on disk before and after."""
         self.check_write()
         before = _du(self.path)
         self.checkpoint()
         with warnings.catch_warnings():  # the writer lock: no other writer holds a version
             warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
             self.vectors.optimize(cleanup=True)
+        self.graph = dump.rebuild(self.graph)
         return {"bytes_before": before, "bytes_after": _du(self.path)}
 
     @contextlib.contextmanager
