@@ -237,14 +237,44 @@ class EdgeStore:
         if not (s.shape == d.shape == ww.shape == lt.shape == cc.shape):
             raise ValueError("src, dst, w, last_ts and co_count must have the same length")
         ids = self.find_many(s, d)
-        for k in np.flatnonzero(ids < 0).tolist():  # new edges, created in order
-            ids[k] = self.upsert(int(s[k]), int(d[k]), w=float(ww[k]), last_ts=float(lt[k]),
-                                 co_count=int(cc[k]))
+        new = np.flatnonzero(ids < 0)
+        if new.size:
+            ids[new] = self._create(s[new], d[new])
         _, last = np.unique(ids[::-1], return_index=True)
         last = ids.shape[0] - 1 - last  # each edge's last position
         e = ids[last]
         self._w[e], self._last[e], self._co[e] = ww[last], lt[last], cc[last]
         return ids
+
+    def _create(self, s: I64, d: I64) -> I64:
+        """Create the edges ``s -> d`` that do not exist yet, each pair once, in the order
+        of their first occurrence (the ids :meth:`upsert` one by one gives); returns the
+        id of every pair. Values are set by the caller."""
+        if bool((s == d).any()):
+            raise ValueError("COACT self-loops are not allowed")
+        keys = (s << 32) | d
+        uk, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # first occurrences in input order
+        e0, k = self.count, int(uk.shape[0])
+        id_of = np.empty(k, np.int64)
+        id_of[order] = np.arange(e0, e0 + k, dtype=np.int64)
+        need = e0 + k
+        if need > self._src.shape[0]:
+            self._src, self._dst = grow(self._src, need), grow(self._dst, need)
+            self._w, self._last = grow(self._w, need), grow(self._last, need)
+            self._co, self._alive = grow(self._co, need), grow(self._alive, need)
+        cs, cd = s[first[order]], d[first[order]]
+        self._src[e0:need], self._dst[e0:need], self._alive[e0:need] = cs, cd, True
+        self._key.update(zip(uk[order].tolist(), range(e0, need), strict=True))
+        top = int(max(cs.max(), cd.max())) + 1
+        if self._fan.shape[0] < top:
+            self._fan = grow(self._fan, top)
+        np.add.at(self._fan, cs, 1)
+        np.add.at(self._fan, cd, 1)
+        self.count = need
+        if self.count - self._upto > max(self.compact_min, self._nidx // 32):
+            self._reindex()
+        return id_of[inv.ravel()]
 
     def set_weight(self, e: int, w: float) -> None:
         """Overwrite the stored weight of edge ``e`` (used by heterosynaptic depression)."""
