@@ -236,6 +236,7 @@ class Settings:
     # -- §1 write path --------------------------------------------------------------------
     CHECKPOINT_EVERY: int = _s(2000, "§1", "Fold the journal into Kuzu after this many commits.")
     JOURNAL_FSYNC: bool = _s(True, "§1", "fsync the journal after every commit (the durability point).")
+    EDGE_CACHE_MIN_EDGES: int = _s(1_000_000, "§1", "A writer's close leaves the COACT edges in edges.arrow for the next open when the store has at least this many (store/edgecache.py).")
 
     # -- §6 episodes / anchors ----------------------------------------------------------
     EPISODE_GAP: float = _s(3 * 3600.0, "§6", "A time gap longer than this (seconds) starts a new episode.")

@@ -9,9 +9,10 @@ checkpoints every ``CHECKPOINT_EVERY``). Every ``--ingest-every`` rounds a new s
 
 Printed (and returned as JSON): throughput, recall+commit latency p50/p99/max, ingest
 latency, RSS at start / end / peak (growth), store size on disk at start / end (growth,
-per commit), checkpoints, and every error (there must be none). At the end the store is
-closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256 and no
-session links, so those two checks are left out for the built part).
+per commit) and after a compaction (``Store.compact``: LanceDB's older versions deleted,
+the Kuzu file rebuilt), checkpoints, and every error (there must be none). At the end the
+store is closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256,
+no session links and no NEXT chain, so those three checks are left out).
 
 Run: ``python benchmarks/soak.py [--nodes 10000] [--commits 10000]``.
 """
@@ -42,12 +43,31 @@ def _du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def _parts(store: Path) -> dict[str, float]:
+    """MB on disk per part of the store."""
+    parts = {"graph.kuzu": store / "graph.kuzu", "messages.lance": store / "vectors" /
+             "messages.lance", "turns.lance": store / "vectors" / "turns.lance",
+             "journal.jsonl": store / "journal.jsonl"}
+    return {k: round((_du(v) if v.is_dir() else v.stat().st_size if v.exists() else 0)
+                     / 2**20, 2) for k, v in parts.items()}
+
+
+def _sample(mem: Any, k: int, rss0: float) -> dict[str, Any]:
+    """Where memory and disk stand after ``k`` rounds (for finding what grows)."""
+    m = mem.mirror
+    return {"round": k, "rss_growth_mb": round(_rss_mb() - rss0, 1),
+            "mirror_nodes_mb": round(m.nodes.nbytes() / 2**20, 1),
+            "mirror_edges_mb": round(m.edges.nbytes() / 2**20, 1), "edges": m.edges.count,
+            "pending_queries": len(m.pending_queries), "journal_pending": mem.journal.pending,
+            "disk_mb": _parts(mem.path)}
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q)) if xs else float("nan")
 
 
 def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_size: int,
-         seed: int = 0) -> dict[str, Any]:
+         seed: int = 0, sample_every: int = 1000) -> dict[str, Any]:
     import akasha_explorer as ak
     from akasha_explorer.bench.scale import VOCAB, build_synthetic_store
 
@@ -59,6 +79,8 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     mem = ak.open(store)
     mem.embedder.encode(["warm up"])  # the model loads before the clock starts
     disk0, rss0 = _du(store), _rss_mb()
+    parts0 = _parts(store)
+    samples = [_sample(mem, 0, rss0)]
     uids = list(mem.mirror.nodes.uid)
     now = mem.last_ts() + 3600.0
     lat: list[float] = []
@@ -80,6 +102,8 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         except Exception:  # a soak counts failures instead of stopping at the first
             errors.append(traceback.format_exc(limit=3))
         now += 60.0
+        if sample_every and (k + 1) % sample_every == 0:
+            samples.append(_sample(mem, k + 1, rss0))
         if ingest_every and (k + 1) % ingest_every == 0:
             sid = f"soak-{k + 1}"
             msgs = []
@@ -100,9 +124,14 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     rss1 = _rss_mb()
     mem.close()
     disk1 = _du(store)
+    parts1 = _parts(store)
+    with ak.open(store) as mem:
+        mem.store.compact()  # LanceDB's older versions (every ingest makes some) deleted
+    disk2 = _du(store)
+    parts2 = _parts(store)
     with ak.open(store) as mem:
         report = mem.doctor()
-    synthetic = {"integrity", "session_links"}  # the built rows have neither (see docstring)
+    synthetic = {"integrity", "session_links", "next_links"}  # the built rows have none
     problems = [f.line() for f in report.final if f.kind not in synthetic]
     out = {
         "nodes_start": nodes, "edges_start": built["edges"], "build_s": round(build_s, 1),
@@ -119,7 +148,11 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                    "peak": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)},
         "disk_mb": {"start": round(disk0 / 2**20, 1), "end": round(disk1 / 2**20, 1),
                     "growth": round((disk1 - disk0) / 2**20, 1),
-                    "bytes_per_commit": round((disk1 - disk0) / max(1, len(lat)))},
+                    "bytes_per_commit": round((disk1 - disk0) / max(1, len(lat))),
+                    "compacted": round(disk2 / 2**20, 1),
+                    "bytes_per_commit_compacted": round((disk2 - disk0) / max(1, len(lat))),
+                    "parts_start": parts0, "parts_end": parts1, "parts_compacted": parts2},
+        "samples": samples,
         "errors": len(errors), "first_errors": errors[:3],
         "doctor_after_reopen": problems or "ok",
     }
@@ -133,13 +166,16 @@ def main() -> None:
     ap.add_argument("--ingest-every", type=int, default=250)
     ap.add_argument("--ingest-size", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sample-every", type=int, default=1000,
+                    help="Record RSS, mirror size and disk per part every N rounds.")
     ap.add_argument("--folder", type=Path, default=None,
                     help="Where the store is built (default: a temporary folder).")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="akasha-soak-") as tmp:
         folder = args.folder or Path(tmp)
         out = soak(folder, nodes=args.nodes, commits=args.commits,
-                   ingest_every=args.ingest_every, ingest_size=args.ingest_size, seed=args.seed)
+                   ingest_every=args.ingest_every, ingest_size=args.ingest_size, seed=args.seed,
+                   sample_every=args.sample_every)
     print(json.dumps(out, indent=1))
     if out["errors"] or out["doctor_after_reopen"] != "ok":
         raise SystemExit(1)

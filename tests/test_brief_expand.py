@@ -78,6 +78,11 @@ def test_tampered_message_is_reported_never_verified(demo_store: Path):
         assert all(m["verified"] for m in others)
         neighbour = mem.expand(session_nodes(mem, SESSION)[0], around=0)
         assert neighbour.verified  # only the window holding the tampered message fails
+        # the context reads the texts the mirror loaded at open (issue 14): the genuine one
+        trace = mem.recall("what humidity threshold did I set", now=mem.last_ts(), log=False)
+        block = build_context(trace, 100_000)
+        assert forged not in block.text and victim.text in block.text
+    with ak.open(demo_store) as mem:  # loaded again: the forged bytes fail their check
         trace = mem.recall("what humidity threshold did I set", now=mem.last_ts(), log=False)
         assert NODE in trace.messages
         block = build_context(trace, 100_000)

@@ -17,7 +17,7 @@ __all__ = ["COMMANDS"]
 
 @click.group()
 def bench() -> None:
-    """Benchmarks: recall quality on LoCoMo, engine speed, scale."""
+    """Benchmarks: recall quality on LoCoMo and MADial, engine speed, scale."""
 
 
 def _methods(value: str, known: tuple[str, ...]) -> list[str]:
@@ -83,6 +83,25 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
 
 
 @bench.command()
+@click.option("--quick", is_flag=True, help="Fewer queries (a smoke run).")
+def engine(quick: bool) -> None:
+    """Engine speed on synthetic mirrors: recall and write-back of both settings profiles
+    (v1, v2) side by side, beside a numpy brute-force top-10."""
+    from .engine import main
+
+    main(["--quick"] if quick else [])
+
+
+SCALE_COLUMNS = ("nodes", "edges", "open_first_s", "open_s", "rss_open_mb", "recall_p50_ms",
+                 "recall_p95_ms",
+                 "floor_ms", "bytes_per_recall_mb", "numpy_top10_p50_ms",
+                 "lancedb_top10_p50_ms", "live_loop_p50_ms", "live_loop_p99_ms",
+                 "commit_p50_ms", "checkpoint_s", "rss_end_mb", "replay_nodes_per_s",
+                 "load_avg_start", "load_avg_end")
+"""The columns of ``akasha bench scale``'s table (every number is in the JSON)."""
+
+
+@bench.command()
 @click.option("--sizes", default="1000,10000,100000", show_default=True,
               help="Comma-separated node counts (each in its own process).")
 @click.option("--commits", default=10_000, show_default=True,
@@ -90,7 +109,8 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="Also write the numbers as JSON here.")
 def scale(sizes: str, commits: int, out: str | None) -> None:
-    """Recall p50/p95 and RSS of real stores at several sizes, beside LanceDB top-10."""
+    """Open time, RSS, recall p50/p95 beside its physical floor and numpy / LanceDB top-10,
+    the live loop (recall + commit), commit and checkpoint of real stores at several sizes."""
     import json
 
     from .scale import run_scale
@@ -101,14 +121,11 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + "\n", "utf-8")
     echo(text)
-    cols = ("nodes", "edges", "open_s", "rss_after_recalls_mb", "recall_p50_ms",
-            "recall_p95_ms", "lancedb_top10_p50_ms", "commit_p50_ms", "checkpoint_s",
-            "replay_nodes_per_s")
-    echo("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    echo("\n| " + " | ".join(SCALE_COLUMNS) + " |\n|" + "---|" * len(SCALE_COLUMNS))
     for r in result.values():
         echo("| " + " | ".join(
             f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "–"))
-            for c in cols) + " |")
+            for c in SCALE_COLUMNS) + " |")
 
 
 COMMANDS: list[click.Command] = [bench]

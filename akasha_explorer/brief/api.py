@@ -51,23 +51,24 @@ def attach_messages(store: Store, trace: RecallTrace) -> None:
 
 def messages_of(store: Store, uids: list[str]) -> dict[str, list[dict[str, Any]]]:
     """node uid -> its messages (uid, node, role, speaker, ts, text, sha256, flags), in
-    node order; one LanceDB read."""
+    node order: from the texts the mirror holds (issue 14: a LanceDB read here cost ~7.5 ms
+    of every recall at 10k nodes); one LanceDB read for the nodes it holds none of."""
     if not uids:
         return {}
-    rows = vq.messages_of_nodes(store.vectors, uids, _MSG_COLUMNS).to_pylist()
+    out, missing = store.mirror.message_rows(uids)
+    if not missing:
+        return out
+    rows = vq.messages_of_nodes(store.vectors, missing, _MSG_COLUMNS).to_pylist()
     by_uid = {r["uid"]: r for r in rows}
     n = store.mirror.nodes
-    out: dict[str, list[dict[str, Any]]] = {}
-    for u in uids:
-        i = n.index.get(u)
-        if i is None:
-            continue
+    for u in missing:
+        i = n.index[u]
         a, k = int(n.first_msg[i]), int(n.n_msg[i])
         out[u] = [{"uid": m, "node": u, "role": r["role"], "speaker": r["speaker"],
                    "ts": float(r["ts"]), "text": r["text"], "sha256": r["sha256"],
                    "flags": list(r["flags"] or ())}
                   for m in n.msg_uid[a:a + k] if (r := by_uid.get(m)) is not None]
-    return out
+    return {u: out[u] for u in uids if u in out}
 
 
 # -- context -------------------------------------------------------------------------------------

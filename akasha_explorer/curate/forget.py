@@ -116,6 +116,7 @@ def _forget_nodes(store: Store, uids: list[str], session: str | None) -> dict[st
         m.dirty_nodes.pop(i, None)
         for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i])):
             m.msg_terms[j] = []
+            m.forget_texts([j])
     store.forget_cached(msg_uids)
     vq.delete_messages_of_nodes(store.vectors, uids, batch=200)
     with warnings.catch_warnings():  # the writer lock means no other reader holds a version

@@ -57,6 +57,7 @@ of the function concerned):
 15. ``cos_node`` and the message cosines are computed with ``np.einsum`` — the same numbers
     as ``nodes.vec @ q`` up to float32 rounding, but single-threaded, so the result does not
     depend on the BLAS thread count, and measured 2–10× faster than a contended BLAS gemv.
+    A node whose vector is its one message's is read once (:meth:`~.state.NodeTable.cosines`).
 16. ``session`` is recorded in the trace; no formula uses it (SPEC names it as an input
     only). ``q`` must be finite, of the mirror's dimension and of unit length (±1e-3); it
     is not re-normalised.
@@ -201,8 +202,7 @@ def recall(
         return RecallTrace.empty(query=query, q=qlist, now=now, session=session,
                                  settings=dict(_settings_dict(st)), n_nodes=nodes.n,
                                  n_edges=int(np.count_nonzero(edges.alive)))
-    cos_node = np.einsum("ij,j->i", nodes.vec, qv).astype(np.float64)
-    cos_msg = nodes.cos_msg_max(np.einsum("ij,j->i", nodes.msg_vec, qv))
+    cos_node, cos_msg = nodes.cosines(qv)
     top_msg = top_k(cos_msg, st.DENSE_TOP_K, vis)
     dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st, rows=top_msg)
     direct: NDArray[np.float64] | None = None

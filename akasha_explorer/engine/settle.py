@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..config import Settings
 from .seeds import top_k
-from .state import NodeTable
+from .state import NodeTable, NodeVectors
 from .trace import GraphExpand, ItemList, MicroGraph, SeedTable, Settlement
 
 __all__ = ["dense_items", "groups", "settle"]
@@ -189,7 +189,7 @@ def _by_score(entries: list[tuple[float, str, _Cand]]) -> list[tuple[float, str,
 
 
 def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, floor: ItemList,
-           vec: NDArray[np.float32], *, relevant: bool, settings: Settings
+           vec: NodeVectors | NDArray[np.float32], *, relevant: bool, settings: Settings
            ) -> tuple[ItemList, ItemList, ItemList]:
     """SPEC §4 stage 4: ``(activation_items, ripple_items, suppressed)``.
 

@@ -3,7 +3,7 @@
 :class:`NodeTable` holds one row per node (Turn) in ingest order — vectors, salience and the
 dynamic state of SPEC §3 — plus one row per message (vector, node, time). Messages of a
 node are contiguous, so per-node maxima are one ``np.maximum.reduceat``.
-:class:`EdgeStore` holds the directed COACT edges (stored weight, last update time,
+:class:`EdgeStore` (:mod:`.edges`) holds the directed COACT edges (stored weight, last update time,
 co-activation count) with per-node out/in adjacency for one-hop reads.
 
 Both grow in place (amortised doubling) and never reorder rows, so an index handed out
@@ -34,24 +34,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["EdgeStore", "NodeTable"]
+from .edges import EdgeStore
+from .growth import grow
 
+__all__ = ["EdgeStore", "NodeTable", "NodeVectors"]
 
-def _grow(arr: NDArray[Any], need: int) -> NDArray[Any]:
-    """Return ``arr`` with room for ``need`` rows (doubling), keeping its contents."""
-    if need <= arr.shape[0]:
-        return arr
-    cap = max(need, 2 * arr.shape[0], 16)
-    out = np.zeros((cap, *arr.shape[1:]), dtype=arr.dtype)
-    out[: arr.shape[0]] = arr
-    return out
 
 
 class NodeTable:
     """Node and message arrays in ingest order (see module docstring).
 
     Public attributes are views of the first ``n`` nodes / ``m`` messages:
-    ``vec`` (n, dim) float32 L2-normalised node vectors; ``ts``, ``sigma``, ``strength``,
+    ``vec`` (n, dim) float32 L2-normalised node vectors (a :class:`NodeVectors`: a node
+    whose vector is byte for byte its one message's vector shares that row of ``msg_vec``
+    instead of holding a copy — issue 14); ``ts``, ``sigma``, ``strength``,
     ``strength_ts``, ``resource``, ``resource_ts`` float64; ``recall_count`` int64;
     ``assistant_only``, ``alive``, ``replayed`` bool; ``session`` int32 codes into
     ``sessions``; ``first_msg``/``n_msg`` locate a node's messages; ``msg_vec`` (m, dim),
@@ -71,7 +67,11 @@ class NodeTable:
         self.msg_index: dict[str, int] = {}
         self.sessions: list[str] = []
         self.session_code: dict[str, int] = {}
-        self._vec = np.zeros((0, self.dim), np.float32)
+        self._own = np.zeros(0, np.int64)
+        """Per node: its row in ``_ovec``, or -1 when its vector is its message's."""
+        self._ovec = np.zeros((0, self.dim), np.float32)
+        self.k_own = 0
+        self._own_rows: NDArray[np.int64] | None = None
         self._f64 = {k: np.zeros(0, np.float64) for k in self._NODE_F64}
         self._recall = np.zeros(0, np.int64)
         self._assistant_only = np.zeros(0, bool)
@@ -84,14 +84,15 @@ class NodeTable:
         self._msg_node = np.zeros(0, np.int64)
         self._msg_ts = np.zeros(0, np.float64)
         self._msg_alive = np.zeros(0, bool)
-        self.msg_sum = np.zeros(self.dim, np.float64)
-        """Sum of all stored message unit vectors (the salience centroid before normalising)."""
+        self._msg_sum = np.zeros(self.dim, np.float64)
+        self._summed = 0
+        """Nodes whose messages ``_msg_sum`` holds (the rest are added when it is read)."""
         self._neighbors: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     # -- views -------------------------------------------------------------------------
     @property
-    def vec(self) -> NDArray[np.float32]:
-        return self._vec[: self.n]
+    def vec(self) -> NodeVectors:
+        return NodeVectors(self)
 
     @property
     def ts(self) -> NDArray[np.float64]:
@@ -161,25 +162,55 @@ class NodeTable:
     def msg_alive(self) -> NDArray[np.bool_]:
         return self._msg_alive[: self.m]
 
+    @property
+    def msg_sum(self) -> NDArray[np.float64]:
+        """Sum of all stored message unit vectors (the salience centroid before
+        normalising): each node's messages summed in order, node after node, as
+        :meth:`add_node` adds them — nodes bulk-loaded since the last read are summed now
+        (in blocks; the open does not pay for it)."""
+        n0, n = self._summed, self.n
+        step = 8192
+        for a in range(n0, n, step):
+            b = min(n, a + step)
+            first, counts = self._first_msg[a:b], self._n_msg[a:b].astype(np.int64)
+            lo, hi = int(first[0]), int(first[-1] + counts[-1])
+            blk = self._msg_vec[lo:hi].astype(np.float64)
+            per_node = blk
+            if int(counts.max()) > 1:
+                at = first - lo
+                per_node = blk[at]
+                for k in range(1, int(counts.max())):
+                    more = np.flatnonzero(counts > k)
+                    per_node[more] += blk[at[more] + k]
+            per_node[0] += self._msg_sum  # then a reduction over axis 0: row after row
+            self._msg_sum = np.add.reduce(per_node, axis=0)
+        self._summed = n
+        return self._msg_sum
+
     # -- growth --------------------------------------------------------------------------
     def _reserve(self, nodes: int, msgs: int) -> None:
         need = self.n + nodes
-        if need > self._vec.shape[0]:
-            self._vec = _grow(self._vec, need)
-            self._f64 = {k: _grow(v, need) for k, v in self._f64.items()}
-            self._recall = _grow(self._recall, need)
-            self._assistant_only = _grow(self._assistant_only, need)
-            self._alive = _grow(self._alive, need)
-            self._replayed = _grow(self._replayed, need)
-            self._session = _grow(self._session, need)
-            self._first_msg = _grow(self._first_msg, need)
-            self._n_msg = _grow(self._n_msg, need)
+        if need > self._own.shape[0]:
+            self._own = grow(self._own, need)
+            self._f64 = {k: grow(v, need) for k, v in self._f64.items()}
+            self._recall = grow(self._recall, need)
+            self._assistant_only = grow(self._assistant_only, need)
+            self._alive = grow(self._alive, need)
+            self._replayed = grow(self._replayed, need)
+            self._session = grow(self._session, need)
+            self._first_msg = grow(self._first_msg, need)
+            self._n_msg = grow(self._n_msg, need)
         need_m = self.m + msgs
         if need_m > self._msg_vec.shape[0]:
-            self._msg_vec = _grow(self._msg_vec, need_m)
-            self._msg_node = _grow(self._msg_node, need_m)
-            self._msg_ts = _grow(self._msg_ts, need_m)
-            self._msg_alive = _grow(self._msg_alive, need_m)
+            self._msg_vec = grow(self._msg_vec, need_m)
+            self._msg_node = grow(self._msg_node, need_m)
+            self._msg_ts = grow(self._msg_ts, need_m)
+            self._msg_alive = grow(self._msg_alive, need_m)
+
+    def reserve(self, nodes: int, msgs: int) -> None:
+        """Make room for ``nodes`` more nodes and ``msgs`` more messages (a bulk load
+        reserves once instead of growing by doubling)."""
+        self._reserve(nodes, msgs)
 
     def add_node(
         self,
@@ -209,7 +240,8 @@ class NodeTable:
             raise ValueError("a node needs >= 1 message and one ts/uid per message vector")
         self._reserve(1, k)
         i, j = self.n, self.m
-        self._vec[i] = np.asarray(vector, dtype=np.float32)
+        v = np.asarray(vector, dtype=np.float32).ravel()
+        self._own[i] = -1 if k == 1 and _same_bytes(v, mv[0]) else self._add_own(v[None, :])
         f = self._f64
         f["ts"][i] = ts
         f["sigma"][i] = sigma
@@ -234,22 +266,169 @@ class NodeTable:
         for off, mu in enumerate(msg_uids):
             self.msg_index[mu] = j + off
         self.msg_uid.extend(msg_uids)
-        self.msg_sum += mv.astype(np.float64).sum(axis=0)
+        if self._summed == i:  # caught up: add this one now (else the next read does)
+            self._msg_sum += mv.astype(np.float64).sum(axis=0)
+            self._summed = i + 1
         self.uid.append(uid)
         self.index[uid] = i
         self.n += 1
         self.m += k
         self._neighbors = None
+        self._own_rows = None
         return i
+
+    def _add_own(self, vectors: NDArray[np.float32]) -> int:
+        """Append node vectors that are not a message's; returns the first one's row."""
+        k = self.k_own
+        self._ovec = grow(self._ovec, k + vectors.shape[0])
+        self._ovec[k : k + vectors.shape[0]] = vectors
+        self.k_own = k + vectors.shape[0]
+        return k
+
+    def add_nodes(
+        self,
+        uids: Sequence[str],
+        *,
+        ts: ArrayLike,
+        session: Sequence[str],
+        vectors: ArrayLike,
+        sigma: ArrayLike,
+        strength: ArrayLike,
+        resource: ArrayLike,
+        assistant_only: ArrayLike,
+        n_msg: ArrayLike,
+        msg_vectors: ArrayLike,
+        msg_ts: ArrayLike,
+        msg_uids: Sequence[str],
+        strength_ts: ArrayLike,
+        resource_ts: ArrayLike,
+        recall_count: ArrayLike,
+        replayed: ArrayLike,
+    ) -> NDArray[np.int64]:
+        """Append many nodes at once (the mirror's bulk load, issue 14): the same table as
+        :meth:`add_node` called for each in order — :attr:`msg_sum` included, bit for bit
+        (summed when first read) —
+        without a Python step per node. Node ``k`` has the next ``n_msg[k]`` messages.
+        Returns the new rows.
+
+        >>> t = NodeTable(dim=1)
+        >>> t.add_nodes(["a", "b"], ts=[1.0, 2.0], session=["s", "s"], vectors=[[1.0], [1.0]],
+        ...             sigma=[0, 0], strength=[1, 1], resource=[1, 1],
+        ...             assistant_only=[False, False], n_msg=[1, 2],
+        ...             msg_vectors=[[1.0], [1.0], [1.0]], msg_ts=[1.0, 2.0, 2.0],
+        ...             msg_uids=["a", "b", "b:1"], strength_ts=[1.0, 2.0],
+        ...             resource_ts=[1.0, 2.0], recall_count=[0, 0],
+        ...             replayed=[False, False]).tolist()
+        [0, 1]
+        >>> t.first_msg.tolist(), t.msg_node.tolist(), t.k_own   # "a" shares its message's
+        ([0, 1], [0, 1, 1], 1)
+        """
+        n, m0, n0 = len(uids), self.m, self.n
+        counts = np.asarray(n_msg, np.int64).ravel()
+        mv = np.asarray(msg_vectors, np.float32).reshape(-1, self.dim)
+        vec = np.asarray(vectors, np.float32).reshape(-1, self.dim)
+        m = mv.shape[0]
+        if counts.shape[0] != n or vec.shape[0] != n or (n and int(counts.min()) < 1) \
+                or int(counts.sum()) != m or len(msg_uids) != m:
+            raise ValueError("add_nodes needs one vector and >= 1 message per node, and one "
+                             "vector / ts / uid per message")
+        if len(set(uids)) != n or any(u in self.index for u in uids):
+            raise ValueError("add_nodes: a node uid is repeated or already in the mirror")
+        if len(set(msg_uids)) != m or any(u in self.msg_index for u in msg_uids):
+            raise ValueError("add_nodes: a message uid is repeated or already in the mirror")
+        if n == 0:
+            return np.zeros(0, np.int64)
+        self._reserve(n, m)
+        rows = np.arange(n0, n0 + n, dtype=np.int64)
+        f = self._f64
+        for name, value in (("ts", ts), ("sigma", sigma), ("strength", strength),
+                            ("strength_ts", strength_ts), ("resource", resource),
+                            ("resource_ts", resource_ts)):
+            f[name][n0 : n0 + n] = np.asarray(value, np.float64)
+        self._recall[n0 : n0 + n] = np.asarray(recall_count, np.int64)
+        self._assistant_only[n0 : n0 + n] = np.asarray(assistant_only, bool)
+        self._alive[n0 : n0 + n] = True
+        self._replayed[n0 : n0 + n] = np.asarray(replayed, bool)
+        code = self.session_code
+        for name in dict.fromkeys(session):
+            if name not in code:
+                code[name] = len(self.sessions)
+                self.sessions.append(name)
+        self._session[n0 : n0 + n] = np.fromiter((code[x] for x in session), np.int32, n)
+        first = m0 + np.cumsum(counts) - counts
+        self._first_msg[n0 : n0 + n] = first
+        self._n_msg[n0 : n0 + n] = counts
+        self._msg_vec[m0 : m0 + m] = mv
+        self._msg_node[m0 : m0 + m] = np.repeat(rows, counts)
+        self._msg_ts[m0 : m0 + m] = np.asarray(msg_ts, np.float64)
+        self._msg_alive[m0 : m0 + m] = True
+        self.msg_index.update(zip(msg_uids, range(m0, m0 + m), strict=True))
+        self.msg_uid.extend(msg_uids)
+        own = np.full(n, -1, np.int64)
+        step = 8192
+        for a in range(0, n, step):  # in blocks: no full-size temporaries
+            b = min(n, a + step)
+            shared = (counts[a:b] == 1) & (vec[a:b].view(np.uint32)
+                                           == mv[first[a:b] - m0].view(np.uint32)).all(axis=1)
+            mine = np.flatnonzero(~shared)
+            if mine.size:
+                start = self._add_own(vec[a:b][mine])
+                own[a + mine] = start + np.arange(mine.size)
+        self._own[n0 : n0 + n] = own
+        self.uid.extend(uids)
+        self.index.update(zip(uids, rows.tolist(), strict=True))
+        self.n += n
+        self.m += m
+        self._neighbors = None
+        self._own_rows = None
+        return rows
+
+    def cosines(self, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(cos_node, cos_msg)`` of every node with the unit query ``q`` (SPEC §4 stage 1):
+        one pass over the message vectors, plus the node vectors that are not a message's.
+
+        The numbers are those of ``np.einsum("ij,j->i", vec, q)`` and
+        :meth:`cos_msg_max` of the message cosines, bit for bit: a shared node row is the
+        same bytes, and each einsum row is summed on its own (decision 15 of
+        :mod:`.recall`).
+
+        >>> t = NodeTable(dim=2)
+        >>> _ = t.add_node("a", ts=0.0, session="s", vector=[0.6, 0.8], sigma=0.0,
+        ...                strength=1.0, resource=1.0, assistant_only=False,
+        ...                msg_vectors=[[1.0, 0.0], [0.0, 1.0]], msg_ts=[0.0, 0.0],
+        ...                msg_uids=["a:0", "a:1"])
+        >>> [x.tolist() for x in t.cosines(np.array([1.0, 0.0], np.float32))]
+        [[0.6000000238418579], [1.0]]
+        """
+        qv = np.asarray(q, np.float32).ravel()
+        raw = np.einsum("ij,j->i", self.msg_vec, qv)
+        cos_node = raw[self.first_msg].astype(np.float64)
+        if self.k_own:
+            if self._own_rows is None:
+                self._own_rows = np.flatnonzero(self._own[: self.n] >= 0)
+            mine = self._own_rows
+            own_cos = np.einsum("ij,j->i", self._ovec[: self.k_own], qv)
+            cos_node[mine] = own_cos[self._own[mine]]
+        return cos_node, self.cos_msg_max(raw)
+
+    def nbytes(self) -> int:
+        """Bytes held by the node and message arrays (capacity included; not the uid lists
+        and dicts)."""
+        arrays: list[NDArray[Any]] = [self._own, self._ovec, *self._f64.values(), self._recall,
+                  self._assistant_only, self._alive, self._replayed, self._session,
+                  self._first_msg, self._n_msg, self._msg_vec, self._msg_node, self._msg_ts,
+                  self._msg_alive]
+        return sum(int(a.nbytes) for a in arrays)
 
     def kill(self, i: int) -> None:
         """Mask node ``i`` and its messages (forget); rows stay so indices stay valid."""
         self._alive[i] = False
         a, k = int(self._first_msg[i]), int(self._n_msg[i])
-        self.msg_sum -= self._msg_vec[a : a + k].astype(np.float64).sum(axis=0)
+        self._msg_sum = self.msg_sum - self._msg_vec[a : a + k].astype(np.float64).sum(axis=0)
         self._msg_alive[a : a + k] = False
         self._msg_vec[a : a + k] = 0.0
-        self._vec[i] = 0.0
+        if self._own[i] >= 0:
+            self._ovec[self._own[i]] = 0.0
         self._neighbors = None
 
     def neighbors(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -328,280 +507,67 @@ class NodeTable:
         return out.astype(np.float64)
 
 
-class EdgeStore:
-    """Directed COACT edges with O(1) lookup and per-node adjacency.
+def _same_bytes(a: NDArray[np.float32], b: NDArray[np.float32]) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
 
-    Arrays (views of the first ``count`` edges): ``src``, ``dst`` int64; ``w`` (stored
-    weight, not decayed) and ``last_ts`` float64; ``co_count`` int64. ``out_edges(i)`` and
-    ``in_edges(i)`` return edge ids sorted by the other end's row (canonical: independent of
-    creation order). ``fan(n)`` counts
-    in + out edges per node. Edges are removed only by :meth:`drop_node` (forget) and
-    :meth:`drop_edge` (undoing a person's link).
+
+class NodeVectors:
+    """The node vectors of a :class:`NodeTable` as a read-only ``(n, dim)`` float32
+    array-like: ``vec[i]``, ``vec[rows]``, ``vec[a:b]`` and ``np.asarray(vec)`` give plain
+    arrays. A node whose vector is its one message's reads that row of ``msg_vec``.
+
+    >>> t = NodeTable(dim=2)
+    >>> _ = t.add_node("a", ts=0.0, session="s", vector=[0.0, 1.0], sigma=0.0,
+    ...                strength=1.0, resource=1.0, assistant_only=False,
+    ...                msg_vectors=[[0.0, 1.0]], msg_ts=[0.0], msg_uids=["a"])
+    >>> t.vec.shape, t.vec[0].tolist(), t.vec[[0, 0]].shape, t.k_own
+    ((1, 2), [0.0, 1.0], (2, 2), 0)
     """
 
-    def __init__(self) -> None:
-        self.count = 0
-        self._src = np.zeros(0, np.int64)
-        self._dst = np.zeros(0, np.int64)
-        self._w = np.zeros(0, np.float64)
-        self._last = np.zeros(0, np.float64)
-        self._co = np.zeros(0, np.int64)
-        self._alive = np.zeros(0, bool)
-        self._key: dict[int, int] = {}
-        self._out: list[NDArray[np.int64]] = []
-        self._out_n: list[int] = []
-        self._in: list[NDArray[np.int64]] = []
-        self._in_n: list[int] = []
-        self._fan = np.zeros(0, np.int64)
+    ndim = 2
+    dtype = np.dtype(np.float32)
 
-    @staticmethod
-    def _k(s: int, d: int) -> int:
-        return (int(s) << 32) | int(d)
+    def __init__(self, table: NodeTable) -> None:
+        self._t = table
 
     @property
-    def src(self) -> NDArray[np.int64]:
-        return self._src[: self.count]
+    def shape(self) -> tuple[int, int]:
+        return (self._t.n, self._t.dim)
 
-    @property
-    def dst(self) -> NDArray[np.int64]:
-        return self._dst[: self.count]
+    def __len__(self) -> int:
+        return self._t.n
 
-    @property
-    def w(self) -> NDArray[np.float64]:
-        return self._w[: self.count]
-
-    @property
-    def last_ts(self) -> NDArray[np.float64]:
-        return self._last[: self.count]
-
-    @property
-    def co_count(self) -> NDArray[np.int64]:
-        return self._co[: self.count]
-
-    @property
-    def alive(self) -> NDArray[np.bool_]:
-        return self._alive[: self.count]
-
-    def n_alive(self) -> int:
-        """Number of edges not removed by forget."""
-        return int(self.alive.sum())
-
-    def _ensure_node(self, i: int) -> None:
-        while len(self._out) <= i:
-            self._out.append(np.zeros(4, np.int64))
-            self._out_n.append(0)
-            self._in.append(np.zeros(4, np.int64))
-            self._in_n.append(0)
-        if self._fan.shape[0] <= i:
-            self._fan = _grow(self._fan, i + 1)
-
-    @staticmethod
-    def _push(lists: list[NDArray[np.int64]], counts: list[int], i: int, e: int,
-              other: NDArray[np.int64]) -> None:
-        """Insert edge ``e`` into node ``i``'s list, kept sorted by the other end's row.
-
-        A canonical order (not creation order) makes every sum and tie-break over a node's
-        edges independent of how the mirror was built — replayed live, or loaded from Kuzu
-        in whatever order it returns rows — so traces reproduce exactly after a reopen.
-        """
-        arr, c = lists[i], counts[i]
-        if c == arr.shape[0]:
-            arr = _grow(arr, c + 1)
-            lists[i] = arr
-        pos = int(np.searchsorted(other[arr[:c]], other[e], side="right"))
-        if pos < c:
-            arr[pos + 1 : c + 1] = arr[pos:c]
-        arr[pos] = e
-        counts[i] = c + 1
-
-    def find(self, s: int, d: int) -> int:
-        """Edge id of ``s -> d`` or -1."""
-        return self._key.get(self._k(s, d), -1)
-
-    def upsert(self, s: int, d: int, *, w: float, last_ts: float, co_count: int) -> int:
-        """Set ``s -> d`` to absolute values, creating it if needed; returns the edge id."""
-        e = self._key.get(self._k(s, d), -1)
-        if e < 0:
-            if s == d:
-                raise ValueError("COACT self-loops are not allowed")
-            e = self.count
-            need = e + 1
-            if need > self._src.shape[0]:
-                self._src = _grow(self._src, need)
-                self._dst = _grow(self._dst, need)
-                self._w = _grow(self._w, need)
-                self._last = _grow(self._last, need)
-                self._co = _grow(self._co, need)
-                self._alive = _grow(self._alive, need)
-            self._src[e], self._dst[e], self._alive[e] = s, d, True
-            self._key[self._k(s, d)] = e
-            self._ensure_node(max(s, d))
-            self._push(self._out, self._out_n, s, e, self._dst)
-            self._push(self._in, self._in_n, d, e, self._src)
-            self._fan[s] += 1
-            self._fan[d] += 1
-            self.count += 1
-        self._w[e] = w
-        self._last[e] = last_ts
-        self._co[e] = co_count
-        return e
-
-    def set_weight(self, e: int, w: float) -> None:
-        """Overwrite the stored weight of edge ``e`` (used by heterosynaptic depression)."""
-        self._w[e] = w
-
-    def out_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids leaving node ``i`` (alive ones only), by destination row."""
-        if i >= len(self._out):
-            return np.zeros(0, np.int64)
-        ids = self._out[i][: self._out_n[i]]
-        return ids[self._alive[ids]]
-
-    def in_edges(self, i: int) -> NDArray[np.int64]:
-        """Edge ids entering node ``i`` (alive ones only), by source row."""
-        if i >= len(self._in):
-            return np.zeros(0, np.int64)
-        ids = self._in[i][: self._in_n[i]]
-        return ids[self._alive[ids]]
-
-    def _many(self, lists: list[NDArray[np.int64]], counts: list[int],
-              rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        rs = np.asarray(rows, dtype=np.int64).ravel()
-        parts: list[NDArray[np.int64]] = []
-        lens = np.zeros(rs.shape[0], np.int64)
-        top = len(lists)
-        for k, i in enumerate(rs.tolist()):
-            if i < top:
-                c = counts[i]
-                if c:
-                    parts.append(lists[i][:c])
-                    lens[k] = c
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        ids = np.concatenate(parts)
-        owner = np.repeat(np.arange(rs.shape[0], dtype=np.int64), lens)
-        keep = self._alive[ids]
-        return ids[keep], owner[keep]
-
-    def out_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Alive out-edges of several nodes at once: ``(edge ids, position in rows)``.
-
-        Edge ids come grouped by ``rows`` order, each group by the other end's row.
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> [a.tolist() for a in es.out_edges_many([2, 0, 5])]
-        [[1, 0], [0, 1]]
-        """
-        return self._many(self._out, self._out_n, rows)
-
-    def in_edges_many(self, rows: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Alive in-edges of several nodes at once: ``(edge ids, position in rows)``.
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> _ = es.upsert(2, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> [a.tolist() for a in es.in_edges_many([1])]
-        [[0, 1], [0, 0]]
-        """
-        return self._many(self._in, self._in_n, rows)
-
-    def fan_of(self, rows: ArrayLike) -> NDArray[np.int64]:
-        """Number of COACT edges (in + out) of the given node rows (0 for unknown rows).
-
-        >>> es = EdgeStore(); _ = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> es.fan_of([1, 0, 7]).tolist()
-        [1, 1, 0]
-        """
-        rs = np.asarray(rows, dtype=np.int64).ravel()
-        out = np.zeros(rs.shape[0], np.int64)
-        ok = rs < self._fan.shape[0]
-        out[ok] = self._fan[rs[ok]]
+    def rows(self, rows: ArrayLike) -> NDArray[np.float32]:
+        """The vectors of the given node rows, as a new ``(len(rows), dim)`` array."""
+        t = self._t
+        r = np.asarray(rows, np.int64).ravel()
+        if r.size and (int(r.min()) < 0 or int(r.max()) >= t.n):
+            raise IndexError(f"node row out of range (n={t.n})")
+        own = t._own[r]
+        out = np.empty((r.shape[0], t.dim), np.float32)
+        mine = own >= 0
+        out[mine] = t._ovec[own[mine]]
+        out[~mine] = t._msg_vec[t._first_msg[r[~mine]]]
         return out
 
-    def set_weights(self, ids: ArrayLike, w: ArrayLike) -> None:
-        """Overwrite the stored weights of several edges (vectorised :meth:`set_weight`).
+    def __getitem__(self, key: Any) -> NDArray[np.float32]:
+        if isinstance(key, int | np.integer):
+            i = int(key) + (self._t.n if int(key) < 0 else 0)
+            return self.rows([i])[0]
+        if isinstance(key, tuple):
+            return np.asarray(self)[key]
+        return self.rows(np.arange(self._t.n, dtype=np.int64)[key])
 
-        >>> es = EdgeStore(); e = es.upsert(0, 1, w=1.0, last_ts=0.0, co_count=1)
-        >>> es.set_weights([e], [0.95]); es.w.tolist()
-        [0.95]
-        """
-        self._w[np.asarray(ids, dtype=np.int64)] = np.asarray(w, dtype=np.float64)
+    def __iter__(self) -> Any:
+        return iter(np.asarray(self))
 
-    def fan(self, n: int) -> NDArray[np.int64]:
-        """Number of COACT edges (in + out) of each of the first ``n`` nodes."""
-        out = np.zeros(n, np.int64)
-        k = min(n, self._fan.shape[0])
-        out[:k] = self._fan[:k]
-        return out
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        out = self.rows(np.arange(self._t.n, dtype=np.int64))
+        return out if dtype is None else out.astype(dtype)
 
-    def drop_node(self, i: int) -> list[int]:
-        """Remove every edge touching node ``i`` (forget); returns the removed edge ids."""
-        gone = sorted({*self.out_edges(i).tolist(), *self.in_edges(i).tolist()})
-        for e in gone:
-            s, d = int(self._src[e]), int(self._dst[e])
-            self._alive[e] = False
-            self._key.pop(self._k(s, d), None)
-            self._fan[s] -= 1
-            self._fan[d] -= 1
-        return gone
+    def astype(self, dtype: Any) -> NDArray[Any]:
+        """A materialised copy in ``dtype``."""
+        return np.asarray(self).astype(dtype)
 
-    def drop_edge(self, s: int, d: int) -> int:
-        """Remove ``s -> d``; returns its id, or -1 when there is no such edge.
-
-        >>> es = EdgeStore()
-        >>> e = es.upsert(0, 1, w=0.5, last_ts=0.0, co_count=1)
-        >>> es.drop_edge(0, 1), es.find(0, 1), es.out_edges(0).tolist(), es.fan(2).tolist()
-        (0, -1, [], [0, 0])
-        """
-        e = self._key.pop(self._k(s, d), -1)
-        if e >= 0:
-            self._alive[e] = False
-            self._fan[s] -= 1
-            self._fan[d] -= 1
-        return e
-
-    def load(self, src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
-             co_count: ArrayLike) -> None:
-        """Bulk-load edges into an empty store (on open) — vectorised, no per-edge Python.
-
-        Gives the same store as upserting the edges one by one (adjacency sorted by the
-        other end's row). A repeated (src, dst) pair keeps its last values.
-
-        >>> es = EdgeStore()
-        >>> es.load([2, 0, 0], [1, 1, 2], [0.5, 1.0, 0.2], [0.0, 0.0, 0.0], [1, 1, 1])
-        >>> es.in_edges(1).tolist(), es.out_edges(0).tolist(), es.fan(3).tolist()
-        ([1, 0], [1, 2], [2, 2, 2])
-        """
-        if self.count:
-            raise ValueError("load() needs an empty EdgeStore; use upsert() to add edges")
-        s = np.asarray(src, np.int64).ravel()
-        d = np.asarray(dst, np.int64).ravel()
-        ww = np.asarray(w, np.float64).ravel()
-        lt = np.asarray(last_ts, np.float64).ravel()
-        cc = np.asarray(co_count, np.int64).ravel()
-        if not (s.shape == d.shape == ww.shape == lt.shape == cc.shape):
-            raise ValueError("src, dst, w, last_ts and co_count must have the same length")
-        if s.size and bool((s == d).any()):
-            raise ValueError("COACT self-loops are not allowed")
-        key = (s << 32) | d
-        _, last = np.unique(key[::-1], return_index=True)  # last occurrence of each pair
-        keep = np.sort(s.size - 1 - last)
-        s, d, ww, lt, cc, key = s[keep], d[keep], ww[keep], lt[keep], cc[keep], key[keep]
-        m = s.size
-        self._src, self._dst, self._w, self._last, self._co = s.copy(), d.copy(), ww, lt, cc
-        self._alive = np.ones(m, bool)
-        self.count = m
-        self._key = dict(zip(key.tolist(), range(m), strict=True))
-        n = int(max(s.max(), d.max())) + 1 if m else 0
-        if n:
-            self._ensure_node(n - 1)
-        self._fan = _grow(np.zeros(0, np.int64), max(n, 1))
-        self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
-        for lists, counts, own, other in ((self._out, self._out_n, s, d),
-                                          (self._in, self._in_n, d, s)):
-            order = np.lexsort((other, own))
-            bounds = np.searchsorted(own[order], np.arange(n + 1))
-            for i in np.flatnonzero(np.diff(bounds)).tolist():
-                a, b = int(bounds[i]), int(bounds[i + 1])
-                lists[i] = order[a:b].copy()
-                counts[i] = b - a
+    def __matmul__(self, other: ArrayLike) -> NDArray[Any]:
+        return np.asarray(self) @ np.asarray(other)

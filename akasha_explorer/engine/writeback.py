@@ -343,8 +343,7 @@ def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[
                   kind: list[str], delta: list[float], boost: list[float], now: float,
                   st: Settings) -> tuple[EdgeUpdates, np.ndarray]:
     k = len(src)
-    eid = np.fromiter((edges.find(a, c) for a, c in zip(src, dst, strict=True)),
-                      dtype=np.int64, count=k)
+    eid = edges.find_many(src, dst)
     have = eid >= 0
     e = np.where(have, eid, 0)
     w0 = np.where(have, edges.w[e] if edges.count else 0.0, 0.0)
@@ -426,9 +425,10 @@ def apply_plan(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> None:
                         recall_count=nu.recall_after[k])
     eu = plan.edges
     row = _row_cache(nodes)
-    for k in range(len(eu.src_uid)):
-        edges.upsert(row(eu.src_uid[k]), row(eu.dst_uid[k]), w=eu.w_after[k],
-                     last_ts=plan.now, co_count=eu.co_after[k])
+    k = len(eu.src_uid)
+    if k:
+        edges.upsert_many([row(u) for u in eu.src_uid], [row(u) for u in eu.dst_uid],
+                          w=eu.w_after, last_ts=np.full(k, plan.now), co_count=eu.co_after)
     dp = plan.depressed
     if dp.src_uid:
         edges.set_weights(_depressed_ids(plan, nodes, edges, row), dp.w_after)
@@ -447,7 +447,7 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
     [1, 2, 0]
     """
     eu = plan.edges
-    up = [edges.find(s, d) for s, d in zip(eu.src, eu.dst, strict=True)]
+    up = edges.find_many(eu.src, eu.dst).tolist()
     dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes)) if plan.depressed.src_uid
            else np.zeros(0, np.int64))
     ids = dict.fromkeys(e for e in up if e >= 0)

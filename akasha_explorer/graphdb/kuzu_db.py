@@ -9,6 +9,12 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
 - ``UNWIND … MERGE`` of relationships hits an internal assertion in 0.11.3: new rels are
   created by ``COPY``, existing ones changed by ``UNWIND … MATCH … SET``.
 - Each statement costs about a millisecond, so hot paths never issue per-row statements.
+  Many rows are changed with ``LOAD FROM`` an Arrow table (:meth:`GraphDB.load_from`), not
+  ``UNWIND`` of a parameter list: measured at 100k turns / 3M COACT edges, 20,000 Turn
+  updates took 0.09 s against ~5.6 s, 20,000 COACT updates 1.2 s against ~7.6 s.
+- Deleting every row of a big rel table is slow (3M COACT edges: 22 s); :meth:`replace`
+  drops and re-creates a rel table instead (the same ``CREATE`` as ``schema.cypher``; 3M
+  edges rewritten in ~2.5 s).
 - kuzu 0.11.3's WAL replay after a SIGKILL loses parts of *committed* transactions: the
   rows of a ``COPY`` vanished while the ``DELETE`` and ``MERGE … SET`` of the same
   transaction were replayed (measured in the crash harness: a checkpoint's COACT rewrite
@@ -88,6 +94,16 @@ def graph_lock(path: Path) -> tuple[str, int] | None:
     if typ == fcntl.F_RDLCK:
         return "read", pid
     return None
+
+
+def _rel_table_ddl(table: str) -> str | None:
+    """The ``CREATE REL TABLE`` statement of ``table`` in ``schema.cypher`` (None if absent).
+
+    >>> _rel_table_ddl("COACT")
+    'CREATE REL TABLE COACT(FROM Turn TO Turn, weight DOUBLE, last_ts DOUBLE, co_count INT64)'
+    """
+    head = f"CREATE REL TABLE {table}("
+    return next((s for s in _schema_statements() if s.startswith(head)), None)
 
 
 def _one(result: kuzu.QueryResult | list[kuzu.QueryResult]) -> kuzu.QueryResult:
@@ -276,12 +292,39 @@ class GraphDB:
 
     def _delete_all(self, table: str) -> None:
         if table in self._rel_tables():
-            self._conn.execute(f"MATCH ()-[e:{table}]->() DELETE e")
+            ddl = _rel_table_ddl(table)
+            if ddl is not None:  # as schema.cypher makes it; far faster than deleting rows
+                self._conn.execute(f"DROP TABLE {table}")
+                self._conn.execute(ddl)
+            else:
+                self._conn.execute(f"MATCH ()-[e:{table}]->() DELETE e")
         else:
             self._conn.execute(f"MATCH (x:{table}) DETACH DELETE x")
 
     def _rel_tables(self) -> set[str]:
         return {r["name"] for r in self.rows("CALL show_tables() WHERE type = 'REL' RETURN name")}
+
+    def load_from(self, query: str, data: pa.Table) -> None:
+        """Run ``LOAD FROM <data> <query>``: ``query`` reads the Arrow table's columns by
+        name (e.g. ``MATCH (t:Turn {uid: u}) SET t.strength = s``). One statement for any
+        number of rows, and far cheaper per row than :meth:`unwind` (module docstring)."""
+        self._check_write()
+        if data.num_rows == 0:
+            return
+        if not self._in_tx:
+            self._autocommit(lambda: self._load_from(query, data), data.nbytes)
+            return
+        self._need(data.nbytes)
+        self._load_from(query, data)
+
+    def _load_from(self, query: str, data: pa.Table) -> None:
+        _load_src = data  # Kuzu scans this local variable by name
+        try:
+            self._conn.execute(f"LOAD FROM _load_src {query}")
+        except RuntimeError as e:
+            if disk_full(e):
+                raise DiskFull(f"the disk of {self.path} is full: {e}") from e
+            raise
 
     def unwind(self, query: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> None:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""

@@ -324,7 +324,9 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
             assistant_only=nr["assistant_only"], msg_vectors=vecs[nr["rows"]],
             msg_ts=[m.ts for m in g], msg_uids=[m.uid for m in g],
             msg_terms=[msg_terms[r] for r in nr["rows"]],
-            msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g])
+            msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g],
+            msg_texts=[m.text for m in g], msg_speakers=[m.speaker for m in g],
+            msg_shas=[m.sha256 for m in g])
     extract_after_ingest(store, [nr["uid"] for nr in node_rows])
     report.messages_added = len(msgs)
     report.nodes_added = len(node_rows)

@@ -42,7 +42,6 @@ s: 0 errors, 1 leftover (nothing repaired)
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections import Counter
@@ -199,28 +198,14 @@ def _check_files(store: Store, found: _Found) -> None:
 
 
 def _check_journal(store: Store, found: _Found, checked: dict[str, int]) -> None:
-    path = Path(store.journal.path)
-    raw = path.read_bytes() if path.exists() else b""
-    lines = raw.split(b"\n")
-    complete = lines[:-1]  # the part after the last newline is torn (or empty)
-    good = 0
-    for line in complete:
-        try:
-            json.loads(line)
-        except ValueError:
-            break
-        good += 1
-    torn = len(complete) - good + (1 if lines[-1] else 0)
+    records, torn, _, _ = Journal(Path(store.journal.path)).scan()
+    good = len(records)
     checked["journal_records"] = good
     found.add("torn_journal", "leftover", torn,
               "journal lines a crash cut short (never acknowledged; ignored on load); "
               "--repair checkpoints and truncates the journal")
     done = int(store.graph.meta_get("journal_seq", "0") or 0)
-    old = 0
-    for line in complete[:good]:
-        rec = json.loads(line)
-        if int(rec.get("seq", 0)) <= done:
-            old += 1
+    old = sum(int(rec.get("seq", 0)) <= done for rec in records)
     found.add("checkpointed_journal", "leftover", old,
               "journal records already folded into Kuzu (a crash after a checkpoint's "
               "commit, before the journal was emptied; skipped on load); --repair truncates")
@@ -353,6 +338,9 @@ def _check_mirror(store: Store, found: _Found, checked: dict[str, int]) -> None:
         if ([a.msg_uid[k] for k in ra] != [b.msg_uid[k] for k in rb]
                 or [live.msg_terms[k] for k in ra] != [fresh.msg_terms[k] for k in rb]
                 or [live.msg_flags[k] for k in ra] != [fresh.msg_flags[k] for k in rb]
+                or any(live.msg_text[k] is not None and (live.msg_text[k], live.msg_sha[k])
+                       != (fresh.msg_text[x], fresh.msg_sha[x])
+                       for k, x in zip(ra, rb, strict=True))
                 or not np.array_equal(a.msg_vec[ra.start:ra.stop], b.msg_vec[rb.start:rb.stop])
                 or not np.array_equal(a.msg_ts[ra.start:ra.stop], b.msg_ts[rb.start:rb.stop])):
             diffs.append(f"node {u} messages")

@@ -3,15 +3,16 @@
 :class:`Mirror` owns the engine arrays (:class:`NodeTable`, :class:`EdgeStore`, lexical
 :class:`Postings`) and keeps them equal to the stores:
 
-- **load** — Kuzu turns (state) + LanceDB messages (vectors, terms) + Kuzu COACT edges,
-  then the journal tail re-applied on top;
+- **load** — Kuzu turns (state) + LanceDB messages (vectors, terms, verbatim texts) + Kuzu
+  COACT edges, column at a time (:mod:`.bulkload`), then the journal tail re-applied on top;
 - **record** — every change of dynamic state is applied to the arrays and appended to the
   journal as absolute values (:meth:`Mirror.journal_commit`; edge values packed by
   :func:`pack_edges`, older plain ``edges`` lists still read); that append is the
   durability point;
 - **checkpoint** — dirty edges and nodes are folded into Kuzu in bulk (``COPY`` for new
-  edges, batched ``UNWIND … SET`` for changed ones, or one rewrite of the whole COACT table
-  when most edges changed), pending query-log rows copied, then the journal truncated.
+  edges, one ``LOAD FROM … SET`` for changed ones, or one rewrite of the whole COACT table
+  when that is cheaper: :func:`rewrite_edges`), pending query-log rows copied, then the
+  journal truncated.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableSequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..engine.bm25 import Postings
 from ..engine.state import EdgeStore, NodeTable
@@ -33,18 +33,17 @@ from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries
-from ..vectors import VectorDB, vectors_column
-from ..vectors import queries as vq
+from ..vectors import VectorDB
 from .journal import Journal
 
 __all__ = ["Mirror", "pack_edges", "unpack_edges"]
 
 log = logging.getLogger(__name__)
 
-_TURN_COLS = ("uid", "ord", "session", "ts", "message_uids", "assistant_only", "sigma",
-              "strength", "strength_ts", "resource", "resource_ts", "recall_count", "replayed")
-REWRITE_FRACTION = 0.05
-"""Checkpoint rewrites the COACT table when more than this share of its edges changed."""
+REWRITE_FRACTION = 0.01
+"""Checkpoint rewrites the COACT table when more than this share of its edges changed …"""
+REWRITE_MIN = 1000
+"""… and more than this many (below, one ``LOAD FROM … SET`` takes well under 0.1 s)."""
 
 
 class Mirror:
@@ -59,8 +58,13 @@ class Mirror:
         self.next_ord = 0
         self.msg_flags: list[tuple[str, ...]] = []
         self.msg_role: list[str] = []
-        self.msg_terms: list[list[str]] = []
+        self.msg_terms: MutableSequence[list[str]] = []
         """Per message row: gate flags, role and lexical terms (as indexed)."""
+        self.msg_text: MutableSequence[str | None] = []
+        self.msg_speaker: MutableSequence[str | None] = []
+        self.msg_sha: MutableSequence[str | None] = []
+        """Per message row: the verbatim text, speaker and sha256 as LanceDB holds them (None:
+        not loaded, or forgotten) — what :meth:`message_rows` gives the agent's context."""
         self.orphan_messages: list[str] = []
         """Message uids LanceDB holds whose node Kuzu does not (a torn ingest)."""
         self._edge_in_kuzu = np.zeros(0, bool)
@@ -71,68 +75,17 @@ class Mirror:
         self.pending_queries: list[dict[str, Any]] = []
 
     # -- load ------------------------------------------------------------------------------
-    def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal) -> None:
-        """Fill the arrays from Kuzu + LanceDB, then re-apply the journal tail."""
-        t0 = time.perf_counter()
-        turns = gt.turns(graph, _TURN_COLS).to_pydict()
-        msgs = vq.messages(vectors, ["uid", "node", "ts", "role", "flags", "terms", "vector"])
-        mvec = vectors_column(msgs)
-        mcol = msgs.select(["uid", "node", "ts", "role", "flags", "terms"]).to_pydict()
-        row_of = {u: i for i, u in enumerate(mcol["uid"])}
-        tv = vq.turns(vectors, ["uid", "vector"])
-        tvec = vectors_column(tv)
-        trow = {u: i for i, u in enumerate(tv.column("uid").to_pylist())}
-        known_nodes = set(turns["uid"])
-        self.orphan_messages = sorted(u for u, n in zip(mcol["uid"], mcol["node"], strict=True)
-                                      if n not in known_nodes)
-        for k, uid in enumerate(turns["uid"]):
-            rows = [row_of[m] for m in turns["message_uids"][k] if m in row_of]
-            if not rows or uid not in trow:
-                log.warning("node %s has no messages/vector in LanceDB; not loaded", uid)
-                continue
-            self._add_loaded(k, uid, turns, rows, mcol, mvec, tvec[trow[uid]])
-        self.next_ord = (max(self.ord) + 1) if self.ord else 0
-        if turns["ord"]:
-            self.next_ord = max(self.next_ord, int(max(turns["ord"])) + 1)
-        e = gt.coact_edges(graph)
-        uids = pa.array(self.nodes.uid, pa.string())
-        si = pc.index_in(e.column("s"), value_set=uids)
-        di = pc.index_in(e.column("d"), value_set=uids)
-        ok = pc.and_(pc.is_valid(si), pc.is_valid(di)).to_numpy(zero_copy_only=False)
-        si = pc.fill_null(si, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        di = pc.fill_null(di, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        self.edges.load(si[ok], di[ok],
-                        e.column("w").to_numpy()[ok], e.column("t").to_numpy()[ok],
-                        e.column("c").to_numpy()[ok])
-        self._edge_in_kuzu = np.ones(self.edges.count, bool)
-        applied = 0
-        done = int(graph.meta_get("journal_seq", "0") or 0)
-        for rec in journal.read():
-            if int(rec.get("seq", 0)) > done:
-                self.apply_record(rec)
-                applied += 1
-        journal.seq = max(journal.seq, done)
-        log.info("mirror loaded: %d nodes, %d messages, %d edges, %d journal records in %.2fs",
-                 self.nodes.n, self.nodes.m, self.edges.count, applied, time.perf_counter() - t0)
+    def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
+             cached_edges: pa.Table | None = None) -> None:
+        """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
+        given: :mod:`.edgecache`), then re-apply the journal tail."""
+        from .bulkload import load_mirror
+        load_mirror(self, graph, vectors, journal, cached=cached_edges)
 
-    def _add_loaded(self, k: int, uid: str, turns: dict[str, list[Any]], rows: list[int],
-                    mcol: dict[str, list[Any]], mvec: np.ndarray, tvec: np.ndarray) -> None:
-        i = self.nodes.add_node(
-            uid, ts=turns["ts"][k], session=turns["session"][k], vector=tvec,
-            sigma=turns["sigma"][k], strength=turns["strength"][k],
-            resource=turns["resource"][k], assistant_only=bool(turns["assistant_only"][k]),
-            msg_vectors=mvec[rows], msg_ts=[mcol["ts"][r] for r in rows],
-            msg_uids=[mcol["uid"][r] for r in rows], strength_ts=turns["strength_ts"][k],
-            resource_ts=turns["resource_ts"][k], recall_count=int(turns["recall_count"][k]),
-            replayed=bool(turns["replayed"][k]))
-        self.ord.append(int(turns["ord"][k]))
-        first = int(self.nodes.first_msg[i])
-        for off, r in enumerate(rows):
-            t = list(mcol["terms"][r] or [])
-            self.postings.add(first + off, t)
-            self.msg_terms.append(t)
-            self.msg_flags.append(tuple(mcol["flags"][r] or ()))
-            self.msg_role.append(mcol["role"][r])
+    def set_loaded_edges(self, edges: EdgeStore) -> None:
+        """Take ``edges``, every one of them as Kuzu holds it (the load)."""
+        self.edges = edges
+        self._edge_in_kuzu = np.ones(edges.count, bool)
 
     def set_terms(self, by_uid: dict[str, list[str]]) -> None:
         """Replace every message's lexical terms (term rules changed: a migration, or a
@@ -148,7 +101,9 @@ class Mirror:
 
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],
-                 msg_roles: list[str], **kwargs: Any) -> int:
+                 msg_roles: list[str], msg_texts: list[str] | None = None,
+                 msg_speakers: list[str | None] | None = None,
+                 msg_shas: list[str] | None = None, **kwargs: Any) -> int:
         """Add a freshly ingested node (already written to both stores)."""
         i = self.nodes.add_node(uid, **kwargs)
         first = int(self.nodes.first_msg[i])
@@ -157,9 +112,46 @@ class Mirror:
         self.msg_terms.extend(msg_terms)
         self.msg_flags.extend(msg_flags)
         self.msg_role.extend(msg_roles)
+        k = len(msg_terms)
+        known = msg_texts is not None and msg_shas is not None
+        self.msg_text.extend(msg_texts if known else [None] * k)  # type: ignore[arg-type]
+        self.msg_sha.extend(msg_shas if known else [None] * k)  # type: ignore[arg-type]
+        self.msg_speaker.extend(msg_speakers if known and msg_speakers is not None
+                                else [None] * k)
         self.ord.append(self.next_ord)
         self.next_ord += 1
         return i
+
+    def message_rows(self, uids: list[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+        """The stored messages of the nodes ``uids`` (uid, node, role, speaker, ts, text,
+        sha256, flags), in node order, from the texts the mirror holds; and the nodes it
+        holds no text for (to read from LanceDB). Forgotten nodes are left out."""
+        n = self.nodes
+        spans: list[tuple[str, int, int]] = []
+        for u in uids:
+            i = n.index.get(u)
+            if i is not None and n.alive[i]:
+                spans.append((u, int(n.first_msg[i]), int(n.n_msg[i])))
+        rows = [j for _, a, k in spans for j in range(a, a + k)]
+        text, sha, speaker = (_take(c, rows) for c in (self.msg_text, self.msg_sha,
+                                                        self.msg_speaker))
+        at = dict(zip(rows, range(len(rows)), strict=True))
+        out: dict[str, list[dict[str, Any]]] = {}
+        missing: list[str] = []
+        for u, a, k in spans:
+            if any(text[at[j]] is None or sha[at[j]] is None for j in range(a, a + k)):
+                missing.append(u)
+                continue
+            out[u] = [{"uid": n.msg_uid[j], "node": u, "role": self.msg_role[j],
+                       "speaker": speaker[at[j]], "ts": float(n.msg_ts[j]),
+                       "text": text[at[j]], "sha256": sha[at[j]],
+                       "flags": list(self.msg_flags[j])} for j in range(a, a + k)]
+        return out, missing
+
+    def forget_texts(self, rows: Iterable[int]) -> None:
+        """Drop the texts of forgotten message rows from memory."""
+        for j in rows:
+            self.msg_text[j] = self.msg_speaker[j] = self.msg_sha[j] = None
 
     # -- journal records ---------------------------------------------------------------------
     def apply_record(self, rec: dict[str, Any]) -> None:
@@ -250,7 +242,7 @@ class Mirror:
     def checkpoint(self, graph: GraphDB, journal: Journal) -> dict[str, float]:
         """Fold dirty state into Kuzu in bulk, then truncate the journal. Returns counts."""
         t0 = time.perf_counter()
-        nd, ed, uid = self.nodes, self.edges, self.nodes.uid
+        nd, ed = self.nodes, self.edges
         if self._edge_in_kuzu.shape[0] < ed.count:
             grown = np.zeros(ed.count, bool)
             grown[: self._edge_in_kuzu.shape[0]] = self._edge_in_kuzu
@@ -259,29 +251,26 @@ class Mirror:
         dirty = dirty[ed.alive[dirty]] if dirty.size else dirty
         in_kuzu = self._edge_in_kuzu[dirty] if dirty.size else np.zeros(0, bool)
         n_kuzu = int(self._edge_in_kuzu[: ed.count].sum())
-        # per-edge UNWIND SET costs ~50-300 µs an edge; past a few percent, rewriting the
-        # whole table (DELETE + one COPY) is cheaper
-        rewrite = n_kuzu > 0 and int(in_kuzu.sum()) > REWRITE_FRACTION * n_kuzu
+        rewrite = rewrite_edges(int(in_kuzu.sum()), n_kuzu)
         queries, self.pending_queries = self.pending_queries, []
-        dropped = [{"s": a, "d": b} for a, b in self.dropped_edges]
+        uid = pa.array(nd.uid, pa.string())
         with graph.transaction():
-            if dropped and not rewrite:  # first: a pair dropped then linked again is new
-                gt.delete_coact(graph, dropped)
+            if self.dropped_edges and not rewrite:  # first: a pair dropped, linked again is new
+                pairs = list(self.dropped_edges)
+                gt.delete_coact(graph, pa.table({"s": [a for a, _ in pairs],
+                                                   "d": [b for _, b in pairs]}))
             if rewrite:
-                graph.replace("COACT", self._edge_table(np.flatnonzero(ed.alive)))
+                gt.rewrite_coact(graph, self._edge_table(np.flatnonzero(ed.alive), uid))
             else:
-                graph.copy("COACT", self._edge_table(dirty[~in_kuzu]))
-                changed = dirty[in_kuzu]
-                gt.set_coact(
-                    graph,
-                    [{"s": uid[int(ed.src[e])], "d": uid[int(ed.dst[e])], "w": float(ed.w[e]),
-                      "t": float(ed.last_ts[e]), "c": int(ed.co_count[e])} for e in changed])
-            gt.set_turn_state(
-                graph,
-                [{"u": uid[i], "s": float(nd.strength[i]), "st": float(nd.strength_ts[i]),
-                  "r": float(nd.resource[i]), "rt": float(nd.resource_ts[i]),
-                  "c": int(nd.recall_count[i]), "p": bool(nd.replayed[i])}
-                 for i in self.dirty_nodes if nd.alive[i]])
+                gt.add_coact(graph, self._edge_table(dirty[~in_kuzu], uid))
+                gt.set_coact(graph, self._edge_table(dirty[in_kuzu], uid).rename_columns(
+                    ["s", "d", "w", "t", "c"]))
+            rows = np.fromiter(self.dirty_nodes, np.int64, len(self.dirty_nodes))
+            rows = rows[nd.alive[rows]] if rows.size else rows
+            gt.set_turn_state(graph, pa.table({
+                "u": uid.take(pa.array(rows, pa.int64())), "s": nd.strength[rows],
+                "st": nd.strength_ts[rows], "r": nd.resource[rows], "rt": nd.resource_ts[rows],
+                "c": nd.recall_count[rows], "p": nd.replayed[rows]}))
             add_queries(graph, queries)
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
@@ -297,11 +286,11 @@ class Mirror:
         journal.truncate()
         return stats
 
-    def _edge_table(self, ids: np.ndarray) -> pa.Table:
-        ed, uid = self.edges, self.nodes.uid
+    def _edge_table(self, ids: np.ndarray, uid: pa.Array) -> pa.Table:
+        ed = self.edges
         return pa.table({
-            "from": pa.array([uid[int(s)] for s in ed.src[ids]], pa.string()),
-            "to": pa.array([uid[int(d)] for d in ed.dst[ids]], pa.string()),
+            "from": uid.take(pa.array(ed.src[ids], pa.int64())),
+            "to": uid.take(pa.array(ed.dst[ids], pa.int64())),
             "weight": pa.array(ed.w[ids], pa.float64()),
             "last_ts": pa.array(ed.last_ts[ids], pa.float64()),
             "co_count": pa.array(ed.co_count[ids], pa.int64()),
@@ -311,6 +300,22 @@ class Mirror:
         """Edges deleted from Kuzu directly (forget): no longer pending."""
         for e in ids:
             self.dirty_edges.pop(e, None)
+
+
+def _take(column: Any, rows: list[int]) -> list[Any]:
+    take = getattr(column, "take", None)
+    return take(rows) if take is not None else [column[j] for j in rows]
+
+
+def rewrite_edges(changed: int, total: int) -> bool:
+    """Whether a checkpoint rewrites the whole COACT table rather than setting ``changed``
+    of its ``total`` edges one by one: measured at 3M edges (kuzu 0.11.3) a set costs ~60 µs
+    an edge and a rewrite ~0.8 µs an edge, so past ~1 % changed the rewrite is cheaper.
+
+    >>> rewrite_edges(500, 10_000), rewrite_edges(40_000, 3_000_000)
+    (False, True)
+    """
+    return total > 0 and changed > max(REWRITE_MIN, REWRITE_FRACTION * total)
 
 
 def pack_edges(uid: list[str], src: np.ndarray, dst: np.ndarray, w: np.ndarray,

@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import logging
 import time
+import warnings
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +51,7 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
-from ..graphdb import SCHEMA_VERSION, GraphDB, logs
+from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState
@@ -59,7 +60,7 @@ from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
-from . import folder
+from . import edgecache, folder
 from .journal import Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
@@ -175,7 +176,12 @@ class Store:
             self.reindex()
             stale_terms = False
         self.mirror = Mirror(self.dim)
-        self.mirror.load(self.graph, self.vectors, self.journal)
+        token = self.graph.meta_get(edgecache.TOKEN_KEY)
+        cached = edgecache.read(self.path, token=token,
+                                journal_seq=self.graph.meta_get("journal_seq"))
+        self.mirror.load(self.graph, self.vectors, self.journal, cached_edges=cached)
+        if token and not self.read_only:  # from now on Kuzu may change: the file is stale
+            self.graph.meta_set(edgecache.TOKEN_KEY, "")
         if stale_terms:  # read-only: index the terms in memory, leave the files alone
             log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
                         "in memory — open it once for writing to migrate it", self.path,
@@ -200,6 +206,7 @@ class Store:
         try:
             if checkpoint and not self.read_only and hasattr(self, "mirror"):
                 self.checkpoint_or_defer()
+                self._save_edges()
         finally:
             self._closed = True
             for part in ("journal", "graph", "vectors"):
@@ -207,6 +214,28 @@ class Store:
                 if obj is not None:
                     obj.close()
             self._release()
+
+    def _save_edges(self) -> None:
+        """Leave the COACT edges for the next open (:mod:`.edgecache`) when every change is
+        in Kuzu and the store has ``EDGE_CACHE_MIN_EDGES`` edges or more; a smaller store
+        loses an old file. A failure only logs: the next open reads Kuzu."""
+        m, folder = self.mirror, self.path
+        try:
+            ids = np.flatnonzero(m.edges.alive)
+            clean = not (m.dirty_edges or m.dirty_nodes or m.pending_queries
+                         or self.journal.pending)
+            if not clean or ids.size < max(1, self.settings.EDGE_CACHE_MIN_EDGES):
+                edgecache.remove(folder)
+                return
+            e = m.edges
+            token = edgecache.write(
+                folder, np.asarray(m.ord, np.int64), e.src[ids], e.dst[ids], e.w[ids],
+                e.last_ts[ids], e.co_count[ids], journal_seq=self.graph.meta_get("journal_seq"),
+                turns=self.graph.count("Turn"))
+            self.graph.meta_set(edgecache.TOKEN_KEY, token)
+        except (OSError, StoreError) as e:
+            log.warning("store %s: COACT edges not cached for the next open (it reads them "
+                        "from Kuzu): %s", folder, e)
 
     def _release(self) -> None:
         if self.lock is not None:
@@ -250,6 +279,21 @@ class Store:
         except DiskFull as e:
             log.warning("store %s: checkpoint deferred (the journal keeps every change): %s",
                         self.path, e)
+
+    def compact(self) -> dict[str, int]:
+        """Checkpoint, then compact both stores: LanceDB's fragments merged and every older
+        version's files deleted (what each ingest's versions leave; a reader that holds an
+        older version must reopen), and the Kuzu file rebuilt from its live rows (the pages
+        the checkpoints' COACT rewrites freed are not given back otherwise). Returns the
+        store's bytes on disk before and after."""
+        self.check_write()
+        before = _du(self.path)
+        self.checkpoint()
+        with warnings.catch_warnings():  # the writer lock: no other writer holds a version
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+            self.vectors.optimize(cleanup=True)
+        self.graph = dump.rebuild(self.graph)
+        return {"bytes_before": before, "bytes_after": _du(self.path)}
 
     @contextlib.contextmanager
     def journaled(self) -> Iterator[None]:
