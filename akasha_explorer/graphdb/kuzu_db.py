@@ -229,8 +229,14 @@ class GraphDB:
         return out
 
     def _run(self, query: str, params: dict[str, Any] | None) -> Any:
-        try:
+        with self._full_disk_is_diskfull():
             return self._conn.execute(query, params or {})
+
+    @contextlib.contextmanager
+    def _full_disk_is_diskfull(self) -> Iterator[None]:
+        """Kuzu's RuntimeError for a full disk, raised as :class:`DiskFull`; the rest as is."""
+        try:
+            yield
         except RuntimeError as e:
             if disk_full(e):
                 raise DiskFull(f"the disk of {self.path} is full: {e}") from e
@@ -267,12 +273,8 @@ class GraphDB:
 
     def _copy(self, table: str, data: pa.Table) -> None:
         _copy_src = data  # Kuzu scans this local variable by name
-        try:
+        with self._full_disk_is_diskfull():
             self._conn.execute(f"COPY {table} FROM _copy_src")
-        except RuntimeError as e:
-            if disk_full(e):
-                raise DiskFull(f"the disk of {self.path} is full: {e}") from e
-            raise
 
     def replace(self, table: str, data: pa.Table) -> None:
         """Make ``table`` hold exactly ``data`` (delete every row, then ``COPY``); inside a
@@ -319,12 +321,8 @@ class GraphDB:
 
     def _load_from(self, query: str, data: pa.Table) -> None:
         _load_src = data  # Kuzu scans this local variable by name
-        try:
+        with self._full_disk_is_diskfull():
             self._conn.execute(f"LOAD FROM _load_src {query}")
-        except RuntimeError as e:
-            if disk_full(e):
-                raise DiskFull(f"the disk of {self.path} is full: {e}") from e
-            raise
 
     def unwind(self, query: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> None:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""
