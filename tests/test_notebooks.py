@@ -9,13 +9,8 @@ in what it shows (issue 16)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +23,8 @@ from mcp import Client
 from nbclient import NotebookClient
 
 import akasha_explorer as ak
+
+from .served import serving
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = ["01_explore_memories.ipynb", "02_step_through_a_recall.ipynb",
@@ -42,24 +39,8 @@ def served(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
     this module (what ``make lab`` does)."""
     dst = tmp_path_factory.mktemp("nb") / "store"
     shutil.copytree(demo_store_template, dst)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "akasha"), "serve", str(dst),
-                             "--port", str(port)], env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    end = time.time() + 90
-    while True:
-        try:
-            ak.connect(url, timeout=2)
-            break
-        except ak.StoreError:
-            assert proc.poll() is None and time.time() < end, proc.stderr.read().decode()
-            time.sleep(0.3)
-    yield dst, url
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+    with serving(dst) as (url, _proc):
+        yield dst, url
 
 
 AGENT = "agent · 阿岚最近 A11 打得怎么样 #"

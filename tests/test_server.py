@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,14 +22,9 @@ import akasha_explorer as ak
 from akasha_explorer.engine.trace import RecallTrace
 from akasha_explorer.server.mcp_tools import TOOLS
 
-AKASHA = str(Path(sys.executable).parent / "akasha")
+from .served import AKASHA, free_port, serve_env, serving
+
 T0 = 1_790_000_000.0  # 2026-09-21
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _small_store(path: Path) -> Path:
@@ -45,40 +38,12 @@ def _small_store(path: Path) -> Path:
     return path
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-
-
 @pytest.fixture
 def served(tmp_path: Path, embedder: Any) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]]:
     """A small store served over HTTP by a real ``akasha serve`` process."""
     store = _small_store(tmp_path / "store")
-    port = _free_port()
-    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port),
-                             "--checkpoint-seconds", "1"], env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    _wait_up(url, proc)
-    yield url, store, proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _wait_up(url: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            ak.connect(url, timeout=2)
-            return
-        except ak.StoreError:
-            time.sleep(0.3)
-    raise AssertionError("server did not come up")
+    with serving(store, "--checkpoint-seconds", "1") as (url, proc):
+        yield url, store, proc
 
 
 def _json(result: Any) -> Any:
@@ -103,7 +68,7 @@ async def _live_loop(client: Client, turns: int, session: str) -> list[str]:
 def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> None:
     store = _small_store(tmp_path / "store")
     params = StdioServerParameters(command=AKASHA, args=["serve", str(store), "--stdio",
-                                                         "--no-http"], env=_env())
+                                                         "--no-http"], env=serve_env())
 
     async def run() -> None:
         async with Client(params, read_timeout_seconds=120) as c:
@@ -209,31 +174,15 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
 def test_serving_beyond_loopback_needs_a_token(tmp_path: Path, embedder: Any) -> None:
     store = _small_store(tmp_path / "store")
     r = subprocess.run([AKASHA, "serve", str(store), "--host", "0.0.0.0", "--port",
-                        str(_free_port())], env={**_env(), "AKASHA_TOKEN": ""},
+                        str(free_port())], env={**serve_env(), "AKASHA_TOKEN": ""},
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "Give a token" in r.stderr
     with ak.open(store, read_only=True) as mem:     # nothing was opened for writing
         assert mem.stats()["nodes"] == 2
     # with a token, every request must carry it (loopback too)
-    port = _free_port()
-    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port), "--token",
-                             "s3cret"], env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        end = time.time() + 90
-        while True:
-            try:
-                ak.connect(url, token="s3cret", timeout=2)
-                break
-            except ak.StoreError:
-                assert time.time() < end and proc.poll() is None
-                time.sleep(0.3)
+    with serving(store, "--token", "s3cret", token="s3cret") as (url, _proc):
         with pytest.raises(ak.AkashaError, match="needs a token"):
             ak.connect(url, timeout=5)
         with pytest.raises(ak.AkashaError, match="needs a token"):
             ak.connect(url, token="wrong", timeout=5)
         assert ak.connect(url, token="s3cret").stats()["nodes"] == 2
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)

@@ -6,11 +6,6 @@ through the recall the agent just made. Real server process, real demo store."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +26,7 @@ from akasha_explorer.widgets import (
 )
 from akasha_explorer.widgets.notebook import NotebookBlocked
 
-AKASHA = str(Path(sys.executable).parent / "akasha")
+from .served import serving
 
 
 @pytest.fixture(scope="module")
@@ -40,24 +35,8 @@ def served_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFact
     import shutil
     store = tmp_path_factory.mktemp("served") / "demo"
     shutil.copytree(demo_store_template, store)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([AKASHA, "serve", str(store), "--port", str(port)],
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    end = time.time() + 90
-    while True:
-        try:
-            ak.connect(url, timeout=2)
-            break
-        except ak.StoreError:
-            assert proc.poll() is None and time.time() < end, proc.stderr.read().decode()
-            time.sleep(0.3)
-    yield url, store
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+    with serving(store) as (url, _proc):
+        yield url, store
 
 
 def _agent_turn(url: str, k: int, now: float) -> dict[str, Any]:
