@@ -50,11 +50,12 @@ def _view(es: EdgeStore) -> tuple[object, ...]:
 
 @settings(max_examples=200, deadline=None)
 @given(base=st.lists(st.tuples(pairs, st.floats(0.0, 2.0)), max_size=25), ops=ops,
-       compact=st.sampled_from([1, 3, 4096]))
-def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compact: int) -> None:
-    """A store bulk-loaded then changed (its index rebuilt now and then) reads exactly like
-    one built edge by edge."""
-    loaded, built = EdgeStore(compact_min=compact), EdgeStore()
+       compact=st.sampled_from([1, 3, 4096]), tail=st.sampled_from([0, 2, 1024]))
+def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compact: int,
+                                                    tail: int) -> None:
+    """A store bulk-loaded then changed (its index rebuilt now and then, its newest edges
+    sorted now and then) reads exactly like one built edge by edge."""
+    loaded, built = EdgeStore(compact_min=compact, tail=tail), EdgeStore()
     src = [p[0] for p, _ in base]
     dst = [p[1] for p, _ in base]
     w = [x for _, x in base]
@@ -65,8 +66,10 @@ def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compac
     for kind, arg, x in ops:
         if kind == "many":  # a batch (pairs may repeat) against one upsert after another
             ws = [x + k for k in range(len(arg))]
-            loaded.upsert_many([p[0] for p in arg], [p[1] for p in arg], w=ws,
-                               last_ts=[1.0] * len(arg), co_count=list(range(len(arg))))
+            s_, d_ = [p[0] for p in arg], [p[1] for p in arg]
+            found = (loaded.version, loaded.find_many(s_, d_)) if x > 1.0 else None
+            loaded.upsert_many(s_, d_, w=ws, last_ts=[1.0] * len(arg),
+                               co_count=list(range(len(arg))), found=found)
             for k, (s, d) in enumerate(arg):
                 built.upsert(s, d, w=ws[k], last_ts=1.0, co_count=k)
         for es in (loaded, built):
@@ -78,6 +81,16 @@ def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compac
             elif kind == "forget":
                 es.drop_node(s)
         assert _view(loaded) == _view(built)
+
+
+def test_ids_found_before_an_edge_was_created_are_looked_up_again() -> None:
+    es = EdgeStore()
+    es.load([0], [1], [1.0], [0.0], [1])
+    found = (es.version, es.find_many([0, 2], [1, 0]))  # 0->1 is edge 0, 2->0 is missing
+    es.upsert(2, 0, w=0.5, last_ts=0.0, co_count=1)      # ... and now exists (id 1)
+    ids = es.upsert_many([0, 2], [1, 0], w=[0.3, 0.4], last_ts=[1.0, 1.0], co_count=[2, 2],
+                         found=found)
+    assert ids.tolist() == [0, 1] and es.count == 2 and es.w.tolist() == [0.3, 0.4]
 
 
 def _random_nodes(seed: int, n: int, dim: int = 6) -> list[dict[str, object]]:

@@ -59,6 +59,8 @@ def test_kill_before_checkpoint_keeps_committed_state(demo_store: Path) -> None:
     before = json.loads(proc.stdout.strip().splitlines()[-1])
     journal = (demo_store / "journal.jsonl").read_text("utf-8")
     assert journal.count('"kind":"commit"') == 4
+    # depression travels as sources and a factor (issue 14), and comes back bit for bit
+    assert journal.count('"dep":{"f":0.95,"s":[') == 4
     with ak.open(demo_store) as mem:
         assert digest(mem) == before           # journal tail re-applied on open
         stats = mem.checkpoint()

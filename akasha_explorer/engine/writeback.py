@@ -115,7 +115,14 @@ class EdgeUpdates:
 
 @dataclass
 class Depressions:
-    """Edges weakened by heterosynaptic depression: stored weight before → after."""
+    """Edges weakened by heterosynaptic depression: stored weight before → after.
+
+    ``sources`` (rows) and ``factor`` (``1 − HETERO_DEPRESSION``) say how the rows were
+    made: every alive out-edge of each source that the plan did not strengthen, its stored
+    weight times ``factor``. They are not part of the record (a plan read back from JSON
+    has ``factor`` None); the store layer journals them instead of the rows
+    (:meth:`~akasha_explorer.store.mirror.Mirror.journal_plan`).
+    """
 
     src_uid: list[str] = field(default_factory=list)
     dst_uid: list[str] = field(default_factory=list)
@@ -123,6 +130,9 @@ class Depressions:
     dst: list[int] = field(default_factory=list)
     w_before: list[float] = field(default_factory=list)
     w_after: list[float] = field(default_factory=list)
+    sources: list[int] = field(default_factory=list, compare=False,
+                               metadata={"record": False})
+    factor: float | None = field(default=None, compare=False, metadata={"record": False})
 
 
 @dataclass
@@ -140,7 +150,10 @@ class WritebackPlan:
     applied: bool = False
 
     def __post_init__(self) -> None:
-        self._hint: tuple[int, int, np.ndarray] | None = None
+        self._hint: tuple[int, int, int, np.ndarray, np.ndarray] | None = None
+        """(nodes, edges, edges.version, strengthened ids found, depressed ids) at planning."""
+        self._written: tuple[int, int, np.ndarray] | None = None
+        """(edges, edges.version, strengthened ids) right after :func:`apply_plan`."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (what the journal stores).
@@ -299,12 +312,12 @@ def compute_plan(
     b = reinforce_boost(d, reinforce=reinforce, settings=st)
     node_up = _node_updates(nodes, r, s, now, st)
     src, dst, kind, delta, boost = _edge_list(r.tolist(), s.tolist(), b.tolist(), t, st)
-    edge_up, touched = _edge_updates(nodes, edges, src, dst, kind, delta, boost, now, st)
-    dep, dep_ids = _depressions(nodes, edges, src, touched, st)
+    edge_up, eid = _edge_updates(nodes, edges, src, dst, kind, delta, boost, now, st)
+    dep, dep_ids = _depressions(nodes, edges, src, eid[eid >= 0], st)
     plan = WritebackPlan(now=float(now), current_uid=nodes.uid[t], current_row=t,
                          reinforce=bool(reinforce), reinforce_boost=float(st.REINFORCE_BOOST),
                          nodes=node_up, edges=edge_up, depressed=dep)
-    plan._hint = (id(nodes), id(edges), dep_ids)
+    plan._hint = (id(nodes), id(edges), edges.version, eid, dep_ids)
     return plan
 
 
@@ -374,7 +387,7 @@ def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[
         new=new.tolist(), w_before=w0.tolist(), last_ts_before=last_before,
         w_eff_before=weff.tolist(), w_after=after.tolist(), co_before=co0.tolist(),
         co_after=co1.tolist())
-    return up, eid[have]
+    return up, eid
 
 
 def _depressions(nodes: NodeTable, edges: EdgeStore, src: list[int], touched: np.ndarray,
@@ -382,12 +395,14 @@ def _depressions(nodes: NodeTable, edges: EdgeStore, src: list[int], touched: np
     sources = list(dict.fromkeys(src))
     ids, _ = edges.out_edges_many(sources)
     ids = ids[~np.isin(ids, touched)]
+    factor = 1.0 - st.HETERO_DEPRESSION
     w0 = edges.w[ids]
-    w1 = w0 * (1.0 - st.HETERO_DEPRESSION)
+    w1 = w0 * factor
     s_rows, d_rows = edges.src[ids].tolist(), edges.dst[ids].tolist()
     uid = nodes.uid
     dep = Depressions(src_uid=[uid[i] for i in s_rows], dst_uid=[uid[i] for i in d_rows],
-                      src=s_rows, dst=d_rows, w_before=w0.tolist(), w_after=w1.tolist())
+                      src=s_rows, dst=d_rows, w_before=w0.tolist(), w_after=w1.tolist(),
+                      sources=sources, factor=factor)
     return dep, ids
 
 
@@ -426,9 +441,17 @@ def apply_plan(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> None:
     eu = plan.edges
     row = _row_cache(nodes)
     k = len(eu.src_uid)
-    if k:
-        edges.upsert_many([row(u) for u in eu.src_uid], [row(u) for u in eu.dst_uid],
-                          w=eu.w_after, last_ts=np.full(k, plan.now), co_count=eu.co_after)
+    hint = plan._hint
+    fresh = (hint is not None and hint[0] == id(nodes) and hint[1] == id(edges)
+             and hint[2] == edges.version and hint[3].shape[0] == k == len(eu.src)
+             and bool(nodes.alive[np.r_[eu.src, eu.dst].astype(np.int64)].all()))
+    if k:  # the planning's rows and edge lookups, while the same mirror has no new edge
+        src, dst = ((eu.src, eu.dst) if fresh else
+                    ([row(u) for u in eu.src_uid], [row(u) for u in eu.dst_uid]))
+        ids = edges.upsert_many(src, dst, w=eu.w_after, last_ts=np.full(k, plan.now),
+                                co_count=eu.co_after,
+                                found=(hint[2], hint[3]) if fresh and hint else None)
+        plan._written = (id(edges), edges.version, ids)
     dp = plan.depressed
     if dp.src_uid:
         edges.set_weights(_depressed_ids(plan, nodes, edges, row), dp.w_after)
@@ -447,9 +470,11 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
     [1, 2, 0]
     """
     eu = plan.edges
-    up = edges.find_many(eu.src, eu.dst).tolist()
-    dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes)) if plan.depressed.src_uid
-           else np.zeros(0, np.int64))
+    done = plan._written
+    up = (done[2] if done is not None and done[0] == id(edges) and done[1] == edges.version
+          else edges.find_many(eu.src, eu.dst)).tolist()
+    dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes))
+           if plan.depressed.src_uid else np.zeros(0, np.int64))
     ids = dict.fromkeys(e for e in up if e >= 0)
     ids.update(dict.fromkeys(dep.tolist()))
     return np.fromiter(ids, np.int64, len(ids))
@@ -473,7 +498,7 @@ def _depressed_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore,
     dp = plan.depressed
     hint = plan._hint
     if hint is not None and hint[0] == id(nodes) and hint[1] == id(edges):
-        ids = hint[2]
+        ids = hint[4]
         if (ids.shape[0] == len(dp.src) and bool(edges.alive[ids].all())
                 and np.array_equal(edges.src[ids], dp.src)
                 and np.array_equal(edges.dst[ids], dp.dst)):

@@ -3,10 +3,14 @@
 Each record is one JSON line written whole and (by default) ``fdatasync``'ed. A write that
 fails — a full disk — is cut off again and raises :class:`~akasha_explorer.errors.DiskFull`:
 a record is in the journal whole or not at all.
-Records carry *absolute* new values, so re-applying a record that already reached Kuzu is
-harmless. A torn last line (crash mid-write) was never acknowledged and is ignored; so is
-anything after it — and it is cut off before the next append, so records written after a
-crash never sit behind it. A checkpoint folds the records into Kuzu and then truncates the file.
+Each record is applied once, in order, on the state Kuzu holds: a checkpoint records the
+last folded ``seq`` in Kuzu in the same transaction, and a load skips records up to it.
+Records carry absolute new values, except heterosynaptic depression, journaled as its
+sources and factor (**[ours]**, a departure from SPEC §1's "absolute values, not deltas":
+a hub's out-edges made records of up to 200 KB; see ``Mirror.journal_plan``). A torn
+last line (crash mid-write) was never acknowledged and is ignored; so is anything after
+it — and it is cut off before the next append, so records written after a crash never sit
+behind it. A checkpoint folds the records into Kuzu and then truncates the file.
 
 **Preallocated** (issue 14). An ``fdatasync`` after an append that grows the file must
 also commit the new size through the file system's own journal, and on a disk other

@@ -7,8 +7,9 @@
   COACT edges, column at a time (:mod:`.bulkload`), then the journal tail re-applied on top;
 - **record** — every change of dynamic state is applied to the arrays and appended to the
   journal as absolute values (:meth:`Mirror.journal_commit`; edge values packed by
-  :func:`pack_edges`, older plain ``edges`` lists still read); that append is the
-  durability point;
+  :func:`pack_edges`, older plain ``edges`` lists still read), heterosynaptic depression
+  as its sources and factor (:meth:`Mirror.journal_plan`); that append is the durability
+  point;
 - **checkpoint** — dirty edges and nodes are folded into Kuzu in bulk (``COPY`` for new
   edges, one ``LOAD FROM … SET`` for changed ones, or one rewrite of the whole COACT table
   when that is cheaper: :func:`rewrite_edges`), pending query-log rows copied, then the
@@ -155,7 +156,9 @@ class Mirror:
 
     # -- journal records ---------------------------------------------------------------------
     def apply_record(self, rec: dict[str, Any]) -> None:
-        """Apply one journal record (absolute values; unknown uids are skipped)."""
+        """Apply one journal record (absolute values, and a depression's factor; unknown
+        uids are skipped). Records are applied once each, in order, on the state Kuzu
+        holds (:func:`.bulkload.load_mirror`)."""
         idx = self.nodes.index
         kind = rec.get("kind")
         if kind == "query":
@@ -170,12 +173,16 @@ class Mirror:
                                  recall_count=n["recall_count"])
             self.dirty_nodes[i] = None
         edges = unpack_edges(rec["E"]) if "E" in rec else rec.get("edges", ())
+        written = []
         for s, d, w, lt, c in edges:
             si, di = idx.get(s), idx.get(d)
             if si is None or di is None:
                 continue
             e = self.edges.upsert(si, di, w=w, last_ts=lt, co_count=c)
             self.dirty_edges[e] = None
+            written.append(e)
+        if "dep" in rec:
+            self._depress(rec["dep"], np.asarray(written, np.int64))
         for uid in rec.get("replayed", ()):
             i = idx.get(uid)
             if i is not None:
@@ -225,12 +232,37 @@ class Mirror:
 
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
                      replayed: Iterable[int] = (), sync: bool | None = None) -> int:
-        """Journal the mirror values a just-applied write-back plan changed."""
-        ids = plan_edge_ids(plan, self.nodes, self.edges)
-        return self.journal_commit(journal, nodes=plan.nodes.rows,
-                                   edges=dict.fromkeys(ids.tolist()),
-                                   replayed=replayed, sync=sync,
-                                   extra={"current": plan.current_uid, "now": plan.now})
+        """Journal the mirror values a just-applied write-back plan changed.
+
+        Heterosynaptic depression is journaled as what it is — the sources and the factor
+        (``"dep"``) — not as the depressed edges' new weights: a hub source has thousands of
+        out-edges, and writing each made records of up to 200 KB (issue 14). Replaying the
+        record in order on the state Kuzu holds (:func:`.bulkload.load_mirror` applies each
+        record once, after Kuzu's ``journal_seq``) multiplies the same edges by the same
+        factor, so the mirror comes back bit for bit. A plan read back from JSON (no
+        factor) journals the depressed edges' values as before."""
+        dep = plan.depressed
+        extra: dict[str, Any] = {"current": plan.current_uid, "now": plan.now}
+        if dep.factor is not None and dep.src:
+            every = plan_edge_ids(plan, self.nodes, self.edges)
+            ids = every[: every.shape[0] - len(dep.src)]  # strengthened, then depressed
+            self.dirty_edges.update(dict.fromkeys(every.tolist()))
+            uid = self.nodes.uid
+            extra["dep"] = {"f": dep.factor, "s": [uid[i] for i in dep.sources]}
+        else:
+            ids = plan_edge_ids(plan, self.nodes, self.edges)
+        return self.journal_commit(journal, nodes=plan.nodes.rows, edges=ids.tolist(),
+                                   replayed=replayed, sync=sync, extra=extra)
+
+    def _depress(self, dep: dict[str, Any], written: np.ndarray) -> None:
+        """Re-apply a journaled depression: every alive out-edge of the sources that the
+        record did not write, its stored weight times the factor."""
+        idx = self.nodes.index
+        rows = [i for i in (idx.get(u) for u in dep["s"]) if i is not None]
+        ids, _ = self.edges.out_edges_many(rows)
+        ids = ids[~np.isin(ids, written)]
+        self.edges.set_weights(ids, self.edges.w[ids] * float(dep["f"]))
+        self.dirty_edges.update(dict.fromkeys(ids.tolist()))
 
     def log_query(self, journal: Journal, row: dict[str, Any]) -> None:
         """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint);
