@@ -122,6 +122,7 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                 errors.append(traceback.format_exc(limit=3))
     wall = time.perf_counter() - t0
     rss1 = _rss_mb()
+    warm = next((x for x in samples if ingest_every and x["round"] >= 2 * ingest_every), None)
     mem.close()
     disk1 = _du(store)
     parts1 = _parts(store)
@@ -145,6 +146,11 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         "checkpoints": checkpoints,
         "rss_mb": {"start": round(rss0, 1), "end": round(rss1, 1),
                    "growth": round(rss1 - rss0, 1),
+                   # after every path ran once (an ingest with replay, its checkpoint): what
+                   # keeps growing, rather than what the first calls of each path allocate
+                   "warm_round": warm["round"] if warm else None,
+                   "growth_after_warm": (round(rss1 - rss0 - warm["rss_growth_mb"], 1)
+                                         if warm else None),
                    "peak": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)},
         "disk_mb": {"start": round(disk0 / 2**20, 1), "end": round(disk1 / 2**20, 1),
                     "growth": round((disk1 - disk0) / 2**20, 1),

@@ -35,6 +35,7 @@ from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries
 from ..vectors import VectorDB
+from .heap import release_freed_memory
 from .journal import Journal
 
 __all__ = ["Mirror", "pack_edges", "unpack_edges"]
@@ -45,6 +46,8 @@ REWRITE_FRACTION = 0.01
 """Checkpoint rewrites the COACT table when more than this share of its edges changed …"""
 REWRITE_MIN = 1000
 """… and more than this many (below, one ``LOAD FROM … SET`` takes well under 0.1 s)."""
+BIG_CHECKPOINT = 10_000
+"""After a checkpoint of more edges than this, freed memory is handed back to the OS."""
 
 
 class Mirror:
@@ -316,6 +319,10 @@ class Mirror:
         self.dirty_nodes.clear()
         self.dropped_edges.clear()
         journal.truncate()
+        if rewrite or dirty.size > BIG_CHECKPOINT:
+            # the Arrow tables and Kuzu's own buffers are freed, but the C heap keeps them:
+            # at 100k nodes a COACT rewrite left RSS 450 MB higher, 100 MB after this
+            release_freed_memory()
         return stats
 
     def _edge_table(self, ids: np.ndarray, uid: pa.Array) -> pa.Table:
