@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import tempfile
 import time
@@ -72,6 +73,7 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     from akasha_explorer.bench.scale import VOCAB, build_synthetic_store
 
     rng = np.random.default_rng(seed)
+    load0 = round(os.getloadavg()[0], 2)
     store = folder / "store"
     t = time.perf_counter()
     built = build_synthetic_store(store, nodes, seed=seed)
@@ -114,7 +116,9 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
             now += ingest_size + 60.0
             try:
                 a = time.perf_counter()
+                pending = mem.journal.pending
                 rep = mem.ingest(msgs, session=sid, replay=True, progress=False)
+                checkpoints += mem.journal.pending < pending  # a replay ends with one
                 ingest_lat.append(time.perf_counter() - a)
                 added += rep.nodes_added
                 uids.extend(u for u in mem.mirror.nodes.uid[len(uids):])
@@ -134,8 +138,14 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         report = mem.doctor()
     synthetic = {"integrity", "session_links", "next_links"}  # the built rows have none
     problems = [f.line() for f in report.final if f.kind not in synthetic]
+    edges_end = samples[-1]["edges"] if samples else None
     out = {
+        "load_avg_start": load0, "load_avg_end": round(os.getloadavg()[0], 2),
         "nodes_start": nodes, "edges_start": built["edges"], "build_s": round(build_s, 1),
+        # the write-back creates ~72 edges a commit (SPEC §4.5); on unrelated queries most
+        # are new pairs, and nothing is ever deleted (§3): what the store must keep
+        "new_edges_per_commit": (round((edges_end - built["edges"]) / max(1, len(lat)), 1)
+                                 if edges_end is not None else None),
         "commits": len(lat), "ingests": len(ingest_lat), "nodes_added": added,
         "seconds": round(wall, 1),
         "throughput_commits_per_s": round(len(lat) / wall, 1) if wall else None,
