@@ -56,7 +56,10 @@ def _parts(store: Path) -> dict[str, float]:
 def _sample(mem: Any, k: int, rss0: float) -> dict[str, Any]:
     """Where memory and disk stand after ``k`` rounds (for finding what grows)."""
     m = mem.mirror
+    from akasha_explorer.store.heap import heap_in_use
+    heap = heap_in_use()
     return {"round": k, "rss_growth_mb": round(_rss_mb() - rss0, 1),
+            "c_heap_in_use_mb": round(heap / 2**20, 1) if heap is not None else None,
             "mirror_nodes_mb": round(m.nodes.nbytes() / 2**20, 1),
             "mirror_edges_mb": round(m.edges.nbytes() / 2**20, 1), "edges": m.edges.count,
             "pending_queries": len(m.pending_queries), "journal_pending": mem.journal.pending,
