@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..engine.bm25 import Postings
+from ..engine.growth import grow
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
@@ -38,7 +39,7 @@ from ..vectors import VectorDB
 from .heap import release_freed_memory
 from .journal import Journal
 
-__all__ = ["Mirror", "pack_edges", "unpack_edges"]
+__all__ = ["EdgeMask", "Mirror", "pack_edges", "unpack_edges"]
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,9 @@ class Mirror:
         self.orphan_messages: list[str] = []
         """Message uids LanceDB holds whose node Kuzu does not (a torn ingest)."""
         self._edge_in_kuzu = np.zeros(0, bool)
-        self.dirty_edges: dict[int, None] = {}
+        self.dirty_edges = EdgeMask()
+        """Edge ids changed since the last checkpoint (a bit per edge: a commit at 3M edges
+        marks ~500, and a dict of the 650k of 10k commits took ~50 MB)."""
         self.dirty_nodes: dict[int, None] = {}
         self.dropped_edges: dict[tuple[str, str], None] = {}
         """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
@@ -182,8 +185,8 @@ class Mirror:
             if si is None or di is None:
                 continue
             e = self.edges.upsert(si, di, w=w, last_ts=lt, co_count=c)
-            self.dirty_edges[e] = None
             written.append(e)
+        self.dirty_edges.add(written)
         if "dep" in rec:
             self._depress(rec["dep"], np.asarray(written, np.int64))
         for uid in rec.get("replayed", ()):
@@ -207,7 +210,7 @@ class Mirror:
             node_rows.append({"uid": uid[i], **nd.state_row(i)})
             self.dirty_nodes[i] = None
         ids = np.fromiter(edges, np.int64)
-        self.dirty_edges.update(dict.fromkeys(ids.tolist()))
+        self.dirty_edges.add(ids)
         rep = [uid[i] for i in replayed]
         for i in replayed:
             self.dirty_nodes[i] = None
@@ -249,7 +252,7 @@ class Mirror:
         if dep.factor is not None and dep.src:
             every = plan_edge_ids(plan, self.nodes, self.edges)
             ids = every[: every.shape[0] - len(dep.src)]  # strengthened, then depressed
-            self.dirty_edges.update(dict.fromkeys(every.tolist()))
+            self.dirty_edges.add(every)
             uid = self.nodes.uid
             extra["dep"] = {"f": dep.factor, "s": [uid[i] for i in dep.sources]}
         else:
@@ -265,7 +268,7 @@ class Mirror:
         ids, _ = self.edges.out_edges_many(rows)
         ids = ids[~np.isin(ids, written)]
         self.edges.set_weights(ids, self.edges.w[ids] * float(dep["f"]))
-        self.dirty_edges.update(dict.fromkeys(ids.tolist()))
+        self.dirty_edges.add(ids)
 
     def log_query(self, journal: Journal, row: dict[str, Any]) -> None:
         """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint);
@@ -282,7 +285,7 @@ class Mirror:
             grown = np.zeros(ed.count, bool)
             grown[: self._edge_in_kuzu.shape[0]] = self._edge_in_kuzu
             self._edge_in_kuzu = grown
-        dirty = np.fromiter(self.dirty_edges, np.int64, len(self.dirty_edges))
+        dirty = self.dirty_edges.ids()
         dirty = dirty[ed.alive[dirty]] if dirty.size else dirty
         in_kuzu = self._edge_in_kuzu[dirty] if dirty.size else np.zeros(0, bool)
         n_kuzu = int(self._edge_in_kuzu[: ed.count].sum())
@@ -337,8 +340,54 @@ class Mirror:
 
     def mark_edges_gone(self, ids: Iterable[int]) -> None:
         """Edges deleted from Kuzu directly (forget): no longer pending."""
-        for e in ids:
-            self.dirty_edges.pop(e, None)
+        self.dirty_edges.discard(np.fromiter(ids, np.int64))
+
+
+class EdgeMask:
+    """A set of edge ids as a bit mask that grows with the ids (the mirror's dirty edges).
+
+    >>> m = EdgeMask(); m.add([5, 2, 5]); m.add(np.array([], np.int64))
+    >>> bool(m), len(m), m.ids().tolist()
+    (True, 2, [2, 5])
+    >>> m.discard([5, 99]); m.ids().tolist(); m.clear(); bool(m)
+    [2]
+    False
+    """
+
+    def __init__(self) -> None:
+        self._bits = np.zeros(0, bool)
+        self._n = 0
+
+    def add(self, ids: Any) -> None:
+        a = np.asarray(ids, np.int64).ravel()
+        if not a.size:
+            return
+        self._bits = grow(self._bits, int(a.max()) + 1)
+        self._bits[a] = True
+        self._n = -1  # counted again when asked
+
+    def discard(self, ids: Any) -> None:
+        a = np.asarray(ids, np.int64).ravel()
+        a = a[(a >= 0) & (a < self._bits.shape[0])]
+        if a.size:
+            self._bits[a] = False
+            self._n = -1
+
+    def ids(self) -> np.ndarray:
+        """The ids, ascending."""
+        return np.flatnonzero(self._bits)
+
+    def clear(self) -> None:
+        self._bits[:] = False
+        self._n = 0
+
+    def __len__(self) -> int:
+        if self._n < 0:
+            self._n = int(np.count_nonzero(self._bits))
+        return self._n
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
 
 
 def _take(column: Any, rows: list[int]) -> list[Any]:
