@@ -208,25 +208,12 @@ class EdgeStore:
             if s == d:
                 raise ValueError("COACT self-loops are not allowed")
             e = self.count
-            need = e + 1
-            if need > self._src.shape[0]:
-                self._src = grow(self._src, need)
-                self._dst = grow(self._dst, need)
-                self._w = grow(self._w, need)
-                self._last = grow(self._last, need)
-                self._co = grow(self._co, need)
-                self._alive = grow(self._alive, need)
+            self._room(e + 1, max(s, d) + 1)
             self._src[e], self._dst[e], self._alive[e] = s, d, True
             self._key[self._k(s, d)] = e
-            self.version += 1
-            top = max(s, d) + 1
-            if self._fan.shape[0] < top:
-                self._fan = grow(self._fan, top)
             self._fan[s] += 1
             self._fan[d] += 1
-            self.count += 1
-            if self.count - self._upto > max(self.compact_min, self._nidx // 32):
-                self._reindex()
+            self._created(e + 1)
         self._w[e] = w
         self._last[e] = last_ts
         self._co[e] = co_count
@@ -279,23 +266,31 @@ class EdgeStore:
         id_of = np.empty(k, np.int64)
         id_of[order] = np.arange(e0, e0 + k, dtype=np.int64)
         need = e0 + k
+        cs, cd = s[first[order]], d[first[order]]
+        self._room(need, int(max(cs.max(), cd.max())) + 1)
+        self._src[e0:need], self._dst[e0:need], self._alive[e0:need] = cs, cd, True
+        self._key.update(zip(uk[order].tolist(), range(e0, need), strict=True))
+        np.add.at(self._fan, cs, 1)
+        np.add.at(self._fan, cd, 1)
+        self._created(need)
+        return id_of[inv.ravel()]
+
+    def _room(self, need: int, top: int) -> None:
+        """Grow the edge arrays to hold ``need`` edges and the fan counts to ``top`` nodes."""
         if need > self._src.shape[0]:
             self._src, self._dst = grow(self._src, need), grow(self._dst, need)
             self._w, self._last = grow(self._w, need), grow(self._last, need)
             self._co, self._alive = grow(self._co, need), grow(self._alive, need)
-        cs, cd = s[first[order]], d[first[order]]
-        self._src[e0:need], self._dst[e0:need], self._alive[e0:need] = cs, cd, True
-        self._key.update(zip(uk[order].tolist(), range(e0, need), strict=True))
-        self.version += 1
-        top = int(max(cs.max(), cd.max())) + 1
         if self._fan.shape[0] < top:
             self._fan = grow(self._fan, top)
-        np.add.at(self._fan, cs, 1)
-        np.add.at(self._fan, cd, 1)
-        self.count = need
+
+    def _created(self, count: int) -> None:
+        """The edges up to ``count`` now exist (their ends set): count them, and rebuild
+        the index once the later edges are many (see the module docstring)."""
+        self.count = count
+        self.version += 1
         if self.count - self._upto > max(self.compact_min, self._nidx // 32):
             self._reindex()
-        return id_of[inv.ravel()]
 
     def set_weight(self, e: int, w: float) -> None:
         """Overwrite the stored weight of edge ``e`` (used by heterosynaptic depression)."""

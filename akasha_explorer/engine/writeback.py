@@ -152,8 +152,9 @@ class WritebackPlan:
     def __post_init__(self) -> None:
         self._hint: tuple[int, int, int, np.ndarray, np.ndarray] | None = None
         """(nodes, edges, edges.version, strengthened ids found, depressed ids) at planning."""
-        self._written: tuple[int, int, np.ndarray] | None = None
-        """(edges, edges.version, strengthened ids) right after :func:`apply_plan`."""
+        self._written: tuple[int, int, np.ndarray, np.ndarray] | None = None
+        """(edges, edges.version, strengthened ids, depressed ids) right after
+        :func:`apply_plan`."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (what the journal stores).
@@ -445,16 +446,19 @@ def apply_plan(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> None:
     fresh = (hint is not None and hint[0] == id(nodes) and hint[1] == id(edges)
              and hint[2] == edges.version and hint[3].shape[0] == k == len(eu.src)
              and bool(nodes.alive[np.r_[eu.src, eu.dst].astype(np.int64)].all()))
+    ids = np.zeros(0, np.int64)
     if k:  # the planning's rows and edge lookups, while the same mirror has no new edge
         src, dst = ((eu.src, eu.dst) if fresh else
                     ([row(u) for u in eu.src_uid], [row(u) for u in eu.dst_uid]))
         ids = edges.upsert_many(src, dst, w=eu.w_after, last_ts=np.full(k, plan.now),
                                 co_count=eu.co_after,
                                 found=(hint[2], hint[3]) if fresh and hint else None)
-        plan._written = (id(edges), edges.version, ids)
     dp = plan.depressed
+    dep = np.zeros(0, np.int64)
     if dp.src_uid:
-        edges.set_weights(_depressed_ids(plan, nodes, edges, row), dp.w_after)
+        dep = _depressed_ids(plan, nodes, edges, row)
+        edges.set_weights(dep, dp.w_after)
+    plan._written = (id(edges), edges.version, ids, dep)
     plan.applied = True
 
 
@@ -471,10 +475,12 @@ def plan_edge_ids(plan: WritebackPlan, nodes: NodeTable, edges: EdgeStore) -> np
     """
     eu = plan.edges
     done = plan._written
-    up = (done[2] if done is not None and done[0] == id(edges) and done[1] == edges.version
-          else edges.find_many(eu.src, eu.dst)).tolist()
-    dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes))
-           if plan.depressed.src_uid else np.zeros(0, np.int64))
+    if done is not None and done[0] == id(edges) and done[1] == edges.version:
+        up, dep = done[2].tolist(), done[3]  # what apply_plan wrote, no edge made since
+    else:
+        up = edges.find_many(eu.src, eu.dst).tolist()
+        dep = (_depressed_ids(plan, nodes, edges, _row_cache(nodes))
+               if plan.depressed.src_uid else np.zeros(0, np.int64))
     ids = dict.fromkeys(e for e in up if e >= 0)
     ids.update(dict.fromkeys(dep.tolist()))
     return np.fromiter(ids, np.int64, len(ids))

@@ -22,6 +22,14 @@ __all__ = ["Column", "TermLists"]
 _UNSET = object()
 
 
+def _row_index(j: int, n: int, what: str) -> int:
+    """Row ``j`` of ``n`` rows, negative from the end (IndexError outside)."""
+    k = j + n if j < 0 else j
+    if not 0 <= k < n:
+        raise IndexError(f"{what} row out of range")
+    return k
+
+
 class Column(MutableSequence[Any]):
     """A list of plain values over an Arrow array (``pa.Array`` or ``ChunkedArray``).
 
@@ -50,10 +58,7 @@ class Column(MutableSequence[Any]):
         return self._more[j - self._n]
 
     def _index(self, j: int) -> int:
-        k = j + len(self) if j < 0 else j
-        if not 0 <= k < len(self):
-            raise IndexError("column row out of range")
-        return k
+        return _row_index(j, len(self), "column")
 
     def __getitem__(self, j: Any) -> Any:
         if isinstance(j, slice):
@@ -124,10 +129,7 @@ class TermLists(MutableSequence[list[str]]):
         return self._more[j - self._base]
 
     def _index(self, j: int) -> int:
-        k = j + len(self) if j < 0 else j
-        if not 0 <= k < len(self):
-            raise IndexError("term list row out of range")
-        return k
+        return _row_index(j, len(self), "term list")
 
     @overload
     def __getitem__(self, j: int) -> list[str]: ...

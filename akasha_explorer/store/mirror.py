@@ -249,14 +249,12 @@ class Mirror:
         factor) journals the depressed edges' values as before."""
         dep = plan.depressed
         extra: dict[str, Any] = {"current": plan.current_uid, "now": plan.now}
+        ids = plan_edge_ids(plan, self.nodes, self.edges)  # strengthened, then depressed
         if dep.factor is not None and dep.src:
-            every = plan_edge_ids(plan, self.nodes, self.edges)
-            ids = every[: every.shape[0] - len(dep.src)]  # strengthened, then depressed
-            self.dirty_edges.add(every)
+            self.dirty_edges.add(ids)
+            ids = ids[: ids.shape[0] - len(dep.src)]
             uid = self.nodes.uid
             extra["dep"] = {"f": dep.factor, "s": [uid[i] for i in dep.sources]}
-        else:
-            ids = plan_edge_ids(plan, self.nodes, self.edges)
         return self.journal_commit(journal, nodes=plan.nodes.rows, edges=ids.tolist(),
                                    replayed=replayed, sync=sync, extra=extra)
 
@@ -356,22 +354,16 @@ class EdgeMask:
 
     def __init__(self) -> None:
         self._bits = np.zeros(0, bool)
-        self._n = 0
 
     def add(self, ids: Any) -> None:
         a = np.asarray(ids, np.int64).ravel()
-        if not a.size:
-            return
-        self._bits = grow(self._bits, int(a.max()) + 1)
-        self._bits[a] = True
-        self._n = -1  # counted again when asked
+        if a.size:
+            self._bits = grow(self._bits, int(a.max()) + 1)
+            self._bits[a] = True
 
     def discard(self, ids: Any) -> None:
         a = np.asarray(ids, np.int64).ravel()
-        a = a[(a >= 0) & (a < self._bits.shape[0])]
-        if a.size:
-            self._bits[a] = False
-            self._n = -1
+        self._bits[a[(a >= 0) & (a < self._bits.shape[0])]] = False
 
     def ids(self) -> np.ndarray:
         """The ids, ascending."""
@@ -379,15 +371,12 @@ class EdgeMask:
 
     def clear(self) -> None:
         self._bits[:] = False
-        self._n = 0
 
     def __len__(self) -> int:
-        if self._n < 0:
-            self._n = int(np.count_nonzero(self._bits))
-        return self._n
+        return int(np.count_nonzero(self._bits))
 
     def __bool__(self) -> bool:
-        return len(self) > 0
+        return bool(self._bits.any())
 
 
 def _take(column: Any, rows: list[int]) -> list[Any]:
