@@ -356,12 +356,14 @@ class EdgeMask:
         self._bits = np.zeros(0, bool)
 
     def add(self, ids: Any) -> None:
+        """Put the edge ids ``ids`` in the set (the mask grows to hold them)."""
         a = np.asarray(ids, np.int64).ravel()
         if a.size:
             self._bits = grow(self._bits, int(a.max()) + 1)
             self._bits[a] = True
 
     def discard(self, ids: Any) -> None:
+        """Take ``ids`` out of the set (ids it never held are ignored)."""
         a = np.asarray(ids, np.int64).ravel()
         self._bits[a[(a >= 0) & (a < self._bits.shape[0])]] = False
 
@@ -370,6 +372,7 @@ class EdgeMask:
         return np.flatnonzero(self._bits)
 
     def clear(self) -> None:
+        """Empty the set (a checkpoint folded every id)."""
         self._bits[:] = False
 
     def __len__(self) -> int:
