@@ -350,28 +350,42 @@ class Memory:
 
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False) -> tuple[str, RecallTrace | None]:
+                 reinforce: bool = False, turn_id: str | None = None
+                 ) -> tuple[str, RecallTrace | None]:
         """The live agent loop: recall on the user text (unless given), store the turn
         verbatim as a new node, then write the recall back with that node as current.
 
-        Returns the new node's uid and the trace (None for an assistant-only turn).
+        Everything is checked before anything is written (the texts, the session, the
+        time, and that ``recall`` can still be committed). ``turn_id`` (the caller's own id
+        for this turn, kept as the first message's source id) makes a retry safe: when the
+        session already holds a turn with that id, nothing is written and its node is
+        returned, with no trace. Returns the new node's uid and the trace (None for an
+        assistant-only turn).
         """
-        from .ingest.validate import check_text, check_ts
+        from .ingest.validate import check_session, check_text, check_ts
         self.store.check_write()
+        if user is None and assistant is None:
+            raise InvalidInput("add_turn needs a user or an assistant text")
+        check_session(session, "add_turn")
         when = check_ts(_wall() if ts is None else ts, "add_turn ts")
+        texts = [(role, text) for role, text in (("user", user), ("assistant", assistant))
+                 if text is not None]
+        for k, (_role, text) in enumerate(texts):
+            check_text(text, f"add_turn message {k}")
+        if turn_id is not None:
+            check_text(turn_id, "add_turn", field="turn_id")
+            done = self.store.turn_with_id(session, turn_id)
+            if done is not None:
+                return done, None
+        if recall is not None:
+            self.store.check_commit(recall)
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
         seq = self.store.next_seq(session)
-        raws = []
-        if user is not None:
-            raws.append(RawMessage(session, seq, when, "user", user, source="add_turn"))
-        if assistant is not None:
-            raws.append(RawMessage(session, seq + len(raws), when, "assistant", assistant,
-                                   source="add_turn"))
-        if not raws:
-            raise InvalidInput("add_turn needs a user or an assistant text")
-        for k, r in enumerate(raws):
-            check_text(r.text, f"add_turn message {k}")
+        raws = [RawMessage(session, seq + k, when, role, text, source="add_turn",
+                           ext_id=None if turn_id is None else
+                           (turn_id if k == 0 else f"{turn_id}/{role}"))
+                for k, (role, text) in enumerate(texts)]
         self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
         if recall is not None:

@@ -313,6 +313,9 @@ class RecallTrace:
     log_uid: str | None = field(default=None, compare=False, metadata={"record": False})
     """The query-log row this recall wrote (``Memory.recall`` sets it; a commit marks that
     row committed). Not part of the record: not serialised, not compared."""
+    server_ref: str | None = field(default=None, compare=False, metadata={"record": False})
+    """The name a served store's client knows this trace by (``akasha serve`` keeps each
+    client's recalls; see :mod:`akasha_explorer.server.codec`). Not part of the record."""
 
     @property
     def graph_expand(self) -> GraphExpand:

@@ -279,8 +279,8 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
     texts = [index_text(m, settings) for m in msgs]
-    vecs = store.embedder.encode(texts, batch_size=settings.EMBED_BATCH,
-                               progress=_progress(progress) and len(texts) > 64)
+    vecs = store.embed_batch(texts, batch_size=settings.EMBED_BATCH,
+                             progress=_progress(progress) and len(texts) > 64)
     report.seconds["embed"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     sig = salience(vecs, store.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)

@@ -25,6 +25,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import threading
 import time
 import warnings
 from collections.abc import Collection, Iterator, Sequence
@@ -54,8 +55,8 @@ from ..errors import (
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
-from ..model import Message, NodeState
-from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
+from ..model import Message, NodeState, RawMessage
+from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
@@ -99,6 +100,8 @@ class Store:
         against; see :mod:`akasha_explorer.brief.api`)."""
         self._embedder = embedder
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
+        self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
+        self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -331,8 +334,7 @@ class Store:
         query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
         commits. A trace can be committed once."""
         self.check_write()
-        if trace.writeback is not None and trace.writeback.applied:
-            raise InvalidInput("this trace was already committed; recall again to write again")
+        self.check_commit(trace)
         plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         m = self.mirror
         try:
@@ -414,14 +416,69 @@ class Store:
     def embed_query(self, text: str) -> np.ndarray:
         """L2-normalised query vector. The last :data:`QUERY_VECTORS` are kept, so a query
         recalled again (a what-if, a time slider, a labelled set) is not embedded again."""
-        v = self._query_vecs.pop(text, None)
+        with self._vec_lock:
+            v = self._query_vecs.pop(text, None)
         if v is None:
             v = self.embedder.encode([text])[0]
             v.setflags(write=False)
+        with self._vec_lock:
             while len(self._query_vecs) >= QUERY_VECTORS:
                 self._query_vecs.pop(next(iter(self._query_vecs)))
-        self._query_vecs[text] = v
+            self._query_vecs[text] = v
         return v
+
+    def embed_batch(self, texts: Sequence[str], *, batch_size: int = 64,
+                    progress: bool = False) -> np.ndarray:
+        """The vectors of an ingest batch's index texts: the ones :meth:`prepare_turn`
+        computed for exactly these texts (taken once), else the model's, in one call."""
+        with self._vec_lock:
+            ready = self._batch_vecs.pop(tuple(texts), None)
+        if ready is not None:
+            return ready
+        return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+
+    def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
+        """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
+        this turn will need — the query vector of ``user`` and the vectors of the turn's
+        messages, computed the same way ingest does — so a server can do it *before* taking
+        the store (the model is the slow part of a turn). Thread-safe; a no-op for a store
+        that is closed or read-only; the vectors are used once and a few are kept."""
+        if self._closed or self.read_only:
+            return
+        s = self.settings
+        raws = [RawMessage("prepare", k, when, role, text, source="add_turn")
+                for k, (role, text) in enumerate(
+                    (r, t) for r, t in (("user", user), ("assistant", assistant))
+                    if t is not None)]
+        texts = tuple(index_text(m, s) for m in raws)
+        if user is not None:
+            self.embed_query(user)
+        vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
+        with self._vec_lock:
+            self._batch_vecs[texts] = vecs
+            while len(self._batch_vecs) > 32:
+                self._batch_vecs.pop(next(iter(self._batch_vecs)))
+
+    def check_commit(self, trace: RecallTrace) -> None:
+        """Raise unless ``trace`` can be written back now: not committed yet, and every
+        node it activated still alive (a forget since the recall makes it stale)."""
+        if trace.writeback is not None and trace.writeback.applied:
+            raise InvalidInput("this trace was already committed; recall again to write again")
+        n = self.mirror.nodes
+        gone = [u for u in trace.activation.uids
+                if (i := n.index.get(u)) is None or not n.alive[i]]
+        if gone:
+            raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
+                               f"was made ({gone[0]!r}: forgotten?); recall again")
+
+    def turn_with_id(self, session: str, turn_id: str) -> str | None:
+        """The live node of ``session`` whose first message carries the caller's id
+        ``turn_id`` (``add_turn``'s retry key), or None."""
+        rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
+        for node, ext in zip(rows["node"], rows["ext_id"], strict=True):
+            if ext == turn_id and self.has_node(node):
+                return str(node)
+        return None
 
     # -- nodes and messages ----------------------------------------------------------------------
     def row(self, uid: str) -> int:
