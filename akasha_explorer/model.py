@@ -15,9 +15,41 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ROLES", "IngestReport", "Message", "NodeState", "RawMessage", "Skipped", "sha256_text"]
+__all__ = ["ANCHOR_STATUSES", "REVIEW_KINDS", "REVIEW_STATUSES", "ROLES", "TRIPLE_STATUSES",
+           "IngestReport", "Message", "NodeState", "RawMessage", "Skipped", "check_choice",
+           "sha256_text"]
 
 ROLES = ("user", "assistant")
+
+ANCHOR_STATUSES = ("active", "candidate", "merged", "rejected")
+"""What an anchor can be: in use, waiting for more mentions or a review, merged into
+another, or rejected by a person."""
+
+TRIPLE_STATUSES = ("approved", "pending", "rejected", "superseded", "active")
+"""What a triple can be (``active``: edited by a person)."""
+
+REVIEW_STATUSES = ("pending", "approved", "rejected", "edited")
+"""What a review item can be."""
+
+REVIEW_KINDS = ("alias_merge", "anchor", "triple", "injection", "suggested_link")
+"""What a review item can be about."""
+
+
+def check_choice(value: str | None, choices: tuple[str, ...], what: str) -> str | None:
+    """``value`` when it is one of ``choices`` (or None: no filter); otherwise
+    :class:`~akasha_explorer.errors.InvalidInput` naming them.
+
+    >>> check_choice("pending", REVIEW_STATUSES, "review status")
+    'pending'
+    >>> check_choice("bogus", REVIEW_STATUSES, "review status")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: unknown review status 'bogus'; use one of pending, ...
+    """
+    if value is not None and value not in choices:
+        from .errors import InvalidInput
+        raise InvalidInput(f"unknown {what} {value!r}; use one of {', '.join(choices)}")
+    return value
 
 
 def sha256_text(text: str) -> str:

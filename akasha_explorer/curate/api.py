@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..extract.base import KINDS as ANCHOR_KINDS
 from ..graphdb import anchors as ga
+from ..model import ANCHOR_STATUSES, TRIPLE_STATUSES, check_choice
 from . import anchors as an
 from .links import mirror_hook
 from .ops import audit_rows, record
@@ -31,6 +33,8 @@ def anchors(store: Store, search: str | None = None, *, kind: str | None = None,
             status: str | None = "active") -> list[dict[str, Any]]:
     """Anchors (default: active ones) with aliases and mention counts, most mentioned
     first; ``search`` matches names and aliases after normalisation."""
+    check_choice(kind, ANCHOR_KINDS, "anchor kind")
+    check_choice(status, ANCHOR_STATUSES, "anchor status")
     return an.list_anchors(store.graph, search=search, kind=kind, status=status)
 
 
@@ -49,6 +53,7 @@ def triples(store: Store, *, anchor: str | None = None, status: str | None = Non
             ) -> list[dict[str, Any]]:
     """Triples (optionally of one anchor as subject or object, or with one status),
     oldest first, with subject / object names and provenance."""
+    check_choice(status, TRIPLE_STATUSES, "triple status")
     return ga.triples(store.graph, anchor=anchor, status=status)
 
 

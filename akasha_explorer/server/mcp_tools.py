@@ -17,7 +17,10 @@ own signature): an unknown argument is refused by name, a ``bool`` is a JSON ``t
 ``false`` and nothing else (``forget`` deletes with ``confirm=true`` only), a number is
 never a boolean, texts and counts have limits. Each MCP session is its own client
 (:class:`~.service.Caller`): its recalls and context blocks are its own, and what it writes
-is audited under the server's principal for it (its token's name, or ``local``).
+is audited under the server's principal for it (its token's name, or ``local``). Under the
+2026-07-28 protocol an MCP request stands alone (no session): a client's recalls and
+context blocks are then known only by the ids it was given (unguessable, and only its
+principal's), and ``expand`` of a handle needs the ``context_id``.
 
 Every refusal is an MCP tool error whose text says what to do (an
 :class:`~akasha_explorer.errors.AkashaError` message); anything else is logged and answered
@@ -69,7 +72,9 @@ def caller_of(ctx: Context[Any, Any] | None) -> Caller:
     if request is None:      # stdio: the one client is the agent that started the server
         return Caller(channel="mcp", client="stdio")
     principal = getattr(request.state, "principal", None) or "local"
-    sid = request.headers.get("mcp-session-id") or "default"
+    sid = request.headers.get("mcp-session-id")
+    if not sid:   # the 2026-07-28 protocol: every request stands alone, no session
+        return Caller(principal=principal, client="mcp", channel="mcp", stateless=True)
     return Caller(principal=principal, client=f"mcp-{sid[:128]}", channel="mcp")
 
 

@@ -55,6 +55,7 @@ from ..errors import AkashaError, InvalidInput
 from ..memory import Memory
 from . import wire
 from .codec import TraceRef
+from .wire import MAX_TURN_CHARS
 
 __all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "READS", "WRITES", "Caller", "ClientState",
            "MemoryService"]
@@ -84,9 +85,10 @@ NEIGHBOURHOOD = frozenset({"texts", "text", "communities", "has", "strength", "i
                            "edges_among", "neighbours"})
 """Methods of ``mem.neighbourhood()`` a client may call (``neighbourhood.<name>``)."""
 
-MAX_TURN_CHARS = 100_000
-"""Longest message text ``add_turn`` takes over the server (characters): the answer of an
-``expand`` of such a turn still fits in what every MCP client receives (1 MiB)."""
+MAX_ANSWER_BYTES = 512 * 1024
+"""Largest text an MCP tool answers with (UTF-8 bytes): half of the 1 MiB an MCP client
+reads in one message, so the JSON around it always fits. ``expand`` shows fewer
+neighbouring turns, then cuts, to stay under it (and says so)."""
 
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 """Largest export sent back over the server; a larger one is made on the server's machine
@@ -108,6 +110,9 @@ class Caller:
     principal: str = "local"
     client: str = "default"
     channel: str = "api"
+    stateless: bool = False
+    """An MCP request of a protocol without sessions: it has no "latest" context of its
+    own, only the ids it was given."""
 
 
 @dataclass
@@ -123,7 +128,7 @@ class ClientState:
     turns: OrderedDict[tuple[str, str], dict[str, Any]] = field(default_factory=OrderedDict)
 
     def keep(self, where: OrderedDict[Any, Any], value: Any, key: Any = None) -> Any:
-        key = key or f"r-{uuid.uuid4().hex[:16]}"
+        key = key or f"r-{uuid.uuid4().hex}"
         where[key] = value
         where.move_to_end(key)
         while len(where) > _KEEP:
@@ -433,7 +438,8 @@ class MemoryService:
         if turn_id is not None and (session, turn_id) in st.turns:
             return st.turns[(session, turn_id)]["node"], None
         stamp = when if when is not None else time.time()
-        self.mem.store.prepare_turn(user, assistant, when=stamp)   # not holding the store
+        self._prepare(user, assistant, stamp)
+
 
         def run() -> tuple[str, RecallTrace | None]:
             return self.mem.add_turn(user, assistant, session=session, ts=stamp,
@@ -443,6 +449,14 @@ class MemoryService:
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
         return node, used
+
+    def _prepare(self, user: str | None, assistant: str | None, when: float) -> None:
+        """The slow, pure part of storing a turn, done before taking the store: its vectors
+        and, with the default extractor, the part-of-speech tags of long texts."""
+        self.mem.store.prepare_turn(user, assistant, when=when)
+        if self.mem.settings.EXTRACT and self.mem.extractor is None:
+            from ..extract.rules import prepare
+            prepare([t for t in (user, assistant) if t is not None])
 
     # -- the agent tools (MCP) --------------------------------------------------------------
     def _excerpt(self, uid: str, trace: Any, limit: int = 240) -> str:
@@ -497,8 +511,8 @@ class MemoryService:
             trace = self.mem.recall(query, now=when, session=session)
             block = trace.context(budget_tokens, tz=tz)
             cid = st.keep(st.blocks, block)
-            st.latest_block = block
             rid = self._keep_trace(st, trace)
+            st.latest_block = block
             return {"context_id": cid, "recall_id": rid, "text": block.text,
                     "status": block.status, "tokens": block.tokens,
                     "handles": dict(block.handles)}
@@ -550,16 +564,34 @@ class MemoryService:
         def run() -> dict[str, Any]:
             ctx = block
             if ctx is None and not self.mem.has_node(handle.strip()):
+                if caller.stateless:
+                    raise InvalidInput(f"expand {handle}: give the context_id of the context "
+                                       "it came from (each request of this MCP protocol "
+                                       "stands alone: there is no latest context of yours)")
                 ctx = st.latest_block or st.latest_trace
                 if ctx is None:
                     raise InvalidInput(f"expand {handle}: a handle names an item of a context "
                                        "block, and you have built none on this server: call "
                                        "context first (and pass its context_id), or give a "
                                        "node id")
-            x = self.mem.expand(handle, around, trace=ctx)
+            n = self.mem.settings.EXPAND_AROUND if around is None else around
+            while True:   # fewer neighbours until the answer fits what a client reads
+                x = self.mem.expand(handle, n, trace=ctx)
+                text = x.text(tz)
+                if len(text.encode()) <= MAX_ANSWER_BYTES or n == 0:
+                    break
+                n -= 1
+            note = "" if n == (self.mem.settings.EXPAND_AROUND if around is None else around) \
+                else f"[{n} neighbouring turn(s) each side: more would not fit one answer]"
+            size = len(text.encode())
+            if size > MAX_ANSWER_BYTES:
+                keep = text.encode()[:MAX_ANSWER_BYTES].decode("utf-8", "ignore")
+                note = (f"[cut after {len(keep):,} of {len(text):,} characters to fit one "
+                        "answer; the stored text is whole: `akasha show` prints it]")
+                text = keep
             return {"node": x.node, "session": x.session, "verified": x.verified,
                     "tampered": list(x.tampered), "missing": list(x.missing),
-                    "text": x.text(tz)}
+                    "around": n, "text": text + ("\n" + note if note else "")}
 
         return self._run(run, writes=False)
 

@@ -45,7 +45,8 @@ from typing import Any
 
 from ..errors import InvalidInput
 
-__all__ = ["DOMAINS", "MAX_ITEMS", "MAX_TEXT", "bind", "check_text", "hints"]
+__all__ = ["DOMAINS", "MAX_ITEMS", "MAX_TEXT", "MAX_TURN_CHARS", "TEXT_LIMITS", "bind",
+           "check_text", "hints"]
 
 MAX_TEXT = 20_000
 """Longest text argument (a query, a name, an id) in characters; ``add_turn``'s message
@@ -53,6 +54,13 @@ texts have their own limit (:data:`~.service.MAX_TURN_CHARS`)."""
 
 MAX_ITEMS = 10_000
 """Longest list argument."""
+
+MAX_TURN_CHARS = 100_000
+"""Longest message text ``add_turn`` takes over the server (characters): the answer of an
+``expand`` of such a turn still fits in what every MCP client receives (1 MiB)."""
+
+TEXT_LIMITS = {"user": MAX_TURN_CHARS, "assistant": MAX_TURN_CHARS}
+"""Text parameters with a limit other than :data:`MAX_TEXT` (by name)."""
 
 TS_MIN, TS_MAX = 1.0, 7_258_118_400.0   # 1970-01-01 .. 2200-01-01, as ingest checks
 
@@ -87,7 +95,7 @@ DOMAINS: dict[str, Range] = {
     "top_hubs": Range(1, 1000, True),
     "windows": Range(1, 1000, True),
     "per_node": Range(1, 10_000, True),
-    "budget_tokens": Range(20, 200_000, True),
+    "budget_tokens": Range(20, 100_000, True),
     "around": Range(0, 10, True),
     "start": Range(0, 10_000_000, True),
     "end": Range(0, 10_000_000, True),
@@ -215,7 +223,7 @@ def _check(value: Any, hint: Any, where: str, name: str) -> None:
         if dom is not None:
             dom.check(value, where, name)
     if isinstance(value, str):
-        check_text(value, where, name)
+        check_text(value, where, name, TEXT_LIMITS.get(name, MAX_TEXT))
 
 
 def _fits(value: Any, hint: Any, where: str, name: str) -> bool:

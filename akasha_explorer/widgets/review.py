@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..extract.base import PREDICATES
+from ..model import REVIEW_STATUSES
 from ._html import STYLE, esc, iso, kv_html, messages_html, note, short
 from .auditbox import AuditBox
 from .curator import ALL, KINDS, quote_html, unset_to_none
@@ -37,7 +38,6 @@ EDITABLE = {
 }
 """What an edit can change, per item kind (see ``mem.review.edit``)."""
 
-STATUSES = ("pending", "approved", "rejected", "edited")
 
 
 class ReviewQueue(W.VBox):
@@ -59,7 +59,7 @@ class ReviewQueue(W.VBox):
                                         ("injection", "injection"),
                                         ("suggested_link", "suggested_link")],
                                description="kind")
-        self.status_pick = W.Dropdown(options=[*[(s, s) for s in STATUSES], ("all", ALL)],
+        self.status_pick = W.Dropdown(options=[*[(s, s) for s in REVIEW_STATUSES], ("all", ALL)],
                                       description="status")
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
         self.summary = W.HTML()
