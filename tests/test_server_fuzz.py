@@ -99,7 +99,7 @@ SKIP = {"checkpoint"}
 
 def test_no_served_method_fails_on_hostile_arguments(service: MemoryService) -> None:
     rng = random.Random(22)
-    methods = sorted((READS | WRITES) - SKIP - {"forget", "migrate"}) + ["migrate", "forget"]
+    methods = [*sorted((READS | WRITES) - SKIP - {"forget", "migrate"}), "migrate", "forget"]
     failures: list[str] = []
     answered = calls = 0
     for method in methods:
@@ -130,7 +130,7 @@ def test_no_served_method_fails_on_hostile_arguments(service: MemoryService) -> 
                                 f"{str(e)[:200]}")
     for name in sorted(NEIGHBOURHOOD):
         for _ in range(6):
-            args = [rng.choice(ODD + [["s0:0"], "s0:0", 3])]
+            args = [rng.choice([*ODD, ["s0:0"], "s0:0", 3])]
             try:
                 _call(service, f"neighbourhood.{name}", args, {})
             except Exception as e:

@@ -124,7 +124,7 @@ real text with punctuation 0.1 s), so a longer one is cut into pieces of this le
 which no real sentence reaches; a text without such a stretch is cut exactly as before."""
 
 _LONG_RUN = re.compile(r"[^\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2000-\u206f"
-                       r"!-/:-@\[-`{-~]{%d,}" % (MAX_RUN + 1))
+                       r"!-/:-@\[-`{-~]" + f"{{{MAX_RUN + 1},}}")
 
 
 def pieces(text: str) -> list[str]:
