@@ -49,8 +49,11 @@ UNIT = Range(0, 1)
 """Fractions, probabilities, confidences, penalties."""
 COS = Range(-1, 1)
 """Cosine thresholds."""
-TIME = Range(0, INF, lo_open=True)
-"""Time constants (seconds): a division by zero otherwise."""
+TIME = Range(1, INF)
+"""Time constants, in seconds (``exp(-dt / tau)``): from one second on, so ``dt / tau``
+stays finite."""
+CAP = Range(0.001, 100)
+"""Caps (``v / cap``)."""
 RATE = Range(0, 1, lo_open=True)
 """Learning rates."""
 NONNEG = Range(0, INF)
@@ -120,10 +123,10 @@ class Settings:
     # -- §3 time dynamics ---------------------------------------------------------------
     EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TIME)
     EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
-    EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=Range(0, 100, lo_open=True))
+    EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
     STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TIME)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
-    STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=Range(0, 100, lo_open=True))
+    STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
     RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).", valid=TIME)
     RESOURCE_COST: float = _s(0.35, "§3", "Resource spent per activation: * max(floor, 1 - cost * min(1, s)).", valid=UNIT)
     RESOURCE_FLOOR: float = _s(0.05, "§3", "Smallest resource multiplier of one activation.", valid=UNIT)
@@ -260,7 +263,7 @@ class Settings:
     STDP_CAUSAL: float = _s(1.0, "§4.5", "Delta of the causal edge A -> T, times s_A * b_A.", valid=Range(0, 100))
     STDP_ANTI: float = _s(0.35, "§4.5", "Delta of the anti-causal edge T -> A, times s_A * b_A.", valid=Range(0, 100))
     REINFORCE_BOOST: float = _s(3.0, "§4.5", "Boost B of a turn marked 'reinforce'.", valid=Range(1, 100))
-    REINFORCE_DIRECT: float = _s(0.6, "§4.5", "b_A = 1 + (B - 1) * min(1, direct_A / this).", valid=Range(0, 1, lo_open=True))
+    REINFORCE_DIRECT: float = _s(0.6, "§4.5", "b_A = 1 + (B - 1) * min(1, direct_A / this).", valid=Range(0.001, 1))
     HETERO_DEPRESSION: float = _s(0.05, "§4.5", "Other out-edges of a strengthened source are * (1 - this).", valid=UNIT)
 
     # -- §1 write path --------------------------------------------------------------------
@@ -293,7 +296,7 @@ class Settings:
         "review queue (rarer ones wait silently for more mentions).", ours=True, valid=_count(1, 1_000_000))
 
     # -- §7 analytics -----------------------------------------------------------------------
-    PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).", valid=Range(0, 1, hi_open=True))
+    PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).", valid=Range(0, 0.99))
     PPR_DIRECTED: bool = _s(
         False, "§7", "PageRank follows COACT edges only in their direction (A -> T); off walks "
         "every edge both ways, as HippoRAG's undirected graph.", ours=True)
@@ -510,16 +513,12 @@ def read_settings(data: dict[str, Any], *, profile: str = DEFAULT_PROFILE
             bad[name] = (value, problem)
         else:
             good[name] = value
-    broken = True
-    while broken:  # a broken rule: its settings go back to the profile's (which keep it)
-        values = {**base.to_dict(), **good}
-        broken = False
-        for rel in RELATIONS:
-            problem = rel.problem(*(values[n] for n in rel.names))
-            for n in rel.names if problem else ():
-                if n in good:
-                    bad[n] = (good.pop(n), str(problem))
-                    broken = True
+    own = base.to_dict()
+    for rel in RELATIONS:  # a broken rule: its settings go back to the profile's (which keep it)
+        problem = rel.problem(*({**own, **good}[n] for n in rel.names))
+        for n in rel.names if problem else ():
+            if n in good and good[n] != own[n]:
+                bad[n] = (good.pop(n), str(problem))
     return base.replace(**good), bad
 
 

@@ -39,13 +39,13 @@ def _show(value: Any) -> str:
 def _end(x: float) -> str:
     """One end of a range as it is shown: ``inf``, a whole number (``1_000_000``), or a float.
 
-    >>> _end(math.inf), _end(-1.0), _end(1_000_000), _end(0.5)
-    ('inf', '-1', '1_000_000', '0.5')
+    >>> _end(math.inf), _end(-1.0), _end(1000), _end(1_000_000), _end(0.5)
+    ('inf', '-1', '1000', '1_000_000', '0.5')
     """
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     if float(x).is_integer():
-        return f"{int(x):_}"
+        return f"{int(x):_}" if abs(x) >= 10_000 else str(int(x))
     return repr(float(x))
 
 

@@ -204,7 +204,7 @@ def _check_files(store: Store, found: _Found) -> None:
 
 def _check_settings(store: Store, found: _Found) -> None:
     bad = store.manifest.invalid
-    found.add("invalid_settings", "error", [p for _, p in bad.values()],
+    found.add("invalid_settings", "error", list(dict.fromkeys(p for _, p in bad.values())),
               "akasha.json holds settings outside their ranges (an older version or a hand "
               "edit); the store runs with its profile's values for them "
               f"({', '.join(f'{k}={getattr(store.settings, k)!r}' for k in bad)}); --repair "

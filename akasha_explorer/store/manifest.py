@@ -114,7 +114,7 @@ class Manifest:
     def invalid_note(self, folder: Path) -> str:
         """One line on the stored settings this version refuses (:attr:`invalid`): what is
         wrong, what the store runs with meanwhile, and how to fix it."""
-        problems = "; ".join(p for _, p in self.invalid.values())
+        problems = "; ".join(dict.fromkeys(p for _, p in self.invalid.values()))
         used = ", ".join(f"{k}={getattr(self.settings, k)!r}" for k in self.invalid)
         return (f"store {folder}: akasha.json holds settings this version refuses "
                 f"({problems}); the store runs with its profile's values ({used}) until "
