@@ -339,7 +339,7 @@ class Settings:
         10, "§5", "Most neighbouring turns each side expand returns (recollect_turn's 10).",
         ours=True, valid=_count(0, 10_000))
     HEALTH_WINDOW: float = _s(
-        86400.0, "§5", "Width in seconds of the time windows of recall health.", ours=True, valid=Range(1, INF))
+        86400.0, "§5", "Width in seconds of the time windows of recall health.", ours=True, valid=Range(1, 366 * DAY))
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
