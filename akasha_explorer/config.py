@@ -1,10 +1,13 @@
 """Settings: every constant of the Akasha engine, declared as data with help text.
 
 Each field carries the name SPEC.md gives it, its default (Akasha V1's value unless marked
-``[ours]``), the SPEC section it belongs to and one line of help. A store records the
-settings it was built with in its manifest (``akasha.json``), so a store always replays
-with the values it was built with; :meth:`Settings.replace` gives a changed copy for
-experiments (ablations, dry runs) without touching the store.
+``[ours]``), the SPEC section it belongs to, one line of help and the values it admits (its
+range, :mod:`akasha_explorer.ranges`; a few settings also keep a rule with another,
+:data:`RELATIONS`). A store records the settings it was built with in its manifest
+(``akasha.json``), so a store always replays with the values it was built with;
+:meth:`Settings.replace` gives a changed copy for experiments (ablations, dry runs) without
+touching the store. However settings are made, a value outside its range is refused with
+:class:`~akasha_explorer.errors.InvalidSettings` in one line.
 
 >>> s = Settings()
 >>> s.EDGE_CAP, s.ACTIVATION_K
@@ -13,6 +16,10 @@ experiments (ablations, dry runs) without touching the store.
 False
 >>> Settings.from_dict(s.to_dict()) == s
 True
+>>> s.replace(EDGE_LR=-5)
+Traceback (most recent call last):
+...
+akasha_explorer.errors.InvalidSettings: EDGE_LR=-5.0 is outside its range (0, 1]
 
 Profiles
 --------

@@ -36,17 +36,11 @@ from akasha_explorer.config import (
 from akasha_explorer.errors import InvalidSettings
 from akasha_explorer.ranges import BOOL, Range, Rule, stemmers
 
+from .test_profiles import CHAT
+
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 FIXED = ("EMBED_MODEL", "EMBED_CJK_DIMS")
 """A store's model is fixed (migrate refuses another): the store tests leave these alone."""
-CHAT = [
-    {"role": "user", "content": "和阿岚打杀戮尖塔，死在第二层"},
-    {"role": "assistant", "content": "可惜！第二层是哪个 boss？"},
-    {"role": "user", "content": "手指换药了，医生说恢复得不错"},
-    {"role": "assistant", "content": "太好了，记得按时换药。"},
-    {"role": "user", "content": "we visited three cities last summer with Lan"},
-    {"role": "assistant", "content": "Which city did you like best?"},
-]
 
 
 def _valid(name: str) -> Any:
