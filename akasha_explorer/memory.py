@@ -183,7 +183,9 @@ class Memory:
         messages stay as they are. Returns ``{setting: (old, new)}`` for what changed.
 
         A store keeps the settings it was built with (SPEC: it replays the same); this is
-        the one deliberate way to change them.
+        the one deliberate way to change them. A value outside its range (``akasha
+        settings``) raises :class:`InvalidSettings` and nothing is written; values an older
+        version stored outside their ranges are replaced (``changes`` or the profile's).
         """
         return self.store.migrate(profile, **changes)
 

@@ -294,6 +294,22 @@ def test_graph_expand_per_seed_limit_decay_and_visibility() -> None:
     assert g.selected == [False, True, True]           # top GRAPH_LIMIT by score_graph
 
 
+@pytest.mark.parametrize("years", [20.0, 26.0, 1000.0])
+def test_graph_expand_stays_finite_when_the_weights_decayed_to_almost_nothing(
+        years: float) -> None:
+    """Decades after the last write-back (here 20 and 26 years, EDGE_TAU = 14 days) an
+    effective weight is ~1e-160 to ~1e-300: out · in underflows to 0 and the edge signal
+    was w / 0 = inf, so the trace held inf and every recall failed; it is 1 again."""
+    nodes = toy_nodes([[1, 0], [0, 1]])
+    edges = toy_edges([(0, 1, 2.0)], last_ts=0.0)
+    cos = np.array([1.0, 0.0])
+    for st in (S, Settings()):
+        g = graph_expand(nodes, edges, cos, cos, np.ones(2, bool), now=years * 365.25 * DAY,
+                         settings=st.replace(DENSE_TOP_K=1))
+        assert all(math.isfinite(x) for x in [*g.pair_edge_signal, *g.score_graph])
+        assert g.pair_edge_signal == pytest.approx([1.0]) or g.pair_edge_signal == []  # 0: gone
+
+
 # -- stage 4 -------------------------------------------------------------------------------
 def _groups(score_micro: list[float], sources: list[str], graph_scores: list[float],
             settings: Settings, relevant: bool = True):

@@ -371,7 +371,9 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     ``HYBRID`` **[ours]** the floor). ``direct`` (per node of the mirror) replaces
     ``max(0, cos_node)`` as the candidate's direct term (``HYBRID``: the fused relevance).
     Only edges between visible nodes count, in the sums too; edges whose effective weight is
-    0 are ignored. ``long_n`` is decayed (**[ours]**, ``GRAPH_DECAYED_LONG``; V1 used the
+    0 are ignored, and where ``out(s) · in(n)`` underflows to 0 (weights decayed below about
+    1e-162: a recall decades after the last one) ``sqrt(out(s)) · sqrt(in(n))`` keeps the
+    signal finite. ``long_n`` is decayed (**[ours]**, ``GRAPH_DECAYED_LONG``; V1 used the
     stored strength). ``max(0, cos_node(n))`` is the candidate's direct term (a negative
     cosine would make the brightness negative).
 
@@ -417,7 +419,11 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     w_in = np.asarray(edge_eff(edges.w[in_ids], edges.last_ts[in_ids], now, st.EDGE_TAU))
     in_sum = np.bincount(in_owner, weights=w_in, minlength=nbrs.size).astype(np.float64)
     o, i_ = out_sum[owner], in_sum[npos]
-    esig = w / np.sqrt(o * i_)
+    den = np.sqrt(o * i_)
+    tiny = den == 0.0  # o · in underflowed (weights decayed below ~1e-162): w / 0 = inf
+    if tiny.any():
+        den[tiny] = np.sqrt(o[tiny]) * np.sqrt(i_[tiny])
+    esig = w / den
     csig = esig * np.maximum(st.GRAPH_SEED_COS_FLOOR, cos_node[seeds][owner])
     keep = _per_group_top(owner, csig, dst, st.GRAPH_PER_SEED)  # per seed, best first
     owner, dst = owner[keep], dst[keep]

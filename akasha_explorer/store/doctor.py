@@ -19,6 +19,10 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
   (``mirror_differs``); no live edge touches a forgotten node (``orphan_edges``). On a
   writable store the journal is checkpointed first, so this compares the running mirror
   with one rebuilt from Kuzu alone.
+- **settings** — every value ``akasha.json`` holds is inside its range and keeps the rules
+  between settings (``invalid_settings``: written by an older version or by hand; the store
+  runs with its profile's values for them meanwhile, and ``--repair`` writes those —
+  ``akasha migrate STORE NAME=VALUE`` sets others).
 - **leftovers** — temporary files of an interrupted write (``stale_files``), the redo
   folder of a Kuzu transaction a crash interrupted, seen only on a read-only open
   (``graph_redo``; a read-write open restores it, see :mod:`..graphdb.kuzu_db`), nodes whose
@@ -173,6 +177,7 @@ def check(store: Store) -> DoctorReport:
     found = _Found()
     checked: dict[str, int] = {}
     _check_files(store, found)
+    _check_settings(store, found)
     _check_journal(store, found, checked)
     if not store.read_only:
         store.checkpoint()
@@ -195,6 +200,16 @@ def _check_files(store: Store, found: _Found) -> None:
     found.add("graph_redo", "leftover", redo,
               "the redo folder of a Kuzu transaction a crash interrupted (its rows may be "
               "missing from the graph until then); the next read-write open restores them")
+
+
+def _check_settings(store: Store, found: _Found) -> None:
+    bad = store.manifest.invalid
+    found.add("invalid_settings", "error", list(dict.fromkeys(p for _, p in bad.values())),
+              "akasha.json holds settings outside their ranges (an older version or a hand "
+              "edit); the store runs with its profile's values for them "
+              f"({', '.join(f'{k}={getattr(store.settings, k)!r}' for k in bad)}); --repair "
+              "writes those, `akasha migrate STORE NAME=VALUE` sets others")
+    found.data["invalid_settings"] = bool(bad)
 
 
 def _check_journal(store: Store, found: _Found, checked: dict[str, int]) -> None:
@@ -419,6 +434,10 @@ def repair(store: Store, report: DoctorReport) -> DoctorReport:
         elif p.exists():
             p.unlink()
         did.append(f"removed stale file {name}")
+    if data.get("invalid_settings"):
+        fixed = store.migrate(store.manifest.profile)
+        did.append("wrote the profile's values for the settings outside their ranges: "
+                   + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in fixed.items()))
     if data.get("journal_cleanup"):
         store.checkpoint()
         store.journal.truncate()

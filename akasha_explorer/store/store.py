@@ -136,6 +136,8 @@ class Store:
     def _open(self, settings: Settings | None, exists: bool) -> None:
         if exists:
             self.manifest = Manifest.read(self.path)
+            if self.manifest.invalid:
+                log.warning("%s", self.manifest.invalid_note(self.path))
             if settings is not None:
                 built = self.manifest.settings.EMBED_MODEL
                 if built != settings.EMBED_MODEL:
@@ -380,7 +382,12 @@ class Store:
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch to settings ``profile``, keeping what the store set apart from its own
         profile and ``changes`` on top (see :meth:`Memory.migrate
-        <akasha_explorer.memory.Memory.migrate>`). Returns ``{setting: (old, new)}``."""
+        <akasha_explorer.memory.Memory.migrate>`). Returns ``{setting: (old, new)}``.
+
+        Values outside their ranges are refused (:class:`InvalidSettings`) before anything
+        is written. Stored values this version refuses (:attr:`Manifest.invalid
+        <akasha_explorer.store.manifest.Manifest.invalid>`) are replaced — by ``changes`` or
+        the profile's — and listed with the stored value as ``old``."""
         self.check_write()
         base, own = self.settings.profile_name()
         new = Settings.profile(profile, **{**own, **changes})
@@ -389,10 +396,12 @@ class Store:
             raise ModelMismatch("migrate cannot change the embedding model (every vector would "
                                 "have to be recomputed); build a new store for another model")
         diff = self.settings.diff(new)
+        diff.update({k: (v, getattr(new, k)) for k, (v, _) in self.manifest.invalid.items()})
         if not diff:
             return {}
         self.checkpoint()
         self.manifest.settings = new
+        self.manifest.invalid = {}
         self.settings = new
         self.manifest.write(self.path)
         if self.manifest.tokenizer != tokenizer_id(new):
