@@ -157,3 +157,19 @@ def test_a_trace_the_client_sends_is_the_servers_own_or_refused(service: MemoryS
 def _short(v: Any) -> str:
     r = repr(v)
     return r if len(r) < 160 else r[:159] + "…"
+
+
+def test_add_turn_with_a_stale_recall_writes_nothing(service: MemoryService) -> None:
+    """A recall made before a forget names a turn that is gone: add_turn refuses before it
+    stores anything (it used to store the turn and then fail)."""
+    c = Caller(client="stale")
+    rid = service.tool_context(c, "阿岚的生日是哪天")["recall_id"]
+    victim = service.state(c).traces[rid].activation.uids[0]
+    service.tool_forget(c, True, node=victim)
+    before = service.mem.stats()["nodes"]
+    with pytest.raises(AkashaError, match="gone since it was made"):
+        service.tool_add_turn(c, "and her birthday?", "the 14th", "stale-session",
+                              recall_id=rid)
+    assert service.mem.stats()["nodes"] == before
+    assert "stale-session" not in {s["session"] for s in service.mem.sessions()}
+    assert [a["actor"] for a in service.mem.audit(limit=1)] == ["local"]

@@ -24,7 +24,7 @@ import akasha_explorer as ak
 from akasha_explorer.server import codec
 
 from .bad_requests import HTTP, MCP
-from .served import AKASHA, free_port, serve_env, serving
+from .served import AKASHA, free_port, serve_env, serving, small_store
 
 TOKEN = "t0ken-for-tests"
 AGENT = "agent-s3cret"
@@ -41,23 +41,12 @@ def mcp_client(url: str, token: str | None = None, *, mode: str = "auto") -> Cli
                   read_timeout_seconds=300, mode=mode)
 
 
-def _store(path: Path) -> Path:
-    with ak.open(path) as mem:
-        mem.ingest([
-            {"role": "user", "content": "和阿岚打杀戮尖塔，死在第二层"},
-            {"role": "assistant", "content": "可惜！第二层是哪个 boss？"},
-            {"role": "user", "content": "my finger is healing, the doctor changed the dressing"},
-            {"role": "assistant", "content": "Good news. Keep it dry."},
-        ], session="s0", replay=True, progress=False)
-    return path
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory, embedder: Any
             ) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("requests")
-    plain = _store(base / "plain")
-    tokened = _store(base / "tokened")
+    plain = small_store(base / "plain")
+    tokened = small_store(base / "tokened")
     with serving(plain) as (url, proc), \
             serving(tokened, "--token", f"owner={TOKEN}", "--token", f"agent={AGENT}",
                     token=TOKEN) as (turl, tproc):
@@ -260,7 +249,7 @@ def test_expand_of_a_huge_turn_fits_one_mcp_answer(servers: dict[str, Any]) -> N
 
 
 def test_a_refused_start_says_why_and_never_serving(tmp_path: Path, embedder: Any) -> None:
-    store = _store(tmp_path / "store")
+    store = small_store(tmp_path / "store")
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -29,6 +29,7 @@ verbatim quote. Object phrases that look like names become mention candidates to
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -133,6 +134,12 @@ _OBJ_HEAD = re.compile(r"^(?:a|an|the|my|our|some)\s+", re.I)
 _PRONOUN = re.compile(r"[我你他她它们这那]|^(?:it|this|that|them|him|her|me|you)$", re.I)
 
 
+MAX_CANDIDATES = 2000
+"""Most mention candidates one message proposes (a long chat message has a few dozen; a
+100,000-character text of one repeated name had 99,000, and resolving them held the store
+for seconds): the rest of such a text proposes nothing."""
+
+
 class RuleExtractor:
     """Rule-based, offline :class:`~akasha_explorer.extract.base.Extractor`."""
 
@@ -143,7 +150,7 @@ class RuleExtractor:
         for m in messages:
             x = Extraction(m)
             if "injection" not in m.flags:  # hostile text proposes nothing
-                x.mentions = list(self.mentions(m.text))
+                x.mentions = list(itertools.islice(self.mentions(m.text), MAX_CANDIDATES))
                 if m.role == "user":
                     x.triples = list(self.triples(m.text, x.mentions))
                     x.mentions.extend(_object_mentions(x.triples, x.mentions))

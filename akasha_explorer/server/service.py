@@ -144,6 +144,18 @@ def _text(value: Any, name: str, *, limit: int = wire.MAX_TEXT, empty: bool = Fa
     return wire.check_text(value, "argument", name, limit)
 
 
+def _kept(where: OrderedDict[str, Any], key: str | None, what: str, again: str) -> Any:
+    """The recall or context block a client names by its id (None when it names none)."""
+    if key is None:
+        return None
+    _text(key, f"{what}_id", limit=64)
+    value = where.get(key)
+    if value is None:
+        raise InvalidInput(f"no {what} {key!r} of yours here (the server keeps your last "
+                           f"{_KEEP}); {again}")
+    return value
+
+
 def _time(value: Any, name: str) -> float | None:
     if value is None:
         return None
@@ -383,10 +395,11 @@ class MemoryService:
     def _api_add_turn(self, args: list[Any], kw: dict[str, Any], caller: Caller
                       ) -> tuple[str, RecallTrace | None]:
         a, k = wire.bind("add_turn", Memory.add_turn, args, kw, principal=caller.principal)
-        user, assistant = a[0], a[1]
-        return self.add_turn(caller, user, assistant, session=k["session"], ts=k.get("ts"),
-                             recall=k.get("recall"), reinforce=bool(k.get("reinforce", False)),
-                             turn_id=k.get("turn_id"))
+        node, used, _ = self.add_turn(caller, a[0], a[1], session=k["session"],
+                                      ts=k.get("ts"), recall=k.get("recall"),
+                                      reinforce=bool(k.get("reinforce", False)),
+                                      turn_id=k.get("turn_id"))
+        return node, used
 
     def _hood_call(self, name: str, args: list[Any], kw: dict[str, Any]) -> Any:
         """One method of a :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`
@@ -419,11 +432,12 @@ class MemoryService:
     def add_turn(self, caller: Caller, user: str | None, assistant: str | None, *,
                  session: str, ts: float | None = None, recall: RecallTrace | None = None,
                  reinforce: bool = False, turn_id: str | None = None
-                 ) -> tuple[str, RecallTrace | None]:
+                 ) -> tuple[str, RecallTrace | None, bool]:
         """Store one turn for ``caller`` (see the module docstring): checked whole first,
         embedded before the store is taken, written back with ``recall`` (the server's own
-        trace) or a recall of ``user`` made now; a repeated ``turn_id`` returns the node
-        stored the first time and no trace."""
+        trace) or a recall of ``user`` made now. Returns the node, the trace written back
+        and whether this was a retry: a ``turn_id`` the session already holds (stored by
+        this server or, before a restart, another) returns that node, no trace, True."""
         if user is None and assistant is None:
             raise InvalidInput("add_turn needs user or assistant text")
         if user is not None:
@@ -436,19 +450,23 @@ class MemoryService:
         when = _time(ts, "ts")
         st = self.state(caller)
         if turn_id is not None and (session, turn_id) in st.turns:
-            return st.turns[(session, turn_id)]["node"], None
+            return st.turns[(session, turn_id)]["node"], None, True
         stamp = when if when is not None else time.time()
         self._prepare(user, assistant, stamp)
 
+        def run() -> tuple[str, RecallTrace | None, bool]:
+            done = None if turn_id is None else self.mem.store.turn_with_id(session, turn_id)
+            if done is not None:
+                return done, None, True
+            node, used = self.mem.add_turn(user, assistant, session=session, ts=stamp,
+                                           recall=recall, reinforce=reinforce,
+                                           turn_id=turn_id)
+            return node, used, False
 
-        def run() -> tuple[str, RecallTrace | None]:
-            return self.mem.add_turn(user, assistant, session=session, ts=stamp,
-                                     recall=recall, reinforce=reinforce, turn_id=turn_id)
-
-        node, used = self._run(run, writes=True)
+        node, used, retried = self._run(run, writes=True)
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
-        return node, used
+        return node, used, retried
 
     def _prepare(self, user: str | None, assistant: str | None, when: float) -> None:
         """The slow, pure part of storing a turn, done before taking the store: its vectors
@@ -474,7 +492,7 @@ class MemoryService:
         when = _time(now, "now")
         if session is not None:
             _text(session, "session", limit=256)
-        wire.DOMAINS["limit"].check(limit, "recall", "limit")
+        wire.check_domain("limit", limit, "recall")
         st = self.state(caller)
 
         def run() -> dict[str, Any]:
@@ -504,7 +522,7 @@ class MemoryService:
         if tz is not None:
             _text(tz, "tz", limit=64)
         if budget_tokens is not None:
-            wire.DOMAINS["budget_tokens"].check(budget_tokens, "context", "budget_tokens")
+            wire.check_domain("budget_tokens", budget_tokens, "context")
         st = self.state(caller)
 
         def run() -> dict[str, Any]:
@@ -526,20 +544,13 @@ class MemoryService:
         recall it was answered with: ``recall_id`` from ``recall``/``context``, or a recall
         of ``user`` made now (the live agent loop). ``turn_id`` makes a retry safe."""
         st = self.state(caller)
-        trace = None
-        if recall_id is not None:
-            _text(recall_id, "recall_id", limit=64)
-            trace = st.traces.get(recall_id)
-            if trace is None:
-                raise InvalidInput(f"no recall {recall_id!r} of yours here (the server keeps "
-                                   f"your last {_KEEP}); recall again or leave recall_id out")
-        retry = turn_id is not None and (session, turn_id) in st.turns
-        node, used = self.add_turn(caller, user, assistant, session=session, ts=ts,
-                                   recall=None if retry else trace,
-                                   reinforce=reinforce, turn_id=turn_id)
-        if trace is not None and not retry:
+        trace = _kept(st.traces, recall_id, "recall", "recall again or leave recall_id out")
+        node, used, retried = self.add_turn(caller, user, assistant, session=session, ts=ts,
+                                            recall=trace, reinforce=reinforce,
+                                            turn_id=turn_id)
+        if trace is not None and not retried:
             st.traces.pop(recall_id or "", None)
-        return {"node": node, "session": session, "retried": retry,
+        return {"node": node, "session": session, "retried": retried,
                 "written_back": list(used.activation.uids) if used is not None else []}
 
     def tool_expand(self, caller: Caller, handle: str, context_id: str | None = None,
@@ -549,17 +560,12 @@ class MemoryService:
         against the caller's own latest context."""
         _text(handle, "handle", limit=512)
         if around is not None:
-            wire.DOMAINS["around"].check(around, "expand", "around")
+            wire.check_domain("around", around, "expand")
         if tz is not None:
             _text(tz, "tz", limit=64)
         st = self.state(caller)
-        block: ContextBlock | RecallTrace | None = None
-        if context_id is not None:
-            _text(context_id, "context_id", limit=64)
-            block = st.blocks.get(context_id)
-            if block is None:
-                raise InvalidInput(f"no context {context_id!r} of yours here (the server "
-                                   f"keeps your last {_KEEP}); build the context again")
+        block: ContextBlock | RecallTrace | None = _kept(st.blocks, context_id, "context",
+                                                         "build the context again")
 
         def run() -> dict[str, Any]:
             ctx = block
@@ -615,7 +621,7 @@ class MemoryService:
     def tool_review_list(self, caller: Caller, status: str | None = "pending",
                          kind: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """Items waiting on the review queue (or of another status), oldest first."""
-        wire.DOMAINS["limit"].check(limit, "review_list", "limit")
+        wire.check_domain("limit", limit, "review_list")
 
         def run() -> list[dict[str, Any]]:
             items = self.mem.review.list(status=status, kind=kind, limit=int(limit))
@@ -638,7 +644,7 @@ class MemoryService:
     def tool_anchors(self, caller: Caller, search: str | None = None, kind: str | None = None,
                      limit: int = 50) -> list[dict[str, Any]]:
         """Anchors (people, places, things memories hang on) with aliases and mentions."""
-        wire.DOMAINS["limit"].check(limit, "anchors", "limit")
+        wire.check_domain("limit", limit, "anchors")
         if search is not None:
             _text(search, "search", limit=512, empty=True)
         return self._run(lambda: self.mem.anchors(search, kind=kind)[: int(limit)],

@@ -22,7 +22,7 @@ method and the argument.
 >>> bind("query_log", Memory.query_log, [], {"limit": -5}, principal="local")
 Traceback (most recent call last):
 ...
-akasha_explorer.errors.InvalidInput: query_log: limit=-5 is outside 1 .. 100000
+akasha_explorer.errors.InvalidInput: query_log: limit=-5 is outside its range [1, 100_000]
 >>> bind("label", Memory.label, ["q", "s:0"], {"by": "admin"},  # doctest: +ELLIPSIS
 ...      principal="local")
 Traceback (most recent call last):
@@ -39,14 +39,23 @@ import math
 import types
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..ranges import Range
 
-__all__ = ["DOMAINS", "MAX_ITEMS", "MAX_TEXT", "MAX_TURN_CHARS", "TEXT_LIMITS", "bind",
-           "check_text", "hints"]
+__all__ = [
+    "DOMAINS",
+    "MAX_ITEMS",
+    "MAX_TEXT",
+    "MAX_TURN_CHARS",
+    "TEXT_LIMITS",
+    "bind",
+    "check_domain",
+    "check_text",
+    "hints",
+]
 
 MAX_TEXT = 20_000
 """Longest text argument (a query, a name, an id) in characters; ``add_turn``'s message
@@ -65,52 +74,52 @@ TEXT_LIMITS = {"user": MAX_TURN_CHARS, "assistant": MAX_TURN_CHARS}
 TS_MIN, TS_MAX = 1.0, 7_258_118_400.0   # 1970-01-01 .. 2200-01-01, as ingest checks
 
 
-@dataclass(frozen=True)
-class Range:
-    """A closed range of numbers a parameter name stands for across the API."""
-
-    lo: float
-    hi: float
-    integer: bool = False
-    label: str = ""
-
-    def check(self, value: Any, where: str, name: str) -> None:
-        if self.integer and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidInput(f"{where}: {name} must be a whole number, got {_show(value)}")
-        if not self.lo <= value <= self.hi:
-            shown = f"is not {self.label}" if self.label else \
-                f"is outside {_num(self.lo)} .. {_num(self.hi)}"
-            raise InvalidInput(f"{where}: {name}={_show(value)} {shown}")
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(x)
-
+TIME = "a time between 1970 and 2200 (epoch seconds)"
 
 DOMAINS: dict[str, Range] = {
     # counts
-    "limit": Range(1, 100_000, True),
-    "k": Range(1, 1000, True),
-    "top": Range(1, 10_000, True),
-    "top_hubs": Range(1, 1000, True),
-    "windows": Range(1, 1000, True),
-    "per_node": Range(1, 10_000, True),
-    "budget_tokens": Range(20, 100_000, True),
-    "around": Range(0, 10, True),
-    "start": Range(0, 10_000_000, True),
-    "end": Range(0, 10_000_000, True),
-    "seed": Range(0, 2**31 - 1, True),
+    "limit": Range(1, 100_000, whole=True),
+    "k": Range(1, 1000, whole=True),
+    "top": Range(1, 10_000, whole=True),
+    "top_hubs": Range(1, 1000, whole=True),
+    "windows": Range(1, 1000, whole=True),
+    "per_node": Range(1, 10_000, whole=True),
+    "budget_tokens": Range(20, 100_000, whole=True),
+    "around": Range(0, 10, whole=True),
+    "start": Range(0, 10_000_000, whole=True),
+    "end": Range(0, 10_000_000, whole=True),
+    "seed": Range(0, 2**31 - 1, whole=True),
     # times (epoch seconds)
-    "now": Range(TS_MIN, TS_MAX, label="a time between 1970 and 2200 (epoch seconds)"),
-    "ts": Range(TS_MIN, TS_MAX, label="a time between 1970 and 2200 (epoch seconds)"),
-    "before": Range(TS_MIN, TS_MAX, label="a time between 1970 and 2200 (epoch seconds)"),
-    "window": Range(1.0, 100 * 365 * 86400.0, label="between 1 second and 100 years"),
+    "now": Range(TS_MIN, TS_MAX, hi_open=True),
+    "ts": Range(TS_MIN, TS_MAX, hi_open=True),
+    "before": Range(TS_MIN, TS_MAX, hi_open=True),
+    "window": Range(1.0, 100 * 365 * 86400.0),
     # the rest
-    "resolution": Range(1e-6, 1000.0),
+    "resolution": Range(0.0, 1000.0, lo_open=True),
     "damping": Range(0.01, 0.99),
     "min_w": Range(0.0, 1e6),
 }
 """What a numeric parameter name stands for, in every method that has it."""
+
+LABELS = {"now": TIME, "ts": TIME, "before": TIME}
+"""How a domain is said when a value falls outside it, where its range is not enough."""
+
+
+def check_domain(name: str, value: Any, where: str) -> None:
+    """Raise unless ``value`` is inside the domain of parameter ``name`` (if it has one).
+
+    >>> check_domain("limit", 0, "query_log")
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: query_log: limit=0 is outside its range [1, 100_000]
+    """
+    dom = DOMAINS.get(name)
+    problem = dom.problem(name, value) if dom is not None else None
+    if problem is None:
+        return
+    if name in LABELS and "whole number" not in problem:
+        problem = f"{name}={_show(value)} is not {LABELS[name]}"
+    raise InvalidInput(f"{where}: {problem}")
 
 
 def _show(value: Any) -> str:
@@ -219,9 +228,7 @@ def _check(value: Any, hint: Any, where: str, name: str) -> None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value) or abs(value) > 2**53:
             raise InvalidInput(f"{where}: {name}={_show(value)} is not a usable number")
-        dom = DOMAINS.get(name)
-        if dom is not None:
-            dom.check(value, where, name)
+        check_domain(name, value, where)
     if isinstance(value, str):
         check_text(value, where, name, TEXT_LIMITS.get(name, MAX_TEXT))
 
