@@ -2,7 +2,7 @@
 does not allow mounting one): every write is all or nothing and a full disk is a clear
 :class:`~akasha_explorer.errors.DiskFull`, never a crash inside Kuzu (kuzu 0.11.3 aborts
 the process when a write meets ENOSPC, so the store checks free space first, see
-:mod:`akasha_explorer.store.space`).
+:mod:`akasha_explorer._fs`).
 
 The operations run in a child process — were a guard missing, Kuzu's abort would end the
 child, not the test run — in three rounds: the disk full to the last byte, then with 2 MB

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._fs import os_error
 from ..errors import IntegrityError, InvalidInput, SchemaMismatch
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump
 from ..graphdb.kuzu_db import TX_SEQ
@@ -232,7 +233,7 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
         if not (target / "akasha.json").is_file():
             folder.abandon(target, lock, made=made)
         if isinstance(e, OSError):
-            raise folder.os_error(e, target, "import the store") from e
+            raise os_error(e, target, "import the store") from e
         raise
     finally:
         lock.release()

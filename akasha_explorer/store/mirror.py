@@ -36,6 +36,7 @@ from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries
 from ..vectors import VectorDB
+from .bulkload import load_mirror
 from .heap import release_freed_memory
 from .journal import Journal
 
@@ -86,7 +87,6 @@ class Mirror:
              cached_edges: pa.Table | None = None) -> None:
         """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
         given: :mod:`.edgecache`), then re-apply the journal tail."""
-        from .bulkload import load_mirror
         load_mirror(self, graph, vectors, journal, cached=cached_edges)
 
     def set_loaded_edges(self, edges: EdgeStore) -> None:
