@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .extract.base import Extractor
     from .extract.pipeline import ExtractReport
     from .graphdb import GraphDB
-    from .store.doctor import DoctorReport
+    from .doctor import DoctorReport
     from .store.journal import Journal
     from .store.manifest import Manifest
     from .store.mirror import Mirror
@@ -672,7 +672,7 @@ class Memory:
         ``report.repairs`` says what was done, ``report.remaining`` what is left.
         A writable store is checkpointed first.
         """
-        from .store import doctor
+        from . import doctor
         return doctor.run(self.store, fix=repair)
 
 

@@ -53,10 +53,10 @@ TYPES = {
     "NodeUpdates": "akasha_explorer.engine.writeback",
     "EdgeUpdates": "akasha_explorer.engine.writeback",
     "Depressions": "akasha_explorer.engine.writeback",
-    "DoctorReport": "akasha_explorer.store.doctor",
+    "DoctorReport": "akasha_explorer.doctor",
     "SearchHits": "akasha_explorer.analysis.search",
     "GraphView": "akasha_explorer.analysis.views",
-    "Finding": "akasha_explorer.store.doctor",
+    "Finding": "akasha_explorer.doctor",
 }
 """Dataclasses rebuilt on the client side: class name -> module."""
 

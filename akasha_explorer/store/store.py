@@ -629,7 +629,7 @@ class Store:
         ingest's rows replaced), then one Kuzu transaction
         (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`); the caches follow.
         The free space the whole batch needs is checked first: a batch the disk cannot
-        hold is refused before anything is written (:mod:`.._fs`)."""
+        hold is refused before anything is written (:mod:`.space`)."""
         from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
         ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
                     f"storing {messages.num_rows} messages")
