@@ -45,11 +45,11 @@ if TYPE_CHECKING:
     from .brief.expand import Expansion
     from .brief.tokens import Tokenizer
     from .curate.review import ReviewDesk
+    from .doctor import DoctorReport
     from .embed import Embedder
     from .extract.base import Extractor
     from .extract.pipeline import ExtractReport
     from .graphdb import GraphDB
-    from .doctor import DoctorReport
     from .store.journal import Journal
     from .store.manifest import Manifest
     from .store.mirror import Mirror

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..clikit import echo
-from .madial import MADIAL_METHODS
-from .recall import METHODS
+from ..bench.madial import MADIAL_METHODS
+from ..bench.recall import METHODS
+from .kit import echo
 
 __all__ = ["COMMANDS"]
 
@@ -30,7 +30,7 @@ def _methods(value: str, known: tuple[str, ...]) -> list[str]:
 
 
 def _report(result: dict[str, object], out: str) -> None:
-    from .report import write_reports
+    from ..bench.report import write_reports
 
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     for path in write_reports(result, out, command=command):
@@ -57,7 +57,7 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
            no_ablations: bool, out: str) -> None:
     """Evidence recall on LoCoMo: the context an agent receives, Akasha's ranking, dense,
     BM25, RRF and PPR."""
-    from .locomo import run_locomo
+    from ..bench.locomo import run_locomo
 
     _report(run_locomo(data, conversations=conversations, methods=_methods(methods, METHODS),
                        ablations=not no_ablations, profile=profile), out)
@@ -76,7 +76,7 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
 def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) -> None:
     """Memory recall on MADial-Bench-zh (Chinese): one store per user, query = the
     dialogue before the test turn."""
-    from .madial import run_madial
+    from ..bench.madial import run_madial
 
     _report(run_madial(data, methods=_methods(methods, METHODS), ablations=not no_ablations,
                        profile=profile), out)
@@ -87,7 +87,7 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
 def engine(quick: bool) -> None:
     """Engine speed on synthetic mirrors: recall and write-back of both settings profiles
     (v1, v2) side by side, beside a numpy brute-force top-10."""
-    from .engine import main
+    from ..bench.engine import main
 
     main(["--quick"] if quick else [])
 
@@ -113,7 +113,7 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
     the live loop (recall + commit), commit and checkpoint of real stores at several sizes."""
     import json
 
-    from .scale import run_scale
+    from ..bench.scale import run_scale
 
     result = run_scale([int(x) for x in sizes.split(",") if x.strip()], commits=commits)
     text = json.dumps(result, indent=2)

@@ -1,13 +1,9 @@
-"""``akasha`` — the command line, a thin layer over :class:`~akasha_explorer.memory.Memory`.
-
-Every error the package raises on purpose becomes one clear line on stderr and exit
-status 1 (in one place: :class:`_Group`). ``python -m akasha_explorer`` runs the same.
-"""
+"""``akasha`` commands over one memory: ``ingest``, ``stats``, ``show``, ``recall``,
+``explain``, and the demo's ``demo`` and ``lab``."""
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 import shutil
 import signal
@@ -20,48 +16,19 @@ from typing import Any
 
 import click
 
-from . import open as open_store
-from .clikit import echo, echo_doc, echo_json, parse_now
-from .config import (
-    DEFAULT_PROFILE,
-    PROFILES,
-    Settings,
-    parse_setting,
-    setting_docs,
-    setting_problem,
-)
-from .curate.labels import demo_labels_path
-from .errors import AkashaError, InvalidSettings
-from .ingest.importers import load
-from .text.terminal import SafeFormatter, terminal_safe
+from .. import open as open_store
+from ..config import DEFAULT_PROFILE
+from ..curate.labels import demo_labels_path
+from ..errors import AkashaError
+from ..ingest.importers import load
+from .kit import echo, echo_doc, echo_json, parse_now
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "DEMO_TOUR"]
 
 DEFAULT_DEMO_STORE = "demo_store"
 
 
-class _Group(click.Group):
-    """Turns every :class:`AkashaError` into ``click.ClickException`` (one line, exit 1)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except AkashaError as e:  # messages may quote stored text: escaped like all output
-            raise click.ClickException(terminal_safe(str(e))) from e
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-@click.version_option(package_name="akasha-explorer")
-def cli(verbose: int) -> None:
-    """akasha — see, debug and curate what a personal agent remembers."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    handler = logging.StreamHandler()  # log lines quote ids and paths: escaped like output
-    handler.setFormatter(SafeFormatter("%(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler])
-
-
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(file_okay=False))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
@@ -85,7 +52,7 @@ def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None,
             echo(f"  ... and {len(report.skipped) - 20} more skipped")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats(store: str, as_json: bool) -> None:
@@ -102,7 +69,7 @@ def stats(store: str, as_json: bool) -> None:
         echo(f"{k:<{width}}  {v}")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("node_id")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -141,7 +108,7 @@ def _print_group(mem: Any, title: str, items: Any) -> None:
                    f"{_preview(mem, u)}")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("query")
 @click.option("--now", default="now", show_default=True,
@@ -182,7 +149,7 @@ def recall(store: str, query: str, now: str, commit_to: str | None, as_json: boo
                        f"{len(wb.depressed.src) if wb else 0} depressed")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("query")
 @click.argument("node_id")
@@ -214,7 +181,7 @@ DEMO_TOUR = ("和阿岚打杀戮尖塔，A10 过了吗", "手指换药疼不疼"
 """Example queries ``akasha demo`` logs into a new demo store (its recurring threads)."""
 
 
-@cli.command()
+@click.command()
 @click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
 @click.option("--no-replay", is_flag=True, help="Ingest without growing edges (faster).")
 def demo(store: str, no_replay: bool) -> None:
@@ -244,7 +211,7 @@ def demo(store: str, no_replay: bool) -> None:
                f"edges, {s['review_pending']} review items pending")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
 @click.option("--notebooks", default="notebooks", show_default=True,
               type=click.Path(file_okay=False), help="Folder JupyterLab opens.")
@@ -253,7 +220,7 @@ def lab(store: str, notebooks: str, port: int | None) -> None:
     """Open JupyterLab on the notebooks with STORE (built from the demo if missing), served
     by a memory server this command starts (`akasha serve`), so every notebook shares the
     one store and none locks another out; the server stops with JupyterLab."""
-    from .server.client import served_at
+    from ..server.client import served_at
 
     if not (Path(store) / "akasha.json").exists():
         click.get_current_context().invoke(demo, store=store)
@@ -287,8 +254,8 @@ def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
     answers; returns its URL and process."""
     import socket
 
-    from .server.client import connect
-    from .server.http import DEFAULT_PORT
+    from ..server.client import connect
+    from ..server.http import DEFAULT_PORT
 
     with socket.socket() as sock:
         try:
@@ -312,94 +279,4 @@ def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
             time.sleep(0.3)
 
 
-@cli.command("settings")
-@click.argument("store", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def settings_cmd(store: str | None, as_json: bool) -> None:
-    """Every setting with its default (profile v2), its v1 value where it differs, the
-    values it admits (its range), SPEC section and help; with STORE, the store's profile and
-    its own values too."""
-    docs = setting_docs()
-    own: Settings | None = None
-    if store is not None:
-        with open_store(store, read_only=True) as mem:
-            own = mem.settings
-        profile, diff = own.profile_name()
-        for d in docs:
-            d["store"] = getattr(own, d["name"])
-    if as_json:
-        echo_json({"profile": profile, "differs_from_profile": diff, "settings": docs}
-                  if own is not None else docs)
-        return
-    if own is not None:
-        extra = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "nothing"
-        echo(f"store {store}: profile {profile} (set apart from it: {extra}); "
-             f"`akasha migrate STORE --profile v1|v2 [NAME=VALUE]...` switches it\n")
-    for d in docs:
-        ours = " [ours]" if d["ours"] else ""
-        v1 = f"   v1: {d['v1']!r}" if d["v1"] != d["default"] else ""
-        here = f"   store: {d['store']!r}" if own is not None else ""
-        echo(f"{d['name']} = {d['default']!r}{v1}{here}  ({d['section']}{ours})  "
-             f"range {d['range']}\n    {d['help']}")
-
-
-@cli.command("migrate")
-@click.argument("store", type=click.Path(exists=True, file_okay=False))
-@click.argument("changes", nargs=-1, metavar="[NAME=VALUE]...")
-@click.option("--profile", type=click.Choice(list(PROFILES)), default=None,
-              help="The settings profile to switch the store to (default: the store's own).")
-def migrate_cmd(store: str, changes: tuple[str, ...], profile: str | None) -> None:
-    """Switch STORE to a settings profile (v2: the improved engine; v1: the V1-faithful
-    one), with NAME=VALUE settings on top. What the store set apart from its profile (model,
-    index options…) is kept; the lexical index is rebuilt when its term rules change; edges,
-    node state and the raw messages stay as they are. A value outside its range (`akasha
-    settings`) is refused before the store is opened; nothing is written."""
-    values = _setting_args(changes)  # refuse bad values before touching STORE
-    with open_store(store) as mem:
-        before = mem.settings.profile_name()[0]
-        profile = profile or before
-        diff = mem.migrate(profile, **values)
-    if not diff:
-        echo(f"store {store} already uses profile {profile} with these settings; nothing "
-             "changed")
-        return
-    echo(f"store {store}: profile {before} -> {profile}")
-    for k, (a, b) in diff.items():
-        echo(f"  {k}: {a!r} -> {b!r}")
-
-
-def _setting_args(changes: tuple[str, ...]) -> dict[str, Any]:
-    """``NAME=VALUE`` arguments as typed settings, each checked against its range."""
-    values: dict[str, Any] = {}
-    for arg in changes:
-        name, eq, text = arg.partition("=")
-        if not eq:
-            raise click.UsageError(f"{arg!r} is not NAME=VALUE (e.g. EDGE_LR=0.12)")
-        value = parse_setting(name.strip(), text)
-        problem = setting_problem(name.strip(), value)
-        if problem:
-            raise InvalidSettings(problem)
-        values[name.strip()] = value
-    return values
-
-
-def _register_areas() -> None:
-    """Subcommands defined beside the code they drive (one module per area)."""
-    from .analysis import commands as analysis_cmds
-    from .bench import commands as bench_cmds
-    from .brief import commands as brief_cmds
-    from .curate import commands as curate_cmds
-    from .server import commands as server_cmds
-    from .store import commands as store_cmds
-
-    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds, server_cmds):
-        for command in mod.COMMANDS:
-            cli.add_command(command)
-
-
-_register_areas()
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="akasha")
+COMMANDS = [ingest, stats, show, recall, explain, demo, lab]

@@ -7,8 +7,8 @@ import os
 
 import click
 
-from ..clikit import echo
-from .http import DEFAULT_PORT, is_loopback
+from ..server.http import DEFAULT_PORT, is_loopback
+from .kit import echo
 
 __all__ = ["COMMANDS"]
 
@@ -40,7 +40,7 @@ def serve_cmd(store: str, host: str, port: int, stdio: bool, no_http: bool,
     streamable HTTP at /mcp (and stdio with --stdio), and the Memory API for notebooks at
     /api (`ak.connect("http://127.0.0.1:8765")`), until interrupted. Notebooks never lock
     each other out of a served store. Web pages cannot reach it (SECURITY.md)."""
-    from .http import parse_tokens, serve
+    from ..server.http import parse_tokens, serve
 
     if no_http and not stdio:
         raise click.UsageError("--no-http leaves nothing to serve without --stdio")

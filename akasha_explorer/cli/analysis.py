@@ -1,4 +1,4 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
+"""``akasha`` commands of the analysis area, registered by :mod:`akasha_explorer.cli`:
 ``communities``, ``surprises``, ``ppr``, ``export``, ``import`` and ``eval``."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json, parse_now
+from ..analysis.methods import EVAL_METHODS, METHODS
+from ..analysis.surprises import KINDS
+from ..analysis.views import VIEWS
 from ..config import PROFILES, Settings
 from ..export.api import EXPORT_FORMATS
-from .methods import EVAL_METHODS, METHODS
-from .surprises import KINDS
-from .views import VIEWS
+from .kit import echo, echo_json, parse_now
 
 __all__ = ["COMMANDS"]
 

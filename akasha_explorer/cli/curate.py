@@ -1,4 +1,4 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
+"""``akasha`` commands of the curate area, registered by :mod:`akasha_explorer.cli`:
 ``anchors``, ``review list|approve|reject``, ``forget``."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json
 from ..errors import InvalidInput
 from ..text.terminal import terminal_safe
+from .kit import echo, echo_json
 
 __all__ = ["COMMANDS"]
 
