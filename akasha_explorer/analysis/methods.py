@@ -145,7 +145,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     ``now``, with its milliseconds: ``{method: (uids best first, ms)}``. ``keep`` (a dict)
     receives the Akasha and PPR traces (``"trace"``, ``"ppr"``), the dense and bm25 heads
     (``"dense"``, ``"bm25"``)."""
-    from .api import recall_by
+    from ..recalls import method_input, run_method
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
@@ -170,9 +170,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     if {"context", "akasha", "akasha-activation"} & set(methods):
         t0 = time.perf_counter()
         lex = store.lexical(text, now=now, settings=st)
-        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=st,
-                                       query=text, session=None,
-                                       windows=store.time_windows(text, now=now, settings=st))
+        trace = run_method(store, "akasha", q, lex,
+                           method_input(store, "akasha", text, now=now, settings=st))
         ms = (time.perf_counter() - t0) * 1000
         out["context"] = (with_tail(context_order(trace), dense), ms)
         out["akasha"] = (with_tail(trace.ranking(), dense), ms)
@@ -182,8 +181,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     if "ppr" in methods:
         t0 = time.perf_counter()
         lex = store.lexical(text, now=now, settings=st)
-        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=st,
-                                        query=text, session=None)
+        ptrace = run_method(store, "ppr", q, lex,
+                            method_input(store, "ppr", text, now=now, settings=st))
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
         if keep is not None:
             keep["ppr"] = ptrace
