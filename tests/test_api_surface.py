@@ -76,7 +76,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("embed",),
     ("graphdb", "vectors"),
     ("store",),
-    ("ingest", "extract", "curate", "analysis", "brief", "export", "doctor"),
+    ("ingest", "extract", "curate", "analysis", "brief", "export", "doctor", "recalls"),
     ("memory",),
     ("server", "widgets", "bench", "akasha_explorer"),
     ("cli", "refdoc", "__main__"),
