@@ -264,6 +264,20 @@ def test_commands_live_in_the_cli_package() -> None:
     assert not found, "click outside akasha_explorer/cli/:\n" + "\n".join(found)
 
 
+def test_each_fixture_is_defined_once() -> None:
+    """A fixture name means one thing in the whole suite: defined once — shared ones in
+    ``tests/conftest.py`` — and never overridden by a module."""
+    where: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                    "fixture" in ast.unparse(d) for d in node.decorator_list):
+                where.setdefault(node.name, []).append(path.name)
+    assert len(where) > 20
+    twice = {name: files for name, files in where.items() if len(files) > 1}
+    assert not twice, f"fixtures defined more than once: {twice}"
+
+
 CYPHER = re.compile(r"\b(?:OPTIONAL MATCH|MATCH|MERGE|CREATE|DETACH DELETE)\s*\(|"
                     r"\bUNWIND\s+\$|\bCALL\s+\w+\s*\(|\bRETURN\s+\w+\.|\bCOPY\s+\w+\s+FROM\b")
 """What a Cypher statement looks like (in capitals, as this package writes them)."""

@@ -83,7 +83,7 @@ run();
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any
+def victim(tmp_path_factory: pytest.TempPathFactory, embedder: Any
            ) -> Iterator[tuple[str, Path]]:
     store = small_store(tmp_path_factory.mktemp("attack") / "store")
     with serving(store) as (url, _proc):
@@ -170,9 +170,9 @@ def _unchanged(url: str, store: Path) -> None:
     assert nb.stats()["nodes"] == 2 and nb.labels() == [] and nb.audit() == []
 
 
-def test_pages_from_another_origin_can_neither_write_nor_read(served: tuple[str, Path]
+def test_pages_from_another_origin_can_neither_write_nor_read(victim: tuple[str, Path]
                                                                ) -> None:
-    url, store = served
+    url, store = victim
     for host in ("attacker.test", "localhost"):      # another site; the same site
         log, _ = _run_page(url, host, "127.0.0.1", free_port(), url)
         got = dict(log)
@@ -184,8 +184,8 @@ def test_pages_from_another_origin_can_neither_write_nor_read(served: tuple[str,
         _unchanged(url, store)
 
 
-def test_a_rebinding_page_can_neither_write_nor_read(served: tuple[str, Path]) -> None:
-    url, store = served
+def test_a_rebinding_page_can_neither_write_nor_read(victim: tuple[str, Path]) -> None:
+    url, store = victim
     port = int(url.rsplit(":", 1)[1])
     origin = f"http://evil.test:{port}"          # same origin as the server, by its DNS
     log, forwarded = _run_page(url, "evil.test", "127.0.0.2", port, origin, forward=port)

@@ -33,7 +33,6 @@ import shutil
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +60,6 @@ QUERIES = ["和阿岚打杀戮尖塔", "手指换药 引流条", "加湿器 湿�
            "老周 周末", "早安", "what did I say about the finger?", "智能家居 自动化"]
 
 
-@pytest.fixture(scope="module")
-def zygote() -> Iterator[Zygote]:
-    z = Zygote()
-    yield z
-    z.close()
 
 
 def _parts(folder: Path, sessions: int = 40, per_file: int = 4) -> list[Path]:

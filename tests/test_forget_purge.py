@@ -11,10 +11,7 @@ import random
 import shutil
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.errors import NotFound
@@ -25,11 +22,6 @@ from .test_forget import _files_with, _lance_clean
 SESSION = "2026-09-20-evening"  # SONOFF humidity sensor: messages, triples, query log
 
 
-@pytest.fixture(scope="module")
-def zygote() -> Iterator[Zygote]:
-    z = Zygote()
-    yield z
-    z.close()
 
 
 def _texts(mem: ak.Memory, session: str) -> tuple[list[str], list[str]]:

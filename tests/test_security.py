@@ -19,7 +19,6 @@ syntax and prompt-injection phrases.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from click.testing import CliRunner
 import akasha_explorer as ak
 from akasha_explorer.cli import cli
 
-from .browser import OfflinePage, browser_session
+from .browser import OfflinePage
 
 PAYLOADS = [
     "<script>window.__pwned = 1; alert(1)</script> hello",
@@ -130,11 +129,6 @@ def test_injection_text_is_withheld_from_the_llm_context(hostile: Path) -> None:
 
 
 # -- the browser -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session()
-
-
 class Page(OfflinePage):
     """A page where every request but file:/blob:/data:/about: is aborted and recorded,
     dialogs are recorded and dismissed, and page errors kept."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,19 +22,8 @@ QUERY = "最近手指的伤怎么样了"
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture(scope="module")
-def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
-    """The demo store opened read-only (shared by the tests that only read)."""
-    m = ak.open(demo_store_template, read_only=True)
-    yield m
-    m.close()
 
 
-@pytest.fixture
-def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store)
-    yield m
-    m.close()
 
 
 def _hostile_node(mem: ak.Memory) -> str:

@@ -4,28 +4,10 @@ demo store; each assertion checks the store through the Memory API afterwards.""
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.widgets import AnchorCurator, CommunitiesPanel, ReviewQueue
 from akasha_explorer.widgets.communities import TOP_TURNS
-
-
-@pytest.fixture
-def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store)
-    yield m
-    m.close()
-
-
-@pytest.fixture(scope="module")
-def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store_template, read_only=True)
-    yield m
-    m.close()
 
 
 def _aliases(mem: ak.Memory, uid: str) -> list[str]:
