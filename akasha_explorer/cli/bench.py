@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -41,6 +43,15 @@ def _report(result: dict[str, object], out: str) -> None:
 _PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v2",
                         show_default=True, help="Settings profile of the stores (v1: the "
                         "V1-faithful engine).")
+_NO_ABLATIONS = click.option("--no-ablations", is_flag=True,
+                             help="Skip the ablation stores and runs.")
+
+
+def _report_to(default: str) -> Callable[..., Any]:
+    """``--out``: where a quality benchmark writes its JSON (``default``)."""
+    return click.option("--out", default=default, show_default=True,
+                        type=click.Path(dir_okay=False),
+                        help="JSON output; .md and .png beside it.")
 
 
 @bench.command()
@@ -50,9 +61,8 @@ _PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v
 @click.option("--methods", default=",".join(METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
-@click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
-@click.option("--out", default="benchmarks/results/locomo-dev.json", show_default=True,
-              type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
+@_NO_ABLATIONS
+@_report_to("benchmarks/results/locomo-dev.json")
 def locomo(data: str, conversations: int | None, methods: str, profile: str,
            no_ablations: bool, out: str) -> None:
     """Evidence recall on LoCoMo: the context an agent receives, Akasha's ranking, dense,
@@ -70,9 +80,8 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
 @click.option("--methods", default=",".join(MADIAL_METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
-@click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
-@click.option("--out", default="benchmarks/results/madial-zh-dev.json", show_default=True,
-              type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
+@_NO_ABLATIONS
+@_report_to("benchmarks/results/madial-zh-dev.json")
 def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) -> None:
     """Memory recall on MADial-Bench-zh (Chinese): one store per user, query = the
     dialogue before the test turn."""

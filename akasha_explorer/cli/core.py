@@ -279,4 +279,4 @@ def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
             time.sleep(0.3)
 
 
-COMMANDS = [ingest, stats, show, recall, explain, demo, lab]
+COMMANDS: list[click.Command] = [ingest, stats, show, recall, explain, demo, lab]

@@ -86,4 +86,4 @@ def _setting_args(changes: tuple[str, ...]) -> dict[str, Any]:
     return values
 
 
-COMMANDS = [settings_cmd, migrate_cmd]
+COMMANDS: list[click.Command] = [settings_cmd, migrate_cmd]
