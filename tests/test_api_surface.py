@@ -376,6 +376,7 @@ def test_widgets_only_render() -> None:
 
 @pytest.mark.skipif(shutil.which("ruff", path=str(Path(sys.executable).parent)) is None,
                     reason="ruff not installed (dev extra)")
+@pytest.mark.slow
 def test_ruff_clean() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
     proc = subprocess.run([ruff, "check", "akasha_explorer", "tests", "benchmarks"], cwd=ROOT,
@@ -383,6 +384,7 @@ def test_ruff_clean() -> None:
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
+@pytest.mark.slow
 def test_mypy_package() -> None:
     pytest.importorskip("mypy")
     proc = subprocess.run([sys.executable, "-m", "mypy", "akasha_explorer"], cwd=ROOT,

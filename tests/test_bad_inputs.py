@@ -108,7 +108,9 @@ def test_corpus_is_big_enough() -> None:
             assert (CORPUS / e["file"]).is_file(), e["file"]
 
 
-@pytest.mark.parametrize("entry", ERRORS, ids=_id)
+@pytest.mark.parametrize("entry", [
+    pytest.param(e, marks=pytest.mark.slow) if e.get("generate") == "million_messages" else e
+    for e in ERRORS], ids=_id)
 def test_refused_with_a_clear_error_and_the_store_unchanged(
         entry: dict[str, Any], base: ak.Memory, tmp_path: Path) -> None:
     path = CORPUS / entry["file"] if "file" in entry else _generate(entry, tmp_path)

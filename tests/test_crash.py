@@ -127,6 +127,7 @@ def _run(z: Zygote, job: dict[str, Any], store: Path, rng: random.Random | None)
     return status
 
 
+@pytest.mark.slow
 def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     files = [str(p) for p in _parts(tmp_path / "in")]
@@ -186,6 +187,7 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("window", ["lance", "extract"])
+@pytest.mark.slow
 def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
                                                 window: str) -> None:
     """Killed in the two windows of a batch write: between the LanceDB append and the
@@ -329,6 +331,7 @@ def _creation_kills(z: Zygote, tmp_path: Path, rng: random.Random, job: dict[str
           f"{dict(modes)}; found after the kill {dict(seen)}")
 
 
+@pytest.mark.slow
 def test_kill9_store_creation(zygote: Zygote, tmp_path: Path) -> None:
     """`akasha ingest NEW_STORE FILE --replay` killed while it creates the store."""
     files = [str(p) for p in _parts(tmp_path / "in", sessions=2, per_file=2)]
@@ -336,6 +339,7 @@ def test_kill9_store_creation(zygote: Zygote, tmp_path: Path) -> None:
                     {"phase": "ingest", "files": files}, "creation")
 
 
+@pytest.mark.slow
 def test_kill9_store_import(zygote: Zygote, demo_store: Path, tmp_path: Path) -> None:
     """`akasha import NEW_STORE EXPORT` killed while it builds the store."""
     with ak.open(demo_store) as mem:

@@ -209,6 +209,7 @@ def _digests(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "export.json"}
 
 
+@pytest.mark.slow
 def test_store_export_import_round_trip_without_loss(demo_store: Path, tmp_path: Path) -> None:
     with ak.open(demo_store) as mem:
         now = mem.last_ts() + 3600.0

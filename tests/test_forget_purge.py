@@ -13,6 +13,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 import akasha_explorer as ak
 from akasha_explorer.errors import NotFound
 
@@ -44,6 +46,7 @@ def test_nothing_left_while_the_store_is_open(demo_store: Path) -> None:
         assert _files_with(demo_store, t) == [], t
 
 
+@pytest.mark.slow
 def test_a_killed_forget_is_finished_by_repair(zygote: Zygote, demo_store_template: Path,
                                                tmp_path: Path) -> None:
     rng = random.Random(20260920)

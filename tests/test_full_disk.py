@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import akasha_explorer as ak
 from akasha_explorer.config import Settings
 
@@ -90,6 +92,7 @@ def _store(path: Path) -> None:
     src.unlink()
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_a_clear_error_and_every_write_all_or_nothing(tmp_path: Path,
                                                                       embedder: Any) -> None:
     extra = tmp_path / "extra.jsonl"

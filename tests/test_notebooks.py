@@ -118,6 +118,7 @@ def _run(name: str, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("name", ["04_export_graphs.ipynb"])
+@pytest.mark.slow
 def test_notebook_runs_top_to_bottom(name: str, notebook_server: tuple[Path, str], tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     _run(name, notebook_server[1], tmp_path, monkeypatch)
@@ -131,6 +132,7 @@ print("STATE" + json.dumps({"caption": explorer.view.caption, "shown": explorer.
 """
 
 
+@pytest.mark.slow
 def test_notebook_01_leaves_the_explorer_in_one_state(notebook_server: tuple[Path, str], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     nb = _run("01_explore_memories.ipynb", notebook_server[1], tmp_path, monkeypatch, extra=STATE)
@@ -143,6 +145,7 @@ def test_notebook_01_leaves_the_explorer_in_one_state(notebook_server: tuple[Pat
     assert state["opened"] is not None or "community 0" in state["detail"]
 
 
+@pytest.mark.slow
 def test_notebook_03_writes_its_demo_once(notebook_server: tuple[Path, str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     mem = ak.connect(notebook_server[1])
@@ -154,6 +157,7 @@ def test_notebook_03_writes_its_demo_once(notebook_server: tuple[Path, str], tmp
     assert len(mem.audit()) == once  # Run All again writes nothing
 
 
+@pytest.mark.slow
 def test_notebook_02_steps_through_the_recall_an_agent_just_made(
         notebook_server: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _store, url = notebook_server
@@ -180,6 +184,7 @@ def test_notebook_02_steps_through_the_recall_an_agent_just_made(
     assert len(mem.sessions()) and mem.stats()["nodes"] >= 342 + 100
 
 
+@pytest.mark.slow
 def test_the_four_notebooks_again_in_reverse_order(notebook_server: tuple[Path, str], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 15: the notebooks run in any order, twice, on one served store — no

@@ -54,6 +54,7 @@ async def _live_loop(client: Client, turns: int, session: str) -> list[str]:
     return nodes
 
 
+@pytest.mark.slow
 def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> None:
     store = small_store(tmp_path / "store")
     params = StdioServerParameters(command=AKASHA, args=["serve", str(store), "--stdio",
@@ -90,6 +91,7 @@ def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> No
         assert mem.stats()["nodes"] == 2 and mem.stats()["journal_pending"] == 0
 
 
+@pytest.mark.slow
 def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
     url, store, _proc = served
     nb = ak.connect(url)
@@ -127,6 +129,7 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
         nb.stats()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
     url, store, proc = served
     acked: list[str] = []

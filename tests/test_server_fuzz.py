@@ -97,6 +97,7 @@ SKIP = {"checkpoint"}
 """Methods whose every call is fine and slow."""
 
 
+@pytest.mark.slow
 def test_no_served_method_fails_on_hostile_arguments(service: MemoryService) -> None:
     rng = random.Random(22)
     methods = [*sorted((READS | WRITES) - SKIP - {"forget", "migrate"}), "migrate", "forget"]

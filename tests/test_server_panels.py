@@ -52,6 +52,7 @@ def _agent_turn(url: str, k: int, now: float) -> dict[str, Any]:
     return anyio.run(run)
 
 
+@pytest.mark.slow
 def test_panels_draw_a_served_store(served_demo: tuple[str, Path]) -> None:
     url, _store = served_demo
     mem = ak.connect(url)

@@ -123,6 +123,7 @@ def test_bad_http_request(servers: dict[str, Any], entry: dict[str, Any]) -> Non
         assert out["ok"] is False and out["error"]["type"]   # (uvicorn refuses bad HTTP)
 
 
+@pytest.mark.slow
 def test_bad_mcp_tool_calls(servers: dict[str, Any]) -> None:
     url = servers["turl"]
 
@@ -229,6 +230,7 @@ def test_the_audit_actor_is_the_callers_principal(servers: dict[str, Any]) -> No
         nb.label("阿岚", "s0:0", by="admin")
 
 
+@pytest.mark.slow
 def test_expand_of_a_huge_turn_fits_one_mcp_answer(servers: dict[str, Any]) -> None:
     url = servers["url"] + "/mcp"
     text = "岚" * 99_000
@@ -248,6 +250,7 @@ def test_expand_of_a_huge_turn_fits_one_mcp_answer(servers: dict[str, Any]) -> N
     assert "neighbouring turn(s) each side" in got["text"]
 
 
+@pytest.mark.slow
 def test_a_refused_start_says_why_and_never_serving(tmp_path: Path, embedder: Any) -> None:
     store = small_store(tmp_path / "store")
     import socket

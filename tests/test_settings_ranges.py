@@ -216,6 +216,7 @@ def _finite(obj: Any) -> None:
     json.dumps(obj, allow_nan=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @example(values=LOWEST)

@@ -293,6 +293,7 @@ def _holder(path: Path, *, read_only: bool) -> subprocess.Popen[str]:
     return p
 
 
+@pytest.mark.slow
 def test_notebook_store_env_and_lock_fallbacks(demo_store: Path,
                                                monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
