@@ -15,11 +15,27 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ANCHOR_STATUSES", "REVIEW_KINDS", "REVIEW_STATUSES", "ROLES", "TRIPLE_STATUSES",
-           "IngestReport", "Message", "NodeState", "RawMessage", "Skipped", "check_choice",
-           "sha256_text"]
+__all__ = [
+    "ANCHOR_KINDS",
+    "ANCHOR_STATUSES",
+    "REVIEW_KINDS",
+    "REVIEW_STATUSES",
+    "ROLES",
+    "TRIPLE_STATUSES",
+    "IngestReport",
+    "Message",
+    "NodeState",
+    "RawMessage",
+    "Skipped",
+    "check_choice",
+    "sha256_text",
+]
 
 ROLES = ("user", "assistant")
+
+ANCHOR_KINDS = ("person", "account", "place", "org", "project", "game", "device", "thing")
+"""What an anchor can be, strongest first: extraction gives a cluster of surfaces the first
+kind any of them has."""
 
 ANCHOR_STATUSES = ("active", "candidate", "merged", "rejected")
 """What an anchor can be: in use, waiting for more mentions or a review, merged into

@@ -190,7 +190,7 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
     why of audit entries and review decisions, anchor notes."""
     import json as _json
 
-    from akasha_explorer.curate.redact import LAST_CONTEXT_KEY
+    from akasha_explorer.graphdb.kuzu_db import LAST_CONTEXT_KEY
 
     rows = [{"session_id": SECRET, "seq": k, "ts": 1_800_000_000 + 60 * k, "role": r,
              "speaker": sp, "text": t, "meta": {"place": "Quimbyhaven harbour"}}

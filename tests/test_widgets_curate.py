@@ -59,6 +59,19 @@ def test_curator_lists_searches_and_quotes_mentions(ro_mem: ak.Memory) -> None:
     assert all(b.disabled for b in (c.rename_button, c.merge_button, c.undo_button))
 
 
+def test_curator_filters_every_anchor_kind(ro_mem: ak.Memory) -> None:
+    """The kind filter offers every kind extraction makes — organisations too (the panel
+    had its own list without "org", so an organisation could not be filtered)."""
+    from akasha_explorer.model import ANCHOR_KINDS
+    c = AnchorCurator(ro_mem)
+    assert [v for _, v in c.kind.options][1:] == list(ANCHOR_KINDS)
+    orgs = [a["name"] for a in ro_mem.anchors(kind="org")]
+    assert orgs  # the demo has one: 瑞金医院
+    c.kind.value = "org"
+    c.search_button.click()
+    assert c.anchors_df()["name"].tolist() == orgs
+
+
 def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
     m = rw_mem
     c = AnchorCurator(m)

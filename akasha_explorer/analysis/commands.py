@@ -13,8 +13,8 @@ from .. import open as open_store
 from ..clikit import echo, echo_json, parse_now
 from ..config import PROFILES, Settings
 from ..export.api import EXPORT_FORMATS
-from .methods import EVAL_METHODS, METHODS
-from .surprises import KINDS
+from .methods import EVAL_METHODS, RANK_METHODS
+from .surprises import SURPRISE_KINDS
 from .views import VIEWS
 
 __all__ = ["COMMANDS"]
@@ -92,7 +92,7 @@ def surprises_cmd(store: str, top: int, no_queue: bool, resolution: float | None
     if as_json:
         echo_json(json.loads(frame.to_json(orient="records", force_ascii=False)))
         return
-    for kind in KINDS:
+    for kind in SURPRISE_KINDS:
         part = frame[frame["kind"] == kind]
         echo(f"\n== {kind} ({len(part)})")
         if part.empty:
@@ -174,7 +174,7 @@ def import_cmd(store: str, path: str) -> None:
 @_STORE
 @click.option("--k", "k", type=int, default=10, show_default=True,
               help="Cut-off of recall@k, hit@k and false@k.")
-@click.option("--method", "methods", multiple=True, type=click.Choice(METHODS),
+@click.option("--method", "methods", multiple=True, type=click.Choice(RANK_METHODS),
               help="A method to score (repeat for several; default: "
                    f"{', '.join(EVAL_METHODS)}).")
 @click.option("--profile", type=click.Choice(list(PROFILES)), default=None,

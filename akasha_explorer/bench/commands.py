@@ -10,7 +10,7 @@ import click
 
 from ..clikit import echo
 from .madial import MADIAL_METHODS
-from .recall import METHODS
+from .recall import RANK_METHODS
 
 __all__ = ["COMMANDS"]
 
@@ -47,7 +47,7 @@ _PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v
 @click.option("--data", default="../shared/data/locomo-dev.json", show_default=True,
               type=click.Path(exists=True, dir_okay=False), help="A LoCoMo-format JSON file.")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
-@click.option("--methods", default=",".join(METHODS), show_default=True,
+@click.option("--methods", default=",".join(RANK_METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
 @click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
@@ -59,7 +59,7 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
     BM25, RRF and PPR."""
     from .locomo import run_locomo
 
-    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, METHODS),
+    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, RANK_METHODS),
                        ablations=not no_ablations, profile=profile), out)
 
 
@@ -78,7 +78,7 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
     dialogue before the test turn."""
     from .madial import run_madial
 
-    _report(run_madial(data, methods=_methods(methods, METHODS), ablations=not no_ablations,
+    _report(run_madial(data, methods=_methods(methods, RANK_METHODS), ablations=not no_ablations,
                        profile=profile), out)
 
 

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..extract.base import KINDS as ANCHOR_KINDS
 from ..graphdb import anchors as ga
-from ..model import ANCHOR_STATUSES, TRIPLE_STATUSES, check_choice
+from ..model import ANCHOR_KINDS, ANCHOR_STATUSES, TRIPLE_STATUSES, check_choice
 from . import anchors as an
 from .links import mirror_hook
 from .ops import audit_rows, record

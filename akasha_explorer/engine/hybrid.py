@@ -52,12 +52,10 @@ from numpy.typing import NDArray
 from ..config import Settings
 from .bm25 import LexicalHits
 from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
-from .state import EdgeStore, NodeTable
+from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
 __all__ = ["dense_weight", "floor_items", "hybrid_seeds", "relevance"]
-
-F64 = NDArray[np.float64]
 
 
 def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits

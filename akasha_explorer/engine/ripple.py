@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..config import Settings
 from .dynamics import edge_eff, long_term, resource_eff, strength_eff
 from .seeds import effective_sigma, top_k
-from .state import EdgeStore, NodeTable
+from .state import F64, EdgeStore, NodeTable
 from .trace import GraphExpand, MicroGraph, SeedTable
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "transition",
 ]
 
-F64 = NDArray[np.float64]
 PATHS = ("direct", "1hop", "2hop")
 
 

@@ -26,8 +26,10 @@ import numpy as np
 from ..graphdb import extraction as gx
 from ..graphdb import logs
 from ..graphdb.extraction import EPISODE_COLS
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY
+from ..model import ANCHOR_KINDS
 from ..vectors import queries as vq
-from .base import FUNCTIONAL, KINDS, Extraction, Extractor, MessageIn
+from .base import FUNCTIONAL, Extraction, Extractor, MessageIn
 from .normalize import alias_keys, norm
 from .resolve import Entity, Gazetteer, Proposal, cluster, select_mentions
 
@@ -99,7 +101,7 @@ def extract_after_ingest(store: Store, node_uids: Sequence[str]) -> None:
         g = store.graph
         with g.transaction():
             extract_nodes(store, node_uids, store.extractor)
-            g.meta_set("extract_pending", "")
+            g.meta_set(EXTRACT_PENDING_KEY, "")
 
 
 def extract_nodes(store: Store, node_uids: Sequence[str],
@@ -476,7 +478,7 @@ class _Batch:
 
 
 def _kind(votes: Counter[str]) -> str:
-    for k in KINDS:
+    for k in ANCHOR_KINDS:
         if votes.get(k) and k != "thing":
             return k
     return "thing"

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from . import chains
-from .kuzu_db import GraphDB
+from .kuzu_db import EXTRACT_PENDING_KEY, GraphDB
 
 __all__ = [
     "add_coact",
@@ -191,4 +191,4 @@ def write_ingest_batch(g: GraphDB, batch: dict[str, Any], *, extract_pending: st
             g.execute("MATCH (f:Forgotten) WHERE f.uid IN $u DELETE f",
                       {"u": batch["unforget"]})
         if extract_pending is not None:  # cleared with the extraction's own commit
-            g.meta_set("extract_pending", extract_pending)
+            g.meta_set(EXTRACT_PENDING_KEY, extract_pending)

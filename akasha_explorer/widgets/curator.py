@@ -19,7 +19,9 @@ import ipywidgets as W
 import pandas as pd
 
 from ..errors import AkashaError
+from ..model import ANCHOR_KINDS
 from ._html import STYLE, esc, frame_html, note, short
+from ._inputs import ALL, unset_to_none
 from .auditbox import AuditBox
 
 if TYPE_CHECKING:
@@ -27,10 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnchorCurator", "quote_html"]
 
-ALL = "all"
-"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
-
-KINDS = ("person", "place", "project", "game", "device", "account", "thing")
 QUOTE_CONTEXT = 30
 """Characters shown on each side of a mention."""
 MAX_MENTIONS = 60
@@ -46,15 +44,6 @@ def quote_html(text: str, start: int, end: int, context: int = QUOTE_CONTEXT) ->
     pre = ("…" if a > 0 else "") + esc(text[a:start])
     post = esc(text[end:b]) + ("…" if b < len(text) else "")
     return f"{pre}<mark>{esc(text[start:end])}</mark>{post}"
-
-
-def unset_to_none(value: str) -> str | None:
-    """A filter dropdown's value as the API wants it (ALL → None).
-
-    >>> unset_to_none(ALL), unset_to_none("person")
-    (None, 'person')
-    """
-    return None if value == ALL else value
 
 
 class AnchorCurator(W.VBox):
@@ -75,7 +64,7 @@ class AnchorCurator(W.VBox):
         self._texts: dict[str, str] = {}
 
         self.search_box = W.Text(placeholder="name or alias", description="search")
-        self.kind = W.Dropdown(options=[("all kinds", ALL)] + [(k, k) for k in KINDS],
+        self.kind = W.Dropdown(options=[("all kinds", ALL)] + [(k, k) for k in ANCHOR_KINDS],
                                description="kind")
         self.status_pick = W.Dropdown(options=[("active", "active"), ("candidate", "candidate"),
                                                ("rejected", "rejected"), ("all", ALL)],

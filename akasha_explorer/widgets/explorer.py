@@ -33,6 +33,7 @@ from ._html import (
     short,
     timeline_svg,
 )
+from ._inputs import ALL
 from .canvas import DEFAULT_CAP, GraphCanvas
 from .follow import Follow
 
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 __all__ = ["MemoryExplorer"]
-
-ALL = "all"
-"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
 
 NEIGHBOURS_ON_OPEN = 20
 """Neighbours added around a node when it is opened."""
