@@ -633,12 +633,12 @@ class Memory:
 
     def communities(self, view: str = "nodes", *, now: float | None = None,
                     resolution: float | None = None, seed: int | None = None,
-                    store: bool = False) -> pd.DataFrame:
+                    save: bool = False) -> pd.DataFrame:
         """Leiden communities of a view (SPEC §7), one row per community, largest first
-        (labelled by distinctive terms for turns). ``store=True`` (nodes view, writable
+        (labelled by distinctive terms for turns). ``save=True`` (nodes view, writable
         store) keeps them as episodes of kind ``community`` (replacing the previous ones)."""
         return analysis.communities(self.store, view, now=now, resolution=resolution,
-                                    seed=seed, save=store)
+                                    seed=seed, save=save)
 
     def surprises(self, *, now: float | None = None, resolution: float | None = None,
                   seed: int | None = None, top: int = 10, queue: bool = True) -> pd.DataFrame:

@@ -215,7 +215,7 @@ def test_store_export_import_round_trip_without_loss(demo_store: Path, tmp_path:
         # dynamic state that lives only in the journal until the export checkpoints it
         t = mem.recall("鱼石脂 引流条 换药", now=now, log=True)
         mem.commit(t, mem.mirror.nodes.uid[-1])
-        mem.communities(store=True)
+        mem.communities(save=True)
         mem.surprises()
         out = mem.export(tmp_path / "exp", format="store")
         before = _stats(mem)

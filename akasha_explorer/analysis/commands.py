@@ -51,7 +51,7 @@ def communities_cmd(store: str, view: str, resolution: float | None, seed: int |
     """Leiden communities of STORE's co-activation graph (or anchor graphs)."""
     with open_store(store, read_only=not store_episodes) as mem:
         table = mem.communities(view, now=_when(now, mem), resolution=resolution, seed=seed,
-                                store=store_episodes)
+                                save=store_episodes)
     if as_json:
         echo_json(table.to_dict(orient="records"))
         return

@@ -150,7 +150,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     (``"dense"``, ``"bm25"``)."""
     from .api import recall_by
     check_methods(methods)
-    st = settings
+    cfg = settings
     out: dict[str, tuple[list[str], float]] = {}
     t0 = time.perf_counter()
     dense = dense_order(store, q, now)
@@ -160,7 +160,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
         keep["dense"] = dense
     if "bm25" in methods or "rrf" in methods:
         t0 = time.perf_counter()
-        bm = bm25_order(store, text, now, st)
+        bm = bm25_order(store, text, now, cfg)
         t_bm = (time.perf_counter() - t0) * 1000
         out["bm25"] = (with_tail(bm, dense), t_bm)
         t0 = time.perf_counter()
@@ -170,10 +170,10 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["bm25"] = bm
     if {"context", "akasha", "akasha-activation"} & set(methods):
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=st)
-        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=st,
+        lex = store.lexical(text, now=now, settings=cfg)
+        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=cfg,
                                        query=text, session=None,
-                                       windows=store.time_windows(text, now=now, settings=st))
+                                       windows=store.time_windows(text, now=now, settings=cfg))
         ms = (time.perf_counter() - t0) * 1000
         out["context"] = (with_tail(context_order(trace), dense), ms)
         out["akasha"] = (with_tail(trace.ranking(), dense), ms)
@@ -182,8 +182,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["trace"] = trace
     if "ppr" in methods:
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=st)
-        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=st,
+        lex = store.lexical(text, now=now, settings=cfg)
+        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=cfg,
                                         query=text, session=None)
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
         if keep is not None:

@@ -160,7 +160,7 @@ def _time(fn: Callable[[], object], repeat: int) -> list[float]:
     return out
 
 
-def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, float]:
+def bench(n: int, per_node: float, n_queries: int, cfg: Settings) -> dict[str, float]:
     t0 = time.perf_counter()
     m = build_mirror(n, per_node)
     build = time.perf_counter() - t0
@@ -168,7 +168,7 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
     nodes, edges, now = m.nodes, m.edges, m.now
     n_edges = int(np.count_nonzero(edges.alive))       # before the write-backs add edges
     for q, hits in qs[:5]:  # warm-up
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
     rec: list[float] = []
     brute: list[float] = []
     scan: list[float] = []
@@ -190,12 +190,12 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
             return nodes.cosines(q)
 
         brute.append(_time(top10, 1)[0])
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
         scan.append(_time(cosines, 1)[0])
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
         c = time.thread_time()
         t = time.perf_counter()
-        tr = recall(nodes, edges, q, hits, now=now, settings=st)
+        tr = recall(nodes, edges, q, hits, now=now, settings=cfg)
         rec.append((time.perf_counter() - t) * 1e3)
         rec_cpu.append((time.thread_time() - c) * 1e3)
         traces.append(tr)
@@ -212,7 +212,7 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
         cur = int(rng.integers(nodes.n))
         c = time.thread_time()
         t = time.perf_counter()
-        plan = plan_writeback(tr, nodes, edges, cur, now=now + k, settings=st)
+        plan = plan_writeback(tr, nodes, edges, cur, now=now + k, settings=cfg)
         apply_plan(plan, nodes, edges)
         wb.append((time.perf_counter() - t) * 1e3)
         wb_cpu.append((time.thread_time() - c) * 1e3)

@@ -292,9 +292,9 @@ def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
     rows: list[tuple[str, _Built, Settings]] = [
         (name, b, settings.replace(**over)) for name, over in abl.items()]
     rows += [(name, extra[name], settings) for name in STORE_ABLATIONS if name in extra]
-    for name, target, st in rows:   # other term rules: Memory.postings builds their index
+    for name, target, cfg in rows:   # other term rules: Memory.postings builds their index
         for qi, (qu, q) in enumerate(zip(questions, qvecs, strict=True)):
-            ranked = _rank(target, qu.text, q, ("context", "akasha"), st)
+            ranked = _rank(target, qu.text, q, ("context", "akasha"), cfg)
             for m, (ranking, ms) in ranked.items():
                 out[name][m].append({"q": qi, "category": qu.category, "latency_ms": ms,
                                      "metrics": score_ranking(ranking, qu.gold)})

@@ -36,7 +36,7 @@ from .resolve import Entity, Gazetteer, Proposal, cluster, select_mentions
 if TYPE_CHECKING:
     from ..store.store import Store
 
-__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "messages_of_nodes",
+__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "extractor_inputs",
            "uid_for"]
 
 log = logging.getLogger(__name__)
@@ -67,8 +67,9 @@ class ExtractReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def messages_of_nodes(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
-    """The messages of ``node_uids`` in time order, read in bulk from LanceDB."""
+def extractor_inputs(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
+    """The messages of ``node_uids`` as an extractor takes them, in time order, read in bulk
+    from LanceDB."""
     cols = ["uid", "node", "session", "seq", "ts", "role", "speaker", "text", "flags"]
     want = set(node_uids)
     if len(want) > 500:
@@ -110,7 +111,7 @@ def extract_nodes(store: Store, node_uids: Sequence[str],
     from .rules import RuleExtractor
     t0 = time.perf_counter()
     rep = ExtractReport()
-    msgs = messages_of_nodes(store, node_uids)
+    msgs = extractor_inputs(store, node_uids)
     rep.messages = len(msgs)
     if not msgs:
         return rep

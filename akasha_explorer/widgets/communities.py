@@ -4,7 +4,7 @@ semantic-vs-lived mismatches and knowledge gaps (SPEC §7, §8).
 
 It shows ``mem.communities(...)`` and ``mem.surprises(..., queue=False)``; the two buttons
 that write are explicit API calls: **Queue suggested links** (``mem.surprises(queue=True)``,
-review items) and **Store as episodes** (``mem.communities(store=True)``).
+review items) and **Store as episodes** (``mem.communities(save=True)``).
 
 >>> CommunitiesPanel.__mro__[1].__name__
 'VBox'
@@ -230,13 +230,13 @@ class CommunitiesPanel(W.VBox):
 
     def store_episodes(self) -> int:
         """Keep the communities as episodes of kind ``community``
-        (``mem.communities(store=True)``); returns how many."""
+        (``mem.communities(save=True)``); returns how many."""
         if self.mem.read_only:
             self.status.value = note("the store is open read-only", error=True)
             return 0
         try:
             t = self.mem.communities(now=self.now, resolution=self.resolution.value,
-                                     store=True)
+                                     save=True)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return 0

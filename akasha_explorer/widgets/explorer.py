@@ -362,17 +362,17 @@ class MemoryExplorer(W.VBox):
 
     def _show_detail(self, uid: str) -> None:
         try:
-            st = self.mem.node(uid)
+            node = self.mem.node(uid)
             msgs = self.mem.messages(uid)
         except AkashaError as err:
             self.detail.value = note(str(err), error=True)
             return
         comm = self.data.communities().get(uid)
-        state = kv_html([("session", st.session), ("time", iso(st.ts)),
-                         ("community", comm), ("strength (stored)", st.strength),
+        state = kv_html([("session", node.session), ("time", iso(node.ts)),
+                         ("community", comm), ("strength (stored)", node.strength),
                          ("strength at now", float(self.data.strength([uid])[0])),
-                         ("resource", st.resource), ("σ salience", st.sigma),
-                         ("recalled", st.recall_count)])
+                         ("resource", node.resource), ("σ salience", node.sigma),
+                         ("recalled", node.recall_count)])
         anchors = self.mem.anchors_of(uid)
         anchor_html = (", ".join(f"{esc(a['name'])} <i>({esc(a['kind'])}: “{esc(a['surface'])}”)"
                                  "</i>" for a in anchors) or "<i>none</i>")
