@@ -93,7 +93,7 @@ class MemoryExplorer(W.VBox):
         sessions = mem.sessions()
         self.sessions = W.Dropdown(
             options=[(f"— {len(sessions)} sessions —", "")] + [
-                (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+                (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
                 for s in sessions],
             description="session", layout=W.Layout(width="60%"))
         self.open_button = W.Button(description="Open selected", icon="folder-open")
@@ -162,7 +162,7 @@ class MemoryExplorer(W.VBox):
         self.data = StoreGraph(self.mem, now=self.mem.last_ts())
         sessions = self.mem.sessions()
         self.sessions.options = [(f"— {len(sessions)} sessions —", "")] + [
-            (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+            (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
             for s in sessions]
         days = self._days()
         self.time_range.options = [(d.isoformat(), d) for d in days]
@@ -374,7 +374,7 @@ class MemoryExplorer(W.VBox):
                          ("resource", node.resource), ("σ salience", node.sigma),
                          ("recalled", node.recall_count)])
         anchors = self.mem.anchors_of(uid)
-        anchor_html = (", ".join(f"{esc(a['name'])} <i>({esc(a['kind'])}: “{esc(a['surface'])}”)"
+        anchor_html = (", ".join(f"{esc(a.name)} <i>({esc(a.kind)}: “{esc(a.surface)}”)"
                                  "</i>" for a in anchors) or "<i>none</i>")
         nb = self.data.incident([uid])[:12]
         nb_df = pd.DataFrame([{"uid": b if a == uid else a, "dir": "→" if a == uid else "←",

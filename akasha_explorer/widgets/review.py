@@ -212,14 +212,14 @@ class ReviewQueue(W.VBox):
     def _anchor_html(self, uid: str) -> str:
         a = self.mem.anchor(uid)
         quotes = []
-        for m in a["mentions"][:5]:
-            text = next((x.text for x in self.mem.messages(m["node"], verify=False)
-                         if x.uid == m["msg"]), "")
-            q = quote_html(text, m["span_start"], m["span_end"])
-            quotes.append(f"<li>{esc(m['node'])}: {q}</li>")
-        aliases = ", ".join(x["surface"] for x in a["aliases"])
-        return (f"<div><b>{esc(a['name'])}</b> ({esc(a['kind'])}, {esc(a['status'])}) — "
-                f"aliases: {esc(aliases)} — {len(a['mentions'])} mentions</div>"
+        for m in a.mentions[:5]:
+            text = next((x.text for x in self.mem.messages(m.node, verify=False)
+                         if x.uid == m.msg), "")
+            q = quote_html(text, m.span_start, m.span_end)
+            quotes.append(f"<li>{esc(m.node)}: {q}</li>")
+        aliases = ", ".join(x.surface for x in a.aliases)
+        return (f"<div><b>{esc(a.name)}</b> ({esc(a.kind)}, {esc(a.status)}) — "
+                f"aliases: {esc(aliases)} — {len(a.mentions)} mentions</div>"
                 f"<ul>{''.join(quotes)}</ul>")
 
     def _edit_choices(self) -> None:
