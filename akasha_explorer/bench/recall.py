@@ -300,7 +300,7 @@ def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
                                      "metrics": score_ranking(ranking, qu.gold)})
 
 
-def table(results: dict[str, dict[str, Any]], categories: Sequence[str]) -> str:
+def markdown_table(results: dict[str, dict[str, Any]], categories: Sequence[str]) -> str:
     """A markdown table: one row per method (or ablation), recall@k, MRR, nDCG@10,
     latency, and R@10 per category."""
     head = ["method", "R@5", "R@10", "R@25", "R@50", "MRR", "nDCG@10", "p50 ms", "p95 ms"]

@@ -5,7 +5,6 @@ records them through :func:`~akasha_explorer.curate.ops.record` so each is undoa
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from typing import Any
 
 from ..errors import InvalidInput, NotFound
@@ -37,12 +36,9 @@ def get_anchor(g: GraphDB, uid: str) -> dict[str, Any]:
 
 def list_anchors(g: GraphDB, *, search: str | None = None, kind: str | None = None,
                  status: str | None = "active") -> list[Anchor]:
-    """Anchors with their aliases and mention counts (most mentioned first)."""
-    aliases: dict[str, list[str]] = {}
-    for r in ga.alias_surfaces(g):
-        aliases.setdefault(r["a"], []).append(r["s"])
-    rows = [replace(a, aliases=tuple(aliases.get(a.uid, ())))
-            for a in ga.anchors(g, status=status, kind=kind)]
+    """Anchors with their aliases and mention counts (most mentioned first); ``search``
+    matches names and aliases after normalisation."""
+    rows = ga.anchors(g, status=status, kind=kind)
     if search:
         q = norm(search)
         rows = [a for a in rows if q in norm(a.name) or any(q in norm(s) for s in a.aliases)]

@@ -41,9 +41,12 @@ def anchor_row(g: GraphDB, uid: str) -> dict[str, Any] | None:
 
 
 def anchors(g: GraphDB, *, status: str | None, kind: str | None) -> list[Anchor]:
-    """Anchors (without their aliases) with a status and kind (None: any), most mentioned
-    first."""
-    return [Anchor(**r) for r in g.rows(
+    """Anchors with a status and kind (None: any), with their aliases (oldest first), most
+    mentioned first."""
+    aliases: dict[str, list[str]] = {}
+    for r in alias_surfaces(g):
+        aliases.setdefault(r["a"], []).append(r["s"])
+    return [Anchor(**r, aliases=tuple(aliases.get(r["uid"], ()))) for r in g.rows(
         "MATCH (a:Anchor) WHERE ($s IS NULL OR a.status = $s) AND ($k IS NULL OR a.kind = $k) "
         "OPTIONAL MATCH (t:Turn)-[m:MENTIONS]->(a) RETURN a.uid AS uid, a.name AS name, "
         "a.kind AS kind, a.status AS status, count(m) AS mentions, "
