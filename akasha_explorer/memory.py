@@ -32,7 +32,20 @@ from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan
 from .errors import InvalidInput, TraceMismatch
 from .ingest import importers, pipeline
-from .model import IngestReport, Message, NodeState, RawMessage
+from .model import (  # (at run time: the server reads these signatures' types)
+    Anchor,
+    AnchorDetail,
+    AuditEntry,
+    Episode,
+    IngestReport,
+    Label,
+    MentionedAnchor,
+    Message,
+    NodeState,
+    RawMessage,
+    SessionInfo,
+    Triple,
+)
 from .store.store import Store
 
 if TYPE_CHECKING:
@@ -49,16 +62,6 @@ if TYPE_CHECKING:
     from .extract.base import Extractor
     from .extract.pipeline import ExtractReport
     from .graphdb import GraphDB
-    from .model import (
-        Anchor,
-        AnchorDetail,
-        AuditEntry,
-        Episode,
-        Label,
-        MentionedAnchor,
-        SessionInfo,
-        Triple,
-    )
     from .store.doctor import DoctorReport
     from .store.journal import Journal
     from .store.manifest import Manifest
