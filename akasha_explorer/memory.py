@@ -15,14 +15,13 @@ the store's lexical pass, the engine (or another method), the messages the trace
 from __future__ import annotations
 
 import datetime as dt
-import time
-import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import recalls
 from .analysis import api as analysis
 from .brief import api as brief
 from .config import Settings
@@ -30,7 +29,7 @@ from .curate import api as curate
 from .engine.bm25 import LexicalHits, Postings
 from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan
-from .errors import InvalidInput, TraceMismatch
+from .errors import InvalidInput
 from .ingest import importers, pipeline
 from .model import (  # (at run time: the server reads these signatures' types)
     Anchor,
@@ -323,28 +322,11 @@ class Memory:
         Reads only, plus one query-log entry (skipped on a read-only store or with
         ``log=False``). ``settings`` runs the recall with other constants (an experiment;
         the store keeps its own). ``method="akasha"`` is the engine of SPEC §4; other
-        methods (e.g. ``"ppr"``) come from :func:`akasha_explorer.analysis.api.recall_by`.
+        methods (e.g. ``"ppr"``) are in :data:`akasha_explorer.recalls.RECALL_METHODS`.
         Pass the trace to :meth:`commit` to write it back.
         """
-        st = self.store
-        st.check_open()
-        s = settings or st.settings
-        when = _wall() if now is None else float(now)
-        if not 0.0 <= when < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
-            raise InvalidInput(f"now={now!r} is not a time; give epoch seconds or use "
-                               "mem.last_ts()")
-        q = st.embed_query(query)
-        t0 = time.perf_counter()
-        lex = st.lexical(query, now=when, settings=s)
-        windows = st.time_windows(query, now=when, settings=s) if method == "akasha" else None
-        trace: RecallTrace = analysis.recall_by(st, method, q, lex, now=when, settings=s,
-                                                query=query, session=session, windows=windows)
-        latency = (time.perf_counter() - t0) * 1000.0
-        brief.attach_messages(st, trace)
-        st.last_trace = trace
-        if log and not st.read_only:
-            trace.log_uid = st.log_query(_query_row(trace, latency, method))
-        return trace
+        return recalls.recall(self.store, query, now=now, session=session, settings=settings,
+                              method=method, log=log)
 
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
                        reinforce: bool = False) -> WritebackPlan:
@@ -411,30 +393,7 @@ class Memory:
         """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
         recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
         :class:`TraceMismatch` naming the first difference."""
-        st = self.store
-        st.check_open()
-        # a trace recorded before profiles existed lacks their settings: it was a v1 recall
-        s = Settings.from_dict(trace.settings, profile="v2" if "HYBRID" in trace.settings
-                               else "v1")
-        lex = st.lexical(trace.query, now=trace.now, settings=s)
-        q = np.asarray(trace.q, np.float32)
-        method = getattr(trace, "method", "akasha")
-        windows = None
-        if method == "akasha":
-            r = trace.relevance
-            windows = [(a, b, p) for (a, b), p in zip(r.windows, r.window_phrases, strict=True)]
-        again: RecallTrace = analysis.recall_by(st, method, q, lex, now=trace.now, settings=s,
-                                                query=trace.query, session=trace.session,
-                                                windows=windows)
-        a, b = trace.to_dict(), again.to_dict()
-        for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
-            a.pop(part, None)
-            b.pop(part, None)
-        if a != b:
-            where = _first_difference(a, b)
-            raise TraceMismatch(f"replaying the trace of {trace.query!r} differs at {where}; the "
-                                "store changed since it was recorded (commits, ingest, forget)")
-        return again
+        return recalls.replay(self.store, trace)
 
     # -- agent-facing output (brief) -------------------------------------------------------------
     def context(self, query: str, *, budget_tokens: int | None = None,
@@ -689,35 +648,3 @@ class Memory:
 
 def _wall() -> float:
     return dt.datetime.now(dt.UTC).timestamp()
-
-
-def _query_row(trace: RecallTrace, latency_ms: float, method: str) -> dict[str, Any]:
-    """A QueryLog row: V1 inspector counts plus the activated items."""
-    from .store.mirror import dumps
-    a = trace.activation
-    c = trace.counts
-    return {"uid": f"q-{uuid.uuid4().hex[:16]}", "ts": trace.now, "query": trace.query,
-            "session": trace.session, "method": method, "n_seeds": c["seeds"],
-            "n_pool": c["pool"], "n_activated": c["activated"], "n_dense": c["dense"],
-            "n_ripple": c["ripple"], "empty": c["activated"] == 0, "committed": False,
-            "latency_ms": latency_ms,
-            "seeds": dumps([[u, s] for u, s in zip(trace.seeds.uids, trace.seeds.source,
-                                                   strict=True)]),
-            "items": dumps([[u, sc, so] for u, sc, so in zip(a.uids, a.scores, a.sources,
-                                                             strict=True)])}
-
-
-def _first_difference(a: Any, b: Any, path: str = "trace") -> str:
-    if type(a) is not type(b):
-        return path
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b)):
-            if a.get(k) != b.get(k):
-                return _first_difference(a.get(k), b.get(k), f"{path}.{k}")
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path} (length {len(a)} vs {len(b)})"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{i}]")
-    return f"{path} ({a!r} vs {b!r})"

@@ -148,7 +148,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     ``now``, with its milliseconds: ``{method: (uids best first, ms)}``. ``keep`` (a dict)
     receives the Akasha and PPR traces (``"trace"``, ``"ppr"``), the dense and bm25 heads
     (``"dense"``, ``"bm25"``)."""
-    from .api import recall_by
+    from ..recalls import method_input, run_method
     check_methods(methods)
     cfg = settings
     out: dict[str, tuple[list[str], float]] = {}
@@ -171,9 +171,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     if {"context", "akasha", "akasha-activation"} & set(methods):
         t0 = time.perf_counter()
         lex = store.lexical(text, now=now, settings=cfg)
-        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=cfg,
-                                       query=text, session=None,
-                                       windows=store.time_windows(text, now=now, settings=cfg))
+        trace = run_method(store, "akasha", q, lex,
+                           method_input(store, "akasha", text, now=now, settings=cfg))
         ms = (time.perf_counter() - t0) * 1000
         out["context"] = (with_tail(context_order(trace), dense), ms)
         out["akasha"] = (with_tail(trace.ranking(), dense), ms)
@@ -183,8 +182,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     if "ppr" in methods:
         t0 = time.perf_counter()
         lex = store.lexical(text, now=now, settings=cfg)
-        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=cfg,
-                                        query=text, session=None)
+        ptrace = run_method(store, "ppr", q, lex,
+                            method_input(store, "ppr", text, now=now, settings=cfg))
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
         if keep is not None:
             keep["ppr"] = ptrace

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .api import recall_by
+from ..recalls import method_input, run_method
 from .methods import RRF_K
 from .neighbourhood import Neighbourhood
 
@@ -55,8 +55,8 @@ def search(store: Store, text: str, *, now: float,
     s = store.settings
     q = store.embed_query(text)
     lex = store.lexical(text, now=now, settings=s)
-    trace = recall_by(store, "akasha", q, lex, now=now, settings=s, query=text, session=None,
-                      windows=store.time_windows(text, now=now, settings=s))
+    trace = run_method(store, "akasha", q, lex,
+                       method_input(store, "akasha", text, now=now, settings=s))
     n = store.mirror.nodes
     rows: dict[str, dict[str, Any]] = {}
     for k, (u, sc) in enumerate(zip(trace.dense.uids, trace.dense.scores, strict=True)):

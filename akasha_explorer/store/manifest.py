@@ -88,13 +88,20 @@ class Manifest:
 
     @classmethod
     def read(cls, folder: Path) -> Manifest:
+        """The manifest of the store at ``folder`` (see :meth:`from_json`)."""
         p = cls.path(folder)
         try:
             data = json.loads(p.read_text("utf-8"))
         except (OSError, ValueError) as e:
             raise StoreError(
                 f"{p} is missing or unreadable ({e}); is {folder} a memory store?") from e
-        if data.get("format") != FORMAT:
+        return cls.from_json(data, folder)
+
+    @classmethod
+    def from_json(cls, data: Any, folder: Path) -> Manifest:
+        """A manifest from its JSON (``akasha.json``, or the copy a whole-store export
+        carries), checked: the format, a version this code reads, known settings."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise StoreError(f"{folder} is not an akasha memory store (no '{FORMAT}' manifest)")
         version = int(data.get("format_version", 0))
         if version > FORMAT_VERSION:

@@ -99,6 +99,7 @@ class Store:
         """The last recall made through this store (the trace context handles resolve
         against; see :mod:`akasha_explorer.brief.api`)."""
         self._embedder = embedder
+        self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
         self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
@@ -305,12 +306,32 @@ class Store:
         """A change applied to the mirror and appended to the journal, all or nothing:
         when the append fails (a full disk), the mirror is loaded again from what is
         durable — the stores and the journal — so the failed change is nowhere, and the
-        error says so."""
+        error says so. Nested blocks leave it to the outermost (one reload)."""
+        if self._journaled:
+            yield
+            return
+        self._journaled = True
         try:
             yield
         except BaseException:
             self.reload_mirror()
             raise
+        finally:
+            self._journaled = False
+
+    def write_plan(self, plan: WritebackPlan, *, replayed: Sequence[int] = (),
+                   sync: bool | None = None) -> None:
+        """The one write path of dynamic state (SPEC §1): ``plan`` applied to the mirror
+        and appended to the journal as one record, all or nothing (:meth:`journaled`) —
+        what a commit, a replay step and a confirmed link each write. ``replayed``: node
+        rows the record also marks replayed; ``sync``: fsync the journal (default: the
+        store's ``JOURNAL_FSYNC``)."""
+        m = self.mirror
+        with self.journaled():
+            apply_plan(plan, m.nodes, m.edges)
+            for i in replayed:
+                m.nodes.set_replayed(i)
+            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync)
 
     def reload_mirror(self) -> None:
         """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
@@ -338,11 +359,8 @@ class Store:
         self.check_write()
         self.check_commit(trace)
         plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
-        m = self.mirror
         try:
-            with self.journaled():
-                apply_plan(plan, m.nodes, m.edges)
-                m.journal_plan(self.journal, plan)
+            self.write_plan(plan)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
