@@ -56,7 +56,7 @@ UNIT = Range(0, 1)
 """Fractions, probabilities, confidences, penalties."""
 COS = Range(-1, 1)
 """Cosine thresholds."""
-TIME = Range(1, INF)
+TAU = Range(1, INF)
 """Time constants, in seconds (``exp(-dt / tau)``): from one second on, so ``dt / tau``
 stays finite."""
 CAP = Range(0.001, 100)
@@ -128,13 +128,13 @@ class Settings:
         "refused before anything is written — split it by session.", ours=True, valid=_count(2, 10_000_000))
 
     # -- §3 time dynamics ---------------------------------------------------------------
-    EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TIME)
+    EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TAU)
     EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
     EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
-    STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TIME)
+    STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
     STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
-    RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).", valid=TIME)
+    RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).", valid=TAU)
     RESOURCE_COST: float = _s(0.35, "§3", "Resource spent per activation: * max(floor, 1 - cost * min(1, s)).", valid=UNIT)
     RESOURCE_FLOOR: float = _s(0.05, "§3", "Smallest resource multiplier of one activation.", valid=UNIT)
 

@@ -31,7 +31,20 @@ from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan
 from .errors import InvalidInput
 from .ingest import importers, pipeline
-from .model import IngestReport, Message, NodeState, RawMessage
+from .model import (  # (at run time: the server reads these signatures' types)
+    Anchor,
+    AnchorDetail,
+    AuditEntry,
+    Episode,
+    IngestReport,
+    Label,
+    MentionedAnchor,
+    Message,
+    NodeState,
+    RawMessage,
+    SessionInfo,
+    Triple,
+)
 from .store.store import Store
 
 if TYPE_CHECKING:
@@ -239,7 +252,7 @@ class Memory:
         message's bytes no longer match its sha256 and ``verify`` is on."""
         return self.store.messages(node, verify=verify)
 
-    def sessions(self) -> list[dict[str, Any]]:
+    def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return self.store.sessions()
 
@@ -417,28 +430,27 @@ class Memory:
 
     # -- anchors, triples, episodes, curation (SPEC §6) ------------------------------------------
     def anchors(self, search: str | None = None, *, kind: str | None = None,
-                status: str | None = "active") -> list[dict[str, Any]]:
+                status: str | None = "active") -> list[Anchor]:
         """Anchors (default: active ones) with aliases and mention counts, most mentioned
         first; ``search`` matches names and aliases after normalisation."""
         return curate.anchors(self.store, search, kind=kind, status=status)
 
-    def anchor(self, uid: str) -> dict[str, Any]:
+    def anchor(self, uid: str) -> AnchorDetail:
         """One anchor with its aliases, mentions (node, message, span, surface) and triples."""
         return curate.anchor(self.store, uid)
 
-    def anchors_of(self, node: str) -> list[dict[str, Any]]:
-        """The anchors node ``node`` mentions: uid, name, kind, surface, span_start (one
-        row per mention, in text order)."""
+    def anchors_of(self, node: str) -> list[MentionedAnchor]:
+        """The anchors node ``node`` mentions, one row per mention, in text order."""
         return curate.anchors_of(self.store, node)
 
     def triples(self, *, anchor: str | None = None, status: str | None = None
-                ) -> list[dict[str, Any]]:
+                ) -> list[Triple]:
         """Triples (optionally of one anchor as subject or object, or with one status),
         oldest first, with subject / object names and provenance."""
         return curate.triples(self.store, anchor=anchor, status=status)
 
     def episodes(self, *, kind: str | None = None, session: str | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[Episode]:
         """Episodes with their node uids, in time order."""
         return curate.episodes(self.store, kind=kind, session=session)
 
@@ -493,7 +505,7 @@ class Memory:
         return curate.detach_mention(self.store, uid, msg, start, why=why, by=by)
 
     def audit(self, *, target: str | None = None, limit: int | None = None
-              ) -> list[dict[str, Any]]:
+              ) -> list[AuditEntry]:
         """The audit log, newest first: who did what, when and why (with the ops)."""
         return curate.audit(self.store, target=target, limit=limit)
 
@@ -529,9 +541,8 @@ class Memory:
         from .curate.labels import unlabel
         return unlabel(self.store, query, node_id)
 
-    def labels(self, query: str | None = None) -> list[dict[str, Any]]:
-        """Every label (uid, query, node, relevant, ts, by), oldest first; ``query``: only
-        that query's."""
+    def labels(self, query: str | None = None) -> list[Label]:
+        """Every label, oldest first; ``query``: only that query's."""
         from .curate.labels import labels
         return labels(self.store, query)
 
@@ -592,12 +603,12 @@ class Memory:
 
     def communities(self, view: str = "nodes", *, now: float | None = None,
                     resolution: float | None = None, seed: int | None = None,
-                    store: bool = False) -> pd.DataFrame:
+                    save: bool = False) -> pd.DataFrame:
         """Leiden communities of a view (SPEC §7), one row per community, largest first
-        (labelled by distinctive terms for turns). ``store=True`` (nodes view, writable
+        (labelled by distinctive terms for turns). ``save=True`` (nodes view, writable
         store) keeps them as episodes of kind ``community`` (replacing the previous ones)."""
         return analysis.communities(self.store, view, now=now, resolution=resolution,
-                                    seed=seed, save=store)
+                                    seed=seed, save=save)
 
     def surprises(self, *, now: float | None = None, resolution: float | None = None,
                   seed: int | None = None, top: int = 10, queue: bool = True) -> pd.DataFrame:

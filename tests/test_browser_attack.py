@@ -166,7 +166,7 @@ def _run_page(url: str, host: str, bind: str, port: int, target: str,
 
 def _unchanged(url: str, store: Path) -> None:
     nb = ak.connect(url)                      # the notebook client still works
-    assert [s["session"] for s in nb.sessions()] == ["s0"]
+    assert [s.session for s in nb.sessions()] == ["s0"]
     assert nb.stats()["nodes"] == 2 and nb.labels() == [] and nb.audit() == []
 
 

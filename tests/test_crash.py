@@ -236,7 +236,7 @@ def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
                          "log": str(tmp_path / "w3.log")}, store, None) == 0
     if window == "extract":  # ingest order differs from the reference's: compare contents
         with ak.open(store, read_only=True) as a, ak.open(ref, read_only=True) as b:
-            names = lambda m: sorted(x["name"] for x in m.anchors(status=None))  # noqa: E731
+            names = lambda m: sorted(x.name for x in m.anchors(status=None))  # noqa: E731
             assert names(a) == names(b)
             assert len(a.triples()) == len(b.triples())
     else:  # the raw data: equal; what replay and extraction derive depends on file order

@@ -135,6 +135,6 @@ def test_a_full_disk_is_a_clear_error_and_every_write_all_or_nothing(tmp_path: P
             assert mem.doctor().clean
             assert {u: mem.node(u).recall_count for u in res["recalled_after"]} \
                 == res["recalled_after"]  # the commit acknowledged on 2 MB is durable
-            assert "full-disk-extra" not in {s["session"] for s in mem.sessions()}
+            assert "full-disk-extra" not in {s.session for s in mem.sessions()}
         with ak.open(store, read_only=True) as mem:  # and it reads
             assert mem.stats()["messages"] == 40

@@ -105,7 +105,7 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
     nodes = anyio.run(agent)
     assert nb.wait(since=v0, timeout=5) > v0         # the notebook sees the change
     assert nb.stats()["nodes"] == 2 + 4
-    assert {s["session"] for s in nb.sessions()} == {"s0", "agent"}
+    assert {s.session for s in nb.sessions()} == {"s0", "agent"}
     assert [m.text for m in nb.messages(nodes[-1])] == [
         "第3次问：阿岚的杀戮尖塔打到第几层了", "answer 3"]
     # the recall the agent just made is in the query log, committed, and replays exactly
@@ -217,7 +217,7 @@ def test_20_kills_during_4_agents_writing_lose_nothing_acknowledged(tmp_path: Pa
     with ak.open(store) as mem:
         texts: dict[str, int] = {}
         for s in mem.sessions():
-            for node in mem.neighbourhood().session_nodes(s["session"]) or []:
+            for node in mem.neighbourhood().session_nodes(s.session) or []:
                 t = mem.messages(node)[0].text
                 texts[t] = texts.get(t, 0) + 1
         for tid, node in acked.items():

@@ -74,8 +74,8 @@ def service(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
 def _ids(svc: MemoryService) -> dict[str, list[str]]:
     m = svc.mem
     return {"node": list(m.store.mirror.nodes.uid[:5]),
-            "session": [s["session"] for s in m.sessions()[:3]],
-            "anchor": [a["uid"] for a in m.anchors()[:3]],
+            "session": [s.session for s in m.sessions()[:3]],
+            "anchor": [a.uid for a in m.anchors()[:3]],
             "review": [i.uid for i in m.review.list(status=None, limit=3)]}
 
 
@@ -172,5 +172,5 @@ def test_add_turn_with_a_stale_recall_writes_nothing(service: MemoryService) -> 
         service.tool_add_turn(c, "and her birthday?", "the 14th", "stale-session",
                               recall_id=rid)
     assert service.mem.stats()["nodes"] == before
-    assert "stale-session" not in {s["session"] for s in service.mem.sessions()}
-    assert [a["actor"] for a in service.mem.audit(limit=1)] == ["local"]
+    assert "stale-session" not in {s.session for s in service.mem.sessions()}
+    assert [a.actor for a in service.mem.audit(limit=1)] == ["local"]

@@ -147,7 +147,7 @@ def test_bad_mcp_tool_calls(servers: dict[str, Any]) -> None:
     wrong = anyio.run(run)
     assert not wrong, "\n".join(wrong)
     nb = ak.connect(url, token=TOKEN)
-    assert [s["session"] for s in nb.sessions()] == ["s0"]       # nothing was written
+    assert [s.session for s in nb.sessions()] == ["s0"]       # nothing was written
 
 
 def test_each_mcp_session_has_its_own_latest_context(servers: dict[str, Any]) -> None:
@@ -170,7 +170,7 @@ def test_each_mcp_session_has_its_own_latest_context(servers: dict[str, Any]) ->
 
 def test_after_the_corpus_nothing_was_written(servers: dict[str, Any]) -> None:
     nb = ak.connect(servers["url"])
-    assert [s["session"] for s in nb.sessions()] == ["s0"]
+    assert [s.session for s in nb.sessions()] == ["s0"]
     assert nb.stats()["nodes"] == 2
     assert nb.audit() == []
     assert servers["proc"].poll() is None
@@ -219,13 +219,13 @@ def test_add_turn_retried_with_turn_id_stores_once(servers: dict[str, Any]) -> N
     assert (first["retried"], again["retried"], third["retried"]) == (False, True, True)
     assert "the finger" not in json.dumps(first)          # the input is not echoed back
     nb = ak.connect(url)
-    assert [s["nodes"] for s in nb.sessions() if s["session"] == "retry"] == [1]
+    assert [s.nodes for s in nb.sessions() if s.session == "retry"] == [1]
 
 
 def test_the_audit_actor_is_the_callers_principal(servers: dict[str, Any]) -> None:
     nb = ak.connect(servers["turl"], token=TOKEN)
     nb.label("阿岚", "s0:0")
-    assert nb.labels()[0]["by"] == "owner"
+    assert nb.labels()[0].by == "owner"
     with pytest.raises(ak.InvalidInput, match="by is set by the server"):
         nb.label("阿岚", "s0:0", by="admin")
 
@@ -280,5 +280,5 @@ def test_export_and_labels_come_and_go_as_content(servers: dict[str, Any],
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"query": "finger", "node": "s0:2", "by": "me"}) + "\n")
     assert nb.load_labels(labels) == 1
-    assert [r["by"] for r in nb.labels("finger")] == ["local"]
+    assert [r.by for r in nb.labels("finger")] == ["local"]
     assert codec.decode(codec.encode({"b": b"\x00\xff"})) == {"b": b"\x00\xff"}

@@ -15,7 +15,7 @@ import akasha_explorer as ak
 from akasha_explorer.engine.dynamics import edge_eff
 from akasha_explorer.widgets import GraphCanvas, MemoryExplorer, RecallStepper, notebook_store
 from akasha_explorer.widgets._data import StoreGraph
-from akasha_explorer.widgets.canvas import layout, vis_source
+from akasha_explorer.widgets.canvas import pixel_layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
 
 QUERY = "最近手指的伤怎么样了"
@@ -53,10 +53,10 @@ def test_vis_source_is_pyvis_own_file_not_vendored() -> None:
 def test_layout_is_deterministic_and_keeps_fixed_nodes() -> None:
     rng = np.random.default_rng(1)
     edges = [tuple(int(x) for x in rng.choice(40, 2, replace=False)) for _ in range(80)]
-    a, b = layout(40, edges), layout(40, edges)
+    a, b = pixel_layout(40, edges), pixel_layout(40, edges)
     assert np.array_equal(a, b)
     fixed = {k: (float(a[k, 0]), float(a[k, 1])) for k in range(20)}
-    c = layout(40, edges, fixed=fixed)
+    c = pixel_layout(40, edges, fixed=fixed)
     assert all(tuple(c[k]) == fixed[k] for k in range(20))
     assert np.isfinite(c).all()
     assert len({tuple(r) for r in c.round(3)}) == 40

@@ -149,7 +149,7 @@ def test_compare_methods_panel_and_the_label_bar(demo_store: Path) -> None:
         uid = str(f["uid"].iloc[0])
         p.labels.node.value = uid
         assert p.labels.label(True)
-        assert mem.labels("Where does Lan live?")[0]["node"] == uid
+        assert mem.labels("Where does Lan live?")[0].node == uid
         assert "labelled ✓ in the top k" in p.summary.value
         assert p.labels.marks() == {uid: "✓"}
         assert p.labels.label(None) and mem.labels() == []
@@ -166,7 +166,7 @@ def test_a_label_bar_beside_the_stepper_and_the_explorer(demo_store: Path) -> No
         assert stepper.trace is not None
         assert bar.node.value == stepper.trace.first_block().uids[0]
         assert bar.label(True)
-        assert [r["node"] for r in mem.labels("阿岚的生日是哪天")] == [bar.node.value]
+        assert [r.node for r in mem.labels("阿岚的生日是哪天")] == [bar.node.value]
         explorer = widgets.MemoryExplorer(mem)
         side = widgets.LabelBar.beside(explorer)
         explorer.search_box.value = "加湿器"

@@ -14,15 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..recalls import method_input, run_method
+from .methods import RRF_K
 from .neighbourhood import Neighbourhood
 
 if TYPE_CHECKING:
     from ..store.store import Store
 
-__all__ = ["RRF_K", "SearchHits", "search"]
-
-RRF_K = 60.0
-"""The reciprocal-rank fusion constant: a hit at rank r scores 1 / (RRF_K + r)."""
+__all__ = ["SearchHits", "search"]
 
 COLUMNS = ("uid", "dense_rank", "cos_msg", "bm25_rank", "bm25", "rrf", "found_by", "ts",
            "text")

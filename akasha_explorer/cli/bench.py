@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..bench.madial import MADIAL_METHODS
-from ..bench.recall import METHODS
+from ..bench.recall import RANK_METHODS
 from .kit import echo
 
 __all__ = ["COMMANDS"]
@@ -58,7 +58,7 @@ def _report_to(default: str) -> Callable[..., Any]:
 @click.option("--data", default="../shared/data/locomo-dev.json", show_default=True,
               type=click.Path(exists=True, dir_okay=False), help="A LoCoMo-format JSON file.")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
-@click.option("--methods", default=",".join(METHODS), show_default=True,
+@click.option("--methods", default=",".join(RANK_METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
 @_NO_ABLATIONS
@@ -69,7 +69,7 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
     BM25, RRF and PPR."""
     from ..bench.locomo import run_locomo
 
-    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, METHODS),
+    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, RANK_METHODS),
                        ablations=not no_ablations, profile=profile), out)
 
 
@@ -87,7 +87,7 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
     dialogue before the test turn."""
     from ..bench.madial import run_madial
 
-    _report(run_madial(data, methods=_methods(methods, METHODS), ablations=not no_ablations,
+    _report(run_madial(data, methods=_methods(methods, RANK_METHODS), ablations=not no_ablations,
                        profile=profile), out)
 
 

@@ -139,7 +139,7 @@ def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
 
 def _forget_anchor(store: Store, uid: str) -> dict[str, Any]:
     g = store.graph
-    if ga.anchor(g, uid) is None:
+    if ga.anchor_row(g, uid) is None:
         raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
     triples = gf.anchor_triples(g, uid)
     with g.transaction():

@@ -55,12 +55,17 @@ from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free, fsync_dir
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["GraphDB", "graph_lock"]
+__all__ = ["EXTRACT_PENDING_KEY", "LAST_CONTEXT_KEY", "TX_SEQ", "GraphDB", "graph_lock"]
 
 log = logging.getLogger(__name__)
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
+EXTRACT_PENDING_KEY = "extract_pending"
+"""Meta key: the nodes (JSON list) an ingest wrote whose extraction has not committed yet."""
+LAST_CONTEXT_KEY = "brief.last_context"
+"""Meta key: the handle map of the last context block the brief area saved (a forget that
+names it drops it)."""
 
 
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER|INSTALL|LOAD)\b")

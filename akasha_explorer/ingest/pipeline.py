@@ -46,9 +46,10 @@ from ..errors import InvalidInput
 from ..extract.pipeline import extract_after_ingest
 from ..graphdb import chains
 from ..graphdb import turns as gt
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY
 from ..graphdb.logs import REVIEW_SCHEMA
 from ..model import IngestReport, RawMessage, Skipped
-from ..text.gates import gate_flags, injection_reasons
+from ..text.gates import GATE_META, gate_flags, injection_reasons
 from ..text.indexing import index_text
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import messages_schema, turns_schema
@@ -161,10 +162,6 @@ def _check_against_store(store: Store, msgs: list[RawMessage],
         if node is not None:
             dup_nodes.append(node)
     return new, dup_nodes
-
-
-GATE_META = ("injection_rules", "dup_of")
-"""Keys the write gates add to a message's stored ``meta`` (not part of the input)."""
 
 
 def _differences(store: Store, msgs: list[RawMessage]) -> dict[str, list[str]]:
@@ -494,7 +491,7 @@ def json_list(values: Sequence[str]) -> str:
 def pending_extraction(store: Store) -> list[str]:
     """Nodes of an earlier batch whose extraction a crash interrupted (Meta
     ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's)."""
-    raw = store.graph.meta_get("extract_pending", "") or ""
+    raw = store.graph.meta_get(EXTRACT_PENDING_KEY, "") or ""
     if not raw:
         return []
     try:

@@ -647,8 +647,8 @@ class MemoryService:
         wire.check_domain("limit", limit, "anchors")
         if search is not None:
             _text(search, "search", limit=512, empty=True)
-        return self._run(lambda: self.mem.anchors(search, kind=kind)[: int(limit)],
-                         writes=False)
+        return self._run(lambda: [a.to_dict() for a in self.mem.anchors(search, kind=kind)
+                                  [: int(limit)]], writes=False)
 
     def tool_health(self, caller: Caller) -> dict[str, Any]:
         """Recall health from the query log: empty rate, scores, sources, latency, hubs."""

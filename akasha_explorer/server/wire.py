@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..ingest.validate import TS_MAX, TS_MIN
 from ..ranges import Range
 
 __all__ = [
@@ -70,9 +71,6 @@ MAX_TURN_CHARS = 100_000
 
 TEXT_LIMITS = {"user": MAX_TURN_CHARS, "assistant": MAX_TURN_CHARS}
 """Text parameters with a limit other than :data:`MAX_TEXT` (by name)."""
-
-TS_MIN, TS_MAX = 1.0, 7_258_118_400.0   # 1970-01-01 .. 2200-01-01, as ingest checks
-
 
 TIME = "a time between 1970 and 2200 (epoch seconds)"
 

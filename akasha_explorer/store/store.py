@@ -55,7 +55,7 @@ from ..errors import (
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
-from ..model import Message, NodeState, RawMessage
+from ..model import Message, NodeState, RawMessage, SessionInfo
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
@@ -558,7 +558,7 @@ class Store:
         rows = vq.message_seqs(self.vectors, session)
         return (max(rows) + 1) if rows else 0
 
-    def sessions(self) -> list[dict[str, Any]]:
+    def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return gt.sessions(self.graph)
 

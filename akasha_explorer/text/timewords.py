@@ -24,11 +24,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..config import DAY
 from ..errors import InvalidInput
 
 __all__ = ["TimeWindow", "parse_time", "time_windows"]
 
-DAY = 86400.0
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _MON = "|".join(_MONTHS)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..memory import Memory
 
-__all__ = ["CHANGE_COLOURS", "CONTROLS", "EVAL_METHODS", "LEFT_X", "ROW_PX", "WhatIfPanel",
+__all__ = ["CHANGE_COLOURS", "CONTROLS", "LEFT_X", "ROW_PX", "WHATIF_METHODS", "WhatIfPanel",
            "slider_bounds"]
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,10 @@ ROW_PX = 46.0
 LEFT_X = 320.0
 """How far left the items that left the top k stand (at their old rank)."""
 
-EVAL_METHODS = ("context", "akasha", "dense", "bm25")
-"""Methods the panel scores on the labelled set."""
+WHATIF_METHODS = ("context", "akasha", "dense", "bm25")
+"""Methods the panel scores on the labelled set before and after a change — fewer than
+``akasha eval``'s :data:`~akasha_explorer.analysis.methods.EVAL_METHODS` (no ``rrf``, no
+``ppr``): once the set is scored, every run of a change scores it again."""
 
 
 class WhatIfPanel(W.VBox):
@@ -421,17 +423,17 @@ class WhatIfPanel(W.VBox):
             return None
         try:
             if self._base_eval is None:
-                self._base_eval = self.mem.evaluate(methods=EVAL_METHODS, k=self.k,
+                self._base_eval = self.mem.evaluate(methods=WHATIF_METHODS, k=self.k,
                                                     now=self.baseline.now,
                                                     settings=self.base_settings)
             s = self.settings()
             after = self._base_eval if s == self.base_settings else self.mem.evaluate(
-                methods=EVAL_METHODS, k=self.k, now=self.baseline.now, settings=s)
+                methods=WHATIF_METHODS, k=self.k, now=self.baseline.now, settings=s)
         except AkashaError as err:
             self.eval_box.value = note(str(err), error=True)
             return None
         k, rows = self.k, []
-        for m in EVAL_METHODS:
+        for m in WHATIF_METHODS:
             a, b = self._base_eval["methods"][m], after["methods"][m]
             rows.append({"method": m, f"recall@{k} before": a[f"recall@{k}"],
                          f"recall@{k} after": b[f"recall@{k}"],
