@@ -313,6 +313,11 @@ class RecallTrace:
     log_uid: str | None = field(default=None, compare=False, metadata={"record": False})
     """The query-log row this recall wrote (``Memory.recall`` sets it; a commit marks that
     row committed). Not part of the record: not serialised, not compared."""
+    written_back: dict[str, Any] | None = field(default=None, compare=False,
+                                                metadata={"record": False})
+    """Whether this logged recall was written back — ``{"committed": bool}`` and, when
+    it was, ``node`` (the turn it served), ``by`` and ``at`` (wall-clock seconds); set by
+    a commit and by ``Memory.logged_recall``; None: not known. Not part of the record."""
     server_ref: str | None = field(default=None, compare=False, metadata={"record": False})
     """The name a served store's client knows this trace by (``akasha serve`` keeps each
     client's recalls; see :mod:`akasha_explorer.server.codec`). Not part of the record."""

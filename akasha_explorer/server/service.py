@@ -439,7 +439,7 @@ class MemoryService:
                 return done, None, True
             node, used = self.mem.add_turn(user, assistant, session=session, ts=stamp,
                                            recall=recall, reinforce=reinforce,
-                                           turn_id=turn_id)
+                                           turn_id=turn_id, by=caller.principal)
             return node, used, False
 
         node, used, retried = self._run(run, writes=True)
