@@ -271,6 +271,17 @@ class Memory:
         return self.store.commit(trace, current_node, reinforce=reinforce, by=by)
 
     @reads
+    def why_not(self, trace: RecallTrace, node: str) -> dict[str, Any]:
+        """Why turn ``node`` is not (or is) in what ``trace`` delivered: the last stage it
+        reached (``delivered``, ``activated``, ``groups``, ``settlement``,
+        ``micrograph``, ``graph_expand``, ``seeds``, ``not_reached``, ``invisible``), a
+        one-sentence ``reason`` and the ``numbers`` behind it — its scores against the
+        threshold or the last item taken, its cosines against the dense pool, the query
+        words it lacks (:meth:`RecallTrace.why_not
+        <akasha_explorer.engine.trace.RecallTrace.why_not>`). A dry run."""
+        return self.store.why_not(trace, node)
+
+    @reads
     def logged_recall(self, log_uid: str) -> RecallTrace:
         """A logged recall (a row of :meth:`query_log`) as it was made and delivered — not
         recalled again: the trace the agent received, with ``log_uid`` and

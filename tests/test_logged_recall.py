@@ -119,3 +119,7 @@ def test_a_served_store_gives_the_agents_recall_and_refuses_a_second_write(
         assert got.written_back["by"] == "local"
         with pytest.raises(ak.InvalidInput, match=r"already (committed|written back)"):
             nb.commit(got, node)
+        # why a turn is or is not in it, asked of the server's own copy of the recall
+        first = got.first_block().uids[0]
+        assert nb.why_not(got, first)["stage"] == "delivered"
+        assert nb.why_not(got, node)["stage"] == "invisible"   # the turn came after it

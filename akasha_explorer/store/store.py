@@ -712,6 +712,23 @@ class Store:
         got = self.mirror.query_committed(log_uid)
         return bool(logs.query_committed(self.graph, log_uid)) if got is None else got
 
+    def why_not(self, trace: RecallTrace, uid: str) -> dict[str, Any]:
+        """Where node ``uid`` fell out of ``trace`` (:meth:`RecallTrace.why_not`), with
+        what the store knows of it: its time, whether it is alive, its cosines with the
+        query and its messages' lexical terms (under the store's term rules)."""
+        self.check_open()
+        n = self.mirror.nodes
+        i = n.index.get(uid) if isinstance(uid, str) else None
+        if i is None:
+            raise NotFound(f"no node {uid!r}; a node uid looks like 'session:seq'")
+        cos_node, cos_msg = n.cosines(np.asarray(trace.q, np.float32))
+        a = int(n.first_msg[i])
+        terms = sorted({t for j in range(a, a + int(n.n_msg[i]))
+                        for t in self.mirror.msg_terms[j]})
+        return trace.why_not(uid, {"row": i, "ts": float(n.ts[i]), "alive": bool(n.alive[i]),
+                                   "cos_node": float(cos_node[i]),
+                                   "cos_msg": float(cos_msg[i]), "terms": terms})
+
     def logged_recall(self, log_uid: str) -> RecallTrace:
         """The recall of query-log row ``log_uid`` as it was made and delivered (its
         record, :mod:`.recalled`), with ``log_uid`` set and ``written_back`` saying
