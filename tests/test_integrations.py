@@ -1,0 +1,130 @@
+"""The framework adapters (:mod:`akasha_explorer.integrations`), each driven by its
+framework's own test or fake model, no network: a two-turn conversation whose second
+prompt carries a fact of the first through the adapter, against a local store (a new one
+in ``tmp_path``, the real model) and a served one (``akasha serve`` in a subprocess)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.protocol import MemoryAPI
+
+from .served import serving, small_store
+
+FACTS = {
+    "langgraph": ("My sister Ilse moved to Porto last spring, she teaches violin there.",
+                  "Which city did my sister Ilse move to?", "Porto"),
+    "openai_agents": ("Our cat Pimento is allergic to salmon, the vet said so on Monday.",
+                      "What is the cat Pimento allergic to?", "salmon"),
+    "llama_index": ("The spare key to the garden shed hangs behind the barometer.",
+                    "Where is the spare key to the garden shed?", "barometer"),
+    "pydantic_ai": ("My bicycle lock code is the year Ravel wrote Bolero, 1928.",
+                    "What is my bicycle lock code?", "1928"),
+}
+"""Per framework: the first turn's fact, the second turn's question, a word the second
+prompt must carry."""
+
+
+@pytest.fixture(scope="module")
+def served_url(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[str]:
+    """One ``akasha serve`` for the module (each test uses sessions of its own)."""
+    store = small_store(tmp_path_factory.mktemp("integrations") / "served")
+    with serving(store) as (url, _proc):
+        yield url
+
+
+@pytest.fixture(params=["local", "served"])
+def memory(request: pytest.FixtureRequest, tmp_path: Path, embedder: Any
+           ) -> Iterator[MemoryAPI]:
+    """A memory the adapter is given: a new local store, or the served one."""
+    if request.param == "local":
+        m: MemoryAPI = ak.open(tmp_path / "store")
+    else:
+        m = ak.connect(request.getfixturevalue("served_url"))
+    with m:
+        yield m
+
+
+# -- LangGraph / LangChain -------------------------------------------------------------------
+def test_langgraph_two_turns(memory: MemoryAPI) -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    from akasha_explorer.integrations.langgraph import MemoryHooks, MemoryState
+
+    fact, question, word = FACTS["langgraph"]
+    model = GenericFakeChatModel(messages=iter([AIMessage("Noted."), AIMessage("In Porto.")]))
+    prompts: list[list[Any]] = []
+
+    def agent(state: MemoryState) -> dict[str, Any]:
+        prompts.append(state["llm_input_messages"])
+        return {"messages": [model.invoke(state["llm_input_messages"])]}
+
+    hooks = MemoryHooks(memory)
+    graph = StateGraph(MemoryState)
+    graph.add_node("memory", hooks.pre_model_hook)
+    graph.add_node("agent", agent)
+    graph.add_node("remember", hooks.post_model_hook)
+    graph.add_edge(START, "memory")
+    graph.add_edge("memory", "agent")
+    graph.add_edge("agent", "remember")
+    graph.add_edge("remember", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+
+    app.invoke({"messages": [HumanMessage(fact)]},
+               {"configurable": {"thread_id": "lg-first"}})
+    # a new thread: the checkpointer holds nothing of the first, the memory does
+    asyncio.run(app.ainvoke({"messages": [HumanMessage(question)]},
+                            {"configurable": {"thread_id": "lg-second"}}))
+    second = prompts[-1]
+    assert isinstance(second[0], SystemMessage) and word in second[0].content
+    assert second[-1].content == question
+    stored = {s.session for s in memory.sessions()}
+    assert {"lg-first", "lg-second"} <= stored
+
+
+def test_langgraph_tools(memory: MemoryAPI) -> None:
+    from akasha_explorer.integrations.langgraph import memory_tools
+
+    fact, question, word = FACTS["langgraph"]
+    memory.add_turn(fact, "Noted.", session="lg-tools")
+    recall, context, expand = memory_tools(memory)
+    assert [t.name for t in (recall, context, expand)] == ["recall", "context", "expand"]
+    block = context.invoke({"query": question})
+    assert word in block and "[1]" in block
+    assert word in expand.invoke({"handle": "[1]"})
+    assert word in asyncio.run(recall.ainvoke({"query": question}))
+
+
+# -- where the frameworks are imported ----------------------------------------------------
+FRAMEWORKS = {"langgraph": {"langgraph", "langchain_core"}, "openai_agents": {"agents", "openai"},
+              "llama_index": {"llama_index"}, "pydantic_ai": {"pydantic_ai"}}
+"""Each integration module and the top-level packages of its framework."""
+
+
+def test_a_framework_is_imported_by_its_own_module_only() -> None:
+    """``import akasha_explorer`` (and the CLI, the server…) works without any framework:
+    a framework's packages are imported by its integration module and nowhere else."""
+    import ast
+
+    pkg = Path(ak.__file__).parent
+    everyone = set().union(*FRAMEWORKS.values())
+    bad = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        own = FRAMEWORKS.get(path.stem, set()) if rel.startswith("integrations/") else set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else []
+            bad += [f"{rel} imports {n}" for n in names
+                    if n.split(".")[0] in everyone - own]
+    assert not bad, bad
