@@ -128,3 +128,89 @@ def test_a_framework_is_imported_by_its_own_module_only() -> None:
             bad += [f"{rel} imports {n}" for n in names
                     if n.split(".")[0] in everyone - own]
     assert not bad, bad
+
+
+# -- OpenAI Agents SDK -----------------------------------------------------------------------
+def _agents_model(replies: list[Any]) -> Any:
+    """The SDK's ``Model`` interface answering ``replies`` in turn (a text, or a
+    ``(tool, arguments)`` call) and keeping every input it was given in ``.inputs``."""
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    class FakeModel(Model):
+        def __init__(self) -> None:
+            self.inputs: list[Any] = []
+            self.replies = list(replies)
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any,
+                               **kwargs: Any) -> ModelResponse:
+            self.inputs.append(input)
+            reply = self.replies.pop(0)
+            if isinstance(reply, tuple):
+                out: Any = ResponseFunctionToolCall(
+                    type="function_call", call_id=f"call-{len(self.inputs)}", name=reply[0],
+                    arguments=reply[1], id=f"fc-{len(self.inputs)}", status="completed")
+            else:
+                out = ResponseOutputMessage(
+                    id=f"msg-{len(self.inputs)}", type="message", role="assistant",
+                    status="completed",
+                    content=[ResponseOutputText(type="output_text", text=reply, annotations=[])])
+            return ModelResponse(output=[out], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    return FakeModel()
+
+
+def test_openai_agents_two_turns(memory: MemoryAPI) -> None:
+    from agents import Agent, Runner
+
+    from akasha_explorer.integrations.openai_agents import AkashaSession
+
+    fact, question, word = FACTS["openai_agents"]
+    model = _agents_model(["Noted, no salmon for Pimento.", "Salmon."])
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    asyncio.run(Runner.run(agent, fact, session=AkashaSession("oa-chat", memory)))
+    # a new Session object of the same conversation: its history comes from the store
+    again = AkashaSession("oa-chat", memory)
+    assert asyncio.run(again.get_items()) == [
+        {"role": "user", "content": fact},
+        {"role": "assistant", "content": "Noted, no salmon for Pimento."}]
+    asyncio.run(Runner.run(agent, question, session=again))
+    second = model.inputs[-1]
+    assert any(word in str(i.get("content")) for i in second[:-1])
+    assert second[-1]["content"] == question
+    assert len(asyncio.run(again.get_items())) == 4
+    assert asyncio.run(again.pop_item()) == {"role": "assistant", "content": "Salmon."}
+    assert len(asyncio.run(AkashaSession("oa-chat", memory).get_items())) == 3
+    asyncio.run(again.clear_session())
+    assert asyncio.run(AkashaSession("oa-chat", memory).get_items()) == []
+
+
+def test_openai_agents_tools_and_items_kept_verbatim(memory: MemoryAPI) -> None:
+    """A new conversation reaches the first one's fact through the ``context`` tool; the
+    tool call and its output are kept in the session as they were."""
+    from agents import Agent, Runner
+
+    from akasha_explorer.integrations.openai_agents import AkashaSession, function_tools
+
+    fact, question, word = FACTS["openai_agents"]
+    memory.add_turn(fact, "Noted.", session="oa-before")
+    model = _agents_model([("context", '{"query": "Pimento allergic"}'), "Salmon."])
+    agent = Agent(name="assistant", model=model, tools=function_tools(memory))
+    assert [t.name for t in agent.tools] == ["recall", "context", "expand"]
+    session = AkashaSession("oa-tools", memory)
+    asyncio.run(Runner.run(agent, question, session=session))
+    tool_output = model.inputs[-1][-1]
+    assert tool_output["type"] == "function_call_output" and word in tool_output["output"]
+    items = asyncio.run(AkashaSession("oa-tools", memory).get_items())
+    assert [i.get("type", "message") for i in items] == [
+        "message", "function_call", "function_call_output", "message"]
+    assert items[1]["name"] == "context" and items[2]["output"] == tool_output["output"]
