@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agents import FunctionTool, TResponseInputItem, function_tool
 
@@ -78,9 +78,9 @@ class AkashaSession:
     @staticmethod
     def _item(role: str, text: str, ext_id: str | None) -> TResponseInputItem | None:
         if ext_id is not None and ext_id.startswith(_ITEM):
-            return json.loads(text)  # type: ignore[no-any-return]
+            return cast("TResponseInputItem", json.loads(text))
         if role in ("user", "assistant"):
-            return {"role": role, "content": text}
+            return cast("TResponseInputItem", {"role": role, "content": text})
         return None
 
     def _add(self, items: list[TResponseInputItem]) -> None:
