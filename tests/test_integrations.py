@@ -214,3 +214,30 @@ def test_openai_agents_tools_and_items_kept_verbatim(memory: MemoryAPI) -> None:
     assert [i.get("type", "message") for i in items] == [
         "message", "function_call", "function_call_output", "message"]
     assert items[1]["name"] == "context" and items[2]["output"] == tool_output["output"]
+
+
+# -- LlamaIndex --------------------------------------------------------------------------------
+def test_llama_index_two_turns(memory: MemoryAPI) -> None:
+    """Turns leave the short-term history into the block (stored verbatim); a new
+    conversation's prompt carries the fact (MockLLM echoes the prompt it was given)."""
+    from llama_index.core.chat_engine import SimpleChatEngine
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.memory import Memory
+
+    from akasha_explorer.integrations.llama_index import AkashaMemoryBlock
+
+    fact, question, word = FACTS["llama_index"]
+    block = AkashaMemoryBlock(memory=memory)
+    first = Memory.from_defaults(session_id="li-first", token_limit=60,
+                                 memory_blocks=[block])
+    engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=first)
+    engine.chat(fact)
+    engine.chat("Thanks, that is all for today.")
+    stored = [m.text for s in memory.sessions() if s.session == "li-first"
+              for n in memory.neighbourhood().session_nodes("li-first") or []
+              for m in memory.messages(n)]
+    assert fact in stored
+    second = Memory.from_defaults(session_id="li-second", memory_blocks=[block])
+    engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=second)
+    echo = str(engine.chat(question))
+    assert word in echo and "long_term_memory" in echo
