@@ -241,3 +241,58 @@ def test_llama_index_two_turns(memory: MemoryAPI) -> None:
     engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=second)
     echo = str(engine.chat(question))
     assert word in echo and "long_term_memory" in echo
+
+
+# -- pydantic-ai -----------------------------------------------------------------------------
+def _pydantic_model(seen: list[tuple[list[Any], Any]]) -> Any:
+    """A ``FunctionModel``: on the first request of a run it calls the ``context`` tool
+    with the prompt, then answers; every request's messages and info land in ``seen``."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def answer(messages: list[Any], info: Any) -> ModelResponse:
+        seen.append((messages, info))
+        last = messages[-1].parts
+        if any(isinstance(p, ToolReturnPart) for p in last) or not info.function_tools:
+            return ModelResponse(parts=[TextPart("Noted.")])
+        prompt = next(p.content for p in last if p.part_kind == "user-prompt")
+        return ModelResponse(parts=[ToolCallPart("context", {"query": prompt})])
+
+    return FunctionModel(answer)
+
+
+def test_pydantic_ai_two_turns(memory: MemoryAPI) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ToolReturnPart
+
+    from akasha_explorer.integrations.pydantic_ai import AkashaToolset
+
+    fact, question, word = FACTS["pydantic_ai"]
+    seen: list[tuple[list[Any], Any]] = []
+    toolset = AkashaToolset(memory, session="pa-chat")
+    agent = Agent(_pydantic_model(seen), toolsets=[toolset])
+
+    async def conversation() -> None:
+        await toolset.store(await agent.run(fact))
+        await toolset.store(await agent.run(question))
+
+    asyncio.run(conversation())
+    returned = [p.content for p in seen[-1][0][-1].parts if isinstance(p, ToolReturnPart)]
+    assert returned and word in returned[0]
+    nodes = memory.neighbourhood().session_nodes("pa-chat") or []
+    assert [m.text for m in memory.messages(nodes[0])] == [fact, "Noted."]
+    assert len(nodes) == 2
+
+
+def test_pydantic_ai_context_as_instructions(memory: MemoryAPI) -> None:
+    from pydantic_ai import Agent
+
+    from akasha_explorer.integrations.pydantic_ai import AkashaToolset
+
+    fact, question, word = FACTS["pydantic_ai"]
+    memory.add_turn(fact, "Noted.", session="pa-before")
+    seen: list[tuple[list[Any], Any]] = []
+    agent = Agent(_pydantic_model(seen), toolsets=[
+        AkashaToolset(memory, session="pa-inject", inject_context=True)])
+    asyncio.run(agent.run(question))
+    assert word in (seen[0][1].instructions or "")
