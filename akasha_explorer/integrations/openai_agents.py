@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from agents import FunctionTool, TResponseInputItem, function_tool
 
+from ..ingest.chats import agents_item_text
 from ._core import TOOL_HELP, MemoryLink
 
 if TYPE_CHECKING:
@@ -31,22 +32,6 @@ __all__ = ["AkashaSession", "function_tools"]
 
 _TEXT, _ITEM = "agents-text:", "agents-item:"
 """Turn-id prefixes: a message stored as its text, an item stored as its JSON."""
-
-
-def _as_text(item: Any) -> tuple[str, str] | None:
-    """``(role, text)`` of a message item whose content is text; None for any other item."""
-    if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
-        return None
-    if item.get("type", "message") != "message":
-        return None
-    content = item.get("content")
-    if isinstance(content, str):
-        return str(item["role"]), content
-    if isinstance(content, list) and content and all(
-            isinstance(c, dict) and c.get("type") in ("input_text", "output_text")
-            and isinstance(c.get("text"), str) for c in content):
-        return str(item["role"]), "".join(c["text"] for c in content)
-    return None
 
 
 class AkashaSession:
@@ -86,7 +71,7 @@ class AkashaSession:
     def _add(self, items: list[TResponseInputItem]) -> None:
         loaded = self._load()
         for item in items:
-            text = _as_text(item)
+            text = agents_item_text(item)
             if text is not None:
                 role, body = text
                 turn_id = f"{_TEXT}{uuid.uuid4().hex}"
