@@ -1,0 +1,86 @@
+"""Conversation files as agents and chat apps keep them, made by the real packages (or in
+the documented export format): for the importer tests and the bad-input corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+FACT = "The spare key to the garden shed hangs behind the barometer."
+REPLY = "Got it: the shed key is behind the barometer."
+
+
+def claude_export(folder: Path, conversations: list[dict[str, Any]] | None = None) -> Path:
+    """A ``conversations.json`` as the Claude.ai export writes it (one conversation with
+    a thinking block and a tool use beside the text, unless ``conversations`` are given)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    conv = {
+        "uuid": "5b0e3d2a-0000-4000-8000-00000000c1a0", "name": "Garden shed",
+        "summary": "", "created_at": "2026-05-01T09:00:00.000000Z",
+        "updated_at": "2026-05-01T09:01:00.000000Z", "account": {"uuid": "acct-1"},
+        "chat_messages": [
+            {"uuid": "msg-1", "text": FACT, "sender": "human",
+             "content": [{"type": "text", "text": FACT, "citations": [],
+                          "start_timestamp": "2026-05-01T09:00:00.000000Z",
+                          "stop_timestamp": "2026-05-01T09:00:00.000000Z"}],
+             "created_at": "2026-05-01T09:00:00.000000Z",
+             "updated_at": "2026-05-01T09:00:00.000000Z", "attachments": [], "files": []},
+            {"uuid": "msg-2", "text": REPLY, "sender": "assistant",
+             "content": [{"type": "thinking", "thinking": "a key, a barometer"},
+                         {"type": "tool_use", "name": "note", "input": {"k": "v"}},
+                         {"type": "text", "text": REPLY, "citations": []}],
+             "created_at": "2026-05-01T09:00:07.000000Z",
+             "updated_at": "2026-05-01T09:00:07.000000Z", "attachments": [], "files": []}]}
+    path = folder / "conversations.json"
+    path.write_text(json.dumps(conversations if conversations is not None else [conv]),
+                    "utf-8")
+    return path
+
+
+def langgraph_db(path: Path, turns: list[tuple[str, str]], thread: str = "thread-1") -> Path:
+    """A LangGraph ``SqliteSaver`` database holding ``turns`` of one thread, written by a
+    real graph (a fake chat model answering)."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(a) for _, a in turns]))
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_edge(START, "agent")
+    graph.add_edge("agent", END)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        app = graph.compile(checkpointer=SqliteSaver(conn))
+        for user, _ in turns:
+            app.invoke({"messages": [HumanMessage(user)]},
+                       {"configurable": {"thread_id": thread}})
+    finally:
+        conn.close()
+    return path
+
+
+def agents_db(path: Path, items: list[dict[str, Any]], session: str = "chat-1") -> Path:
+    """An Agents SDK ``SQLiteSession`` database holding ``items``, written by the SDK."""
+    from agents import SQLiteSession
+
+    async def write() -> None:
+        s = SQLiteSession(session, str(path))
+        await s.add_items(items)  # type: ignore[arg-type]
+        s.close()
+
+    asyncio.run(write())
+    return path
+
+
+def output_message(text: str, mid: str = "msg_1") -> dict[str, Any]:
+    return {"id": mid, "type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
