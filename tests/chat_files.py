@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +41,12 @@ def claude_export(folder: Path, conversations: list[dict[str, Any]] | None = Non
     return path
 
 
-def langgraph_db(path: Path, turns: list[tuple[str, str]], thread: str = "thread-1") -> Path:
-    """A LangGraph ``SqliteSaver`` database holding ``turns`` of one thread, written by a
-    real graph (a fake chat model answering)."""
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
+def langgraph_run(path: Path, agent: Callable[[Any], dict[str, Any]],
+                  inputs: list[list[Any]], thread: str = "thread-1") -> Path:
+    """A LangGraph ``SqliteSaver`` database at ``path``: a real one-node graph (``agent``)
+    run once per list of input messages, on one thread."""
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, MessagesState, StateGraph
-
-    model = GenericFakeChatModel(messages=iter([AIMessage(a) for _, a in turns]))
-
-    def agent(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
 
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
@@ -60,12 +55,36 @@ def langgraph_db(path: Path, turns: list[tuple[str, str]], thread: str = "thread
     conn = sqlite3.connect(path, check_same_thread=False)
     try:
         app = graph.compile(checkpointer=SqliteSaver(conn))
-        for user, _ in turns:
-            app.invoke({"messages": [HumanMessage(user)]},
-                       {"configurable": {"thread_id": thread}})
+        for messages in inputs:
+            app.invoke({"messages": messages}, {"configurable": {"thread_id": thread}})
     finally:
         conn.close()
     return path
+
+
+def langgraph_db(path: Path, turns: list[tuple[str, str]], thread: str = "thread-1") -> Path:
+    """A LangGraph checkpoint database holding ``turns`` of one thread (a fake chat model
+    answering)."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(a) for _, a in turns]))
+    return langgraph_run(path, lambda state: {"messages": [model.invoke(state["messages"])]},
+                         [[HumanMessage(u)] for u, _ in turns], thread)
+
+
+def langgraph_tool_db(path: Path) -> Path:
+    """A LangGraph thread holding a system message, a tool call without text and its tool
+    message around one exchange."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [
+            AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "call-1"}]),
+            ToolMessage("ok", tool_call_id="call-1"), AIMessage("hi, how are you?")]}
+
+    return langgraph_run(path, agent, [[SystemMessage("be brief"), HumanMessage("hello there")]],
+                         "t")
 
 
 def agents_db(path: Path, items: list[dict[str, Any]], session: str = "chat-1") -> Path:

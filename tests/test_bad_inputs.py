@@ -88,7 +88,7 @@ def _generate(entry: dict[str, Any], folder: Path) -> Path:
 
 def _chat_file(name: str, folder: Path) -> Path:
     """A database an agent framework keeps, written by the real package (``tests/chat_files.py``)."""
-    from .chat_files import agents_db, langgraph_db, output_message
+    from .chat_files import agents_db, langgraph_db, langgraph_tool_db, output_message
 
     p = folder / f"{name}.sqlite"
     hello = {"role": "user", "content": "hello there"}
@@ -112,37 +112,10 @@ def _chat_file(name: str, folder: Path) -> Path:
                       {"role": "assistant", "content": ""},
                       output_message("hi, how are you?")])
     elif name == "langgraph_tool_and_system":
-        _langgraph_with_tools(p)
+        langgraph_tool_db(p)
     else:
         raise AssertionError(name)
     return p
-
-
-def _langgraph_with_tools(path: Path) -> None:
-    """A LangGraph thread holding a system message, a tool call without text and its tool
-    message around one exchange, written by a real graph."""
-    import sqlite3
-
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, MessagesState, StateGraph
-
-    def agent(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [
-            AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "call-1"}]),
-            ToolMessage("ok", tool_call_id="call-1"), AIMessage("hi, how are you?")]}
-
-    graph = StateGraph(MessagesState)
-    graph.add_node("agent", agent)
-    graph.add_edge(START, "agent")
-    graph.add_edge("agent", END)
-    conn = sqlite3.connect(path, check_same_thread=False)
-    try:
-        graph.compile(checkpointer=SqliteSaver(conn)).invoke(
-            {"messages": [SystemMessage("be brief"), HumanMessage("hello there")]},
-            {"configurable": {"thread_id": "t"}})
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")
