@@ -296,3 +296,70 @@ def test_pydantic_ai_context_as_instructions(memory: MemoryAPI) -> None:
         AkashaToolset(memory, session="pa-inject", inject_context=True)])
     asyncio.run(agent.run(question))
     assert word in (seen[0][1].instructions or "")
+
+
+# -- the README's "Use it from your agent" ---------------------------------------------------
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _readme_blocks() -> dict[str, tuple[int, str, str]]:
+    """The section's code blocks: the extra each Python block installs (its first line) ->
+    (line, language, code); the MCP config under ``mcp``."""
+    import re
+
+    text = README.read_text("utf-8")
+    start = text.index("## Use it from your agent")
+    section = text[start:text.index("\n## ", start + 1)]
+    line0 = text[:start].count("\n") + 1
+    out: dict[str, tuple[int, str, str]] = {}
+    for m in re.finditer(r"```(\w+)\n(.*?)```", section, re.S):
+        lang, code = m.group(1), m.group(2)
+        extra = re.match(r'# pip install "akasha-explorer\[([\w-]+)\]"', code)
+        key = extra.group(1) if extra else lang
+        out[key] = (line0 + section[:m.start()].count("\n") + 1, lang, code)
+    return out
+
+
+def _readme_models(extra: str) -> dict[str, Any]:
+    """What the README's blocks call ``model`` / ``llm``: the framework's fake model."""
+    if extra == "langgraph":
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage
+        return {"model": GenericFakeChatModel(messages=iter([AIMessage("In Porto.")]))}
+    if extra == "openai-agents":
+        return {"model": _agents_model(["In Porto."])}
+    if extra == "llama-index":
+        from llama_index.core.llms import MockLLM
+        return {"llm": MockLLM()}
+    return {"model": _pydantic_model([])}
+
+
+def test_readme_has_a_block_per_framework_and_the_mcp_config() -> None:
+    import json
+
+    blocks = _readme_blocks()
+    assert set(blocks) == {"langgraph", "openai-agents", "llama-index", "pydantic-ai", "json"}
+    for extra, (_line, _lang, code) in blocks.items():
+        if extra != "json":
+            assert len(code.strip().splitlines()) <= 16, extra
+    assert "mcpServers" in json.loads(blocks["json"][2])
+
+
+@pytest.mark.parametrize("extra", ["langgraph", "openai-agents", "llama-index", "pydantic-ai"])
+def test_readme_block_runs(extra: str, tmp_path: Path, embedder: Any,
+                           monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+                           ) -> None:
+    """Each framework's README block, as written, against a new store in the working
+    folder (``model`` / ``llm`` being the framework's fake model)."""
+    line, _lang, code = _readme_blocks()[extra]
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, Any] = {"__name__": "readme", **_readme_models(extra)}
+    try:
+        exec(compile(code, f"{README}:{line}", "exec"), ns)
+    finally:
+        if "mem" in ns:
+            ns["mem"].close()
+    with ak.open(tmp_path / "my_store", read_only=True) as mem:
+        assert mem.path.is_dir()
+        if extra != "llama-index":  # LlamaIndex stores turns as they leave short-term memory
+            assert "chat-1" in {s.session for s in mem.sessions()}
