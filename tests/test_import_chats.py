@@ -83,3 +83,27 @@ def test_a_database_of_the_other_kind_or_no_database(fmt: str, tmp_path: Path) -
     path = claude_export(tmp_path / "export")
     with pytest.raises(ak.InvalidInput, match="not a SQLite database"):
         load(path, format=fmt)
+
+
+def test_the_importers_need_no_framework(tmp_path: Path) -> None:
+    """With every agent framework unimportable, ``import akasha_explorer`` and the CLI
+    work, and a LangGraph and an Agents-SDK database still import (the importers read
+    SQLite and msgpack themselves)."""
+    import subprocess
+    import sys
+
+    lg = langgraph_db(tmp_path / "lg.sqlite", [(FACT, REPLY)])
+    oa = agents_db(tmp_path / "oa.sqlite", [{"role": "user", "content": FACT}])
+    script = (
+        "import sys\n"
+        "for name in ('langgraph', 'langchain_core', 'agents', 'openai', 'llama_index',\n"
+        "             'pydantic_ai', 'ormsgpack', 'msgpack'):\n"
+        "    sys.modules[name] = None\n"
+        "import akasha_explorer, akasha_explorer.cli\n"
+        "from akasha_explorer.ingest.importers import load\n"
+        f"print(load({str(lg)!r}).messages[0].text == {FACT!r},"
+        f" load({str(oa)!r}).messages[0].text == {FACT!r})\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True"]
