@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
 from . import msgpack
-from .validate import check_meta, check_session, check_text, parse_ts
+from .validate import check_conversations, check_meta, check_session, check_text, parse_ts
 
 __all__ = ["SQLITE_HEADER", "Read", "agents_item_text", "read_agents_sdk", "read_claude",
            "read_langgraph", "sniff_sqlite"]
@@ -111,15 +111,10 @@ def _blocks(content: Any, text_types: tuple[str, ...], where: str,
 # -- Claude.ai export ------------------------------------------------------------------------
 def read_claude(data: Any, *, source: str = "claude") -> Read:
     """The Claude.ai export's ``conversations.json`` (see the module docstring)."""
-    if not isinstance(data, list):
-        raise InvalidInput("expected a list of conversations", where=source)
     out: list[RawMessage] = []
     skipped: list[Skipped] = []
-    for i, conv in enumerate(data):
-        where = f"{source}: conversation {i}"
-        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
-            raise InvalidInput("expected a conversation with a 'chat_messages' list",
-                               where=where)
+    for i, where, conv in check_conversations(data, source, "chat_messages", list,
+                                              "'chat_messages' list"):
         sess = _Session(str(conv.get("uuid") or f"claude-{i}"), source, where, skipped)
         for j, msg in enumerate(conv["chat_messages"]):
             mw = f"{where} message {j}"

@@ -35,6 +35,7 @@ from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
 from . import chats
 from .validate import (
+    check_conversations,
     check_meta,
     check_role,
     check_seq,
@@ -270,14 +271,9 @@ def _main_branch(mapping: dict[str, Any], current: Any,
 
 def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
     """ChatGPT ``conversations.json``: the main branch of every conversation."""
-    if not isinstance(data, list):
-        raise InvalidInput("expected a list of conversations", where=source)
     out: list[RawMessage] = []
     skipped: list[Skipped] = []
-    for i, conv in enumerate(data):
-        where = f"{source}: conversation {i}"
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            raise InvalidInput("expected a conversation with a 'mapping' object", where=where)
+    for i, where, conv in check_conversations(data, source, "mapping", dict, "'mapping' object"):
         sid = conv.get("conversation_id") or conv.get("id") or f"chatgpt-{i}"
         session = check_session(str(sid), where)
         conv_ts = conv.get("create_time")
