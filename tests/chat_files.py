@@ -87,6 +87,23 @@ def langgraph_tool_db(path: Path) -> Path:
                          "t")
 
 
+def langgraph_checkpoint_db(path: Path, messages: list[Any], thread: str = "t") -> Path:
+    """A LangGraph checkpoint database holding one checkpoint whose ``messages`` channel is
+    ``messages`` as given (written by the real ``SqliteSaver``, no graph reducing them)."""
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": messages}
+        SqliteSaver(conn).put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+                              checkpoint, {"source": "input", "step": -1, "parents": {}}, {})
+    finally:
+        conn.close()
+    return path
+
+
 def agents_db(path: Path, items: list[dict[str, Any]], session: str = "chat-1") -> Path:
     """An Agents SDK ``SQLiteSession`` database holding ``items``, written by the SDK."""
     from agents import SQLiteSession

@@ -88,7 +88,13 @@ def _generate(entry: dict[str, Any], folder: Path) -> Path:
 
 def _chat_file(name: str, folder: Path) -> Path:
     """A database an agent framework keeps, written by the real package (``tests/chat_files.py``)."""
-    from .chat_files import agents_db, langgraph_db, langgraph_tool_db, output_message
+    from .chat_files import (
+        agents_db,
+        langgraph_checkpoint_db,
+        langgraph_db,
+        langgraph_tool_db,
+        output_message,
+    )
 
     p = folder / f"{name}.sqlite"
     hello = {"role": "user", "content": "hello there"}
@@ -111,6 +117,11 @@ def _chat_file(name: str, folder: Path) -> Path:
                       {"type": "reasoning", "id": "rs_1", "summary": []},
                       {"role": "assistant", "content": ""},
                       output_message("hi, how are you?")])
+    elif name == "langgraph_duplicate_ids":
+        from langchain_core.messages import AIMessage, HumanMessage
+        langgraph_checkpoint_db(p, [HumanMessage("hello there", id="m-1"),
+                                    AIMessage("hi, how are you?", id="m-2"),
+                                    HumanMessage("something else", id="m-1")])
     elif name == "langgraph_tool_and_system":
         langgraph_tool_db(p)
     else:

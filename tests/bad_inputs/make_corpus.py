@@ -295,6 +295,8 @@ def main() -> None:
         ("agents_truncated", "an Agents SDK session database cut in half",
          "cannot read the SQLite database: database disk image is malformed",
          "agents_truncated.sqlite"),
+        ("langgraph_duplicate_ids", "a message id twice with different text in one checkpoint "
+         "(LangGraph)", "appears twice in the conversation with different text", "message 2"),
         ("agents_duplicate_ids", "an item id twice with different text (Agents SDK)",
          "appears twice in the conversation with different text", "agent_messages row 2"),
         ("agents_only_tool_items", "no user or assistant text at all (Agents SDK)",
