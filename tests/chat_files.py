@@ -110,7 +110,7 @@ def agents_db(path: Path, items: list[dict[str, Any]], session: str = "chat-1") 
 
     async def write() -> None:
         s = SQLiteSession(session, str(path))
-        await s.add_items(items)  # type: ignore[arg-type]
+        await s.add_items(items)
         s.close()
 
     asyncio.run(write())
