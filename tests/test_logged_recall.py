@@ -17,12 +17,12 @@ from tests.served import serve_env, serving, small_store
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> Path:
+def two_turns(tmp_path: Path) -> Path:
     return small_store(tmp_path / "store")
 
 
-def test_a_logged_recall_comes_back_as_it_was_made(small: Path) -> None:
-    with ak.open(small) as mem:
+def test_a_logged_recall_comes_back_as_it_was_made(two_turns: Path) -> None:
+    with ak.open(two_turns) as mem:
         now = mem.last_ts() + 60
         trace = mem.recall("阿岚 杀戮尖塔", now=now)
         assert trace.log_uid is not None
@@ -37,8 +37,8 @@ def test_a_logged_recall_comes_back_as_it_was_made(small: Path) -> None:
         assert mem.logged_recall(trace.log_uid).to_json() == trace.to_json()
 
 
-def test_a_recall_is_written_back_once_whatever_carries_it(small: Path) -> None:
-    with ak.open(small) as mem:
+def test_a_recall_is_written_back_once_whatever_carries_it(two_turns: Path) -> None:
+    with ak.open(two_turns) as mem:
         trace = mem.recall("阿岚 杀戮尖塔", now=mem.last_ts() + 60)
         uid = trace.log_uid
         assert uid is not None
@@ -62,8 +62,8 @@ def test_a_recall_is_written_back_once_whatever_carries_it(small: Path) -> None:
             mem.commit(mem.logged_recall(uid), "s0:0")
 
 
-def test_add_turn_s_recall_is_logged_as_written_to_the_new_turn(small: Path) -> None:
-    with ak.open(small) as mem:
+def test_add_turn_s_recall_is_logged_as_written_to_the_new_turn(two_turns: Path) -> None:
+    with ak.open(two_turns) as mem:
         node, used = mem.add_turn("阿岚今天过了 A10 吗", "过了！", session="s1",
                                   ts=mem.last_ts() + 120)
         assert used is not None and used.log_uid is not None
@@ -73,7 +73,7 @@ def test_add_turn_s_recall_is_logged_as_written_to_the_new_turn(small: Path) -> 
             mem.commit(got, node)
 
 
-def test_the_mark_survives_a_kill_before_any_checkpoint(small: Path) -> None:
+def test_the_mark_survives_a_kill_before_any_checkpoint(two_turns: Path) -> None:
     """The commit's journal record marks the row: a writer killed before its checkpoint
     leaves a store that still refuses a second write-back of that recall."""
     script = textwrap.dedent("""
@@ -85,17 +85,17 @@ def test_the_mark_survives_a_kill_before_any_checkpoint(small: Path) -> None:
         print(t.log_uid, flush=True)
         os._exit(0)                      # no close: no checkpoint
     """)
-    out = subprocess.run([sys.executable, "-c", script, str(small)], env=serve_env(),
+    out = subprocess.run([sys.executable, "-c", script, str(two_turns)], env=serve_env(),
                          capture_output=True, text=True, timeout=300, check=True)
     uid = out.stdout.strip().splitlines()[-1]
-    with ak.open(small) as mem:
+    with ak.open(two_turns) as mem:
         assert [r["committed"] for r in mem.query_log() if r["uid"] == uid] == [True]
         with pytest.raises(ak.InvalidInput, match=r"already (committed|written back)"):
             mem.commit(mem.logged_recall(uid), "s0:0")
 
 
-def test_a_forget_drops_every_record_and_says_so(small: Path) -> None:
-    with ak.open(small) as mem:
+def test_a_forget_drops_every_record_and_says_so(two_turns: Path) -> None:
+    with ak.open(two_turns) as mem:
         trace = mem.recall("阿岚 杀戮尖塔", now=mem.last_ts() + 60)
         assert trace.log_uid is not None
         counts = mem.forget(node="s0:0")
@@ -107,8 +107,8 @@ def test_a_forget_drops_every_record_and_says_so(small: Path) -> None:
 
 
 def test_a_served_store_gives_the_agents_recall_and_refuses_a_second_write(
-        small: Path) -> None:
-    with serving(small) as (url, _proc):
+        two_turns: Path) -> None:
+    with serving(two_turns) as (url, _proc):
         nb = ak.connect(url)
         node, used = nb.add_turn("阿岚今天过了 A10 吗", "过了！", session="s1",
                                  ts=nb.last_ts() + 120)
