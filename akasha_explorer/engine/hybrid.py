@@ -162,7 +162,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         score=score[rows].tolist(), norm=norm[rows].tolist(), in_time=in_time[rows].tolist(),
         bm25_top=bm_top, dense_top=top, dense_zero=zero, dense_weight=weight, cjk_share=share,
         windows=[[float(a), float(b)] for a, b, _ in windows],
-        window_phrases=[str(p) for _, _, p in windows])
+        window_phrases=[str(p) for _, _, p in windows],
+        lexical_groups=[dict(g) for g in lexical.groups])
     return rel, norm
 
 

@@ -95,6 +95,10 @@ class Relevance:
     windows: list[list[float]] = field(default_factory=list)
     """Time windows ``[start, end)`` the query named (``TIME_PRIOR``)."""
     window_phrases: list[str] = field(default_factory=list)
+    lexical_groups: list[dict[str, Any]] = field(default_factory=list)
+    """The extra lexical terms behind ``bm25``: anchors the query named by an alias
+    (``ANCHOR_WEIGHT``) and its words' translations (``XLING_WEIGHT``) — per group its
+    kind, the query word, the weight, the terms and their document frequencies."""
 
 
 @dataclass

@@ -36,10 +36,11 @@ import pyarrow as pa
 
 from ..config import Settings
 from ..embed import Embedder, make_embedder
-from ..engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
+from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan, apply_plan
+from ..extract.query import AnchorChannel, query_groups
 from ..errors import (
     DiskFull,
     IntegrityError,
@@ -99,6 +100,8 @@ class Store:
         against; see :mod:`akasha_explorer.brief.api`)."""
         self._embedder = embedder
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
+        self.anchor_channel = AnchorChannel()
+        """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -652,12 +655,15 @@ class Store:
         q = terms(text, rules=rules)
         time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
                       for t in terms(w[2], rules=rules)}
+        alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
+        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive)
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms)
+                                  exclude=time_terms, groups=groups, replaced=replaced)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,
-                      exclude: Collection[str] = ()) -> LexicalHits:
+                      exclude: Collection[str] = (), groups: Sequence[TermGroup] = (),
+                      replaced: Collection[str] = ()) -> LexicalHits:
         """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
         the query's relative time words).
 
@@ -673,10 +679,10 @@ class Store:
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
                            causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
-                           min_docs=s.FTS_MIN_IDF_DOCS)
+                           min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups)
 
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False

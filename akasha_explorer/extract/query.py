@@ -1,0 +1,212 @@
+"""What a query names beyond its own words (SPEC §4 stage 1, **[ours]**): anchors it
+mentions by any alias, and its words in the other language — extra lexical terms for the
+recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
+
+- **Anchors** (``ANCHOR_WEIGHT``). The store's anchors carry aliases across scripts and
+  forms (阿岚 = 岚姐 = 林岚 = Lan; 老周 = Zhou), and extraction records which messages
+  mention each anchor under which alias. A query that names an anchor by any alias gets
+  one anchor term whose postings are those mentions, in place of the alias's own words:
+  "Who is Lan?" reaches 岚是我大学同学，我们都叫她阿岚. A curated alias (``mem.add_alias``)
+  counts from the next recall on.
+- **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
+  words the bilingual dictionary lists for it, each Chinese word its English glosses
+  (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
+  ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one).
+
+Alias search in a query: a latin alias matches whole words; a CJK alias of two or more
+characters matches anywhere; a one-character CJK alias (岚) only where jieba does not read
+it as part of a dictionary word (上周 holds 周 but names no one).
+
+>>> lex = AnchorLexicon([("an-1", "阿岚"), ("an-1", "Lan"), ("an-1", "岚"), ("an-2", "周")],
+...                     {"an-1": "阿岚", "an-2": "老周"})
+>>> [(h.anchor, h.surface) for h in lex.find("Where does Lan live?")]
+[('an-1', 'lan')]
+>>> [(h.anchor, h.surface) for h in lex.find("岚住在哪个城市，上周末呢")]
+[('an-1', '岚')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..engine.bm25 import TermGroup, select_terms
+from ..graphdb import anchors as ga
+from ..text.tokenize import TermRules, is_cjk, normalize, terms
+from ..text.xling import translate
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..store.store import Store
+
+__all__ = ["AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
+
+_LATIN_EDGE = r"(?<![\w@]){}(?!\w)"
+
+
+@dataclass(frozen=True)
+class AnchorHit:
+    """An alias found in a query: the anchor, the normalised surface and where."""
+
+    anchor: str
+    surface: str
+    start: int
+    end: int
+
+
+def _dictionary_word(word: str) -> bool:
+    import jieba
+    return bool(jieba.dt.FREQ.get(word))
+
+
+class AnchorLexicon:
+    """Alias surfaces (normalised) → anchors, searched in query text."""
+
+    def __init__(self, aliases: Iterable[tuple[str, str]], names: Mapping[str, str]) -> None:
+        self.names = dict(names)
+        by: dict[str, list[str]] = {}
+        for anchor, surface in aliases:
+            n = normalize(surface).strip().lstrip("@")
+            if n and anchor not in by.setdefault(n, []):
+                by[n].append(anchor)
+        # longest first, so 阿岚 wins over 岚 where both match
+        self.surfaces = dict(sorted(by.items(), key=lambda kv: (-len(kv[0]), kv[0])))
+        self._latin = {n: re.compile(_LATIN_EDGE.format(re.escape(n)))
+                       for n in self.surfaces if not is_cjk(n)}
+
+    def __len__(self) -> int:
+        return len(self.surfaces)
+
+    def find(self, text: str) -> list[AnchorHit]:
+        """Aliases named in ``text``, non-overlapping, longest first, in text order."""
+        low = normalize(text)
+        taken = np.zeros(len(low) + 1, bool)
+        hits: list[AnchorHit] = []
+        tokens: list[tuple[str, int, int]] | None = None
+        for n, anchors in self.surfaces.items():
+            spans: list[tuple[int, int]] = []
+            if n in self._latin:
+                spans = [m.span() for m in self._latin[n].finditer(low)]
+            elif n in low:
+                spans = [(m.start(), m.start() + len(n)) for m in re.finditer(re.escape(n), low)]
+                if len(n) == 1:
+                    if tokens is None:
+                        tokens = _jieba_tokens(low)
+                    spans = [sp for sp in spans if _free_char(tokens, sp[0])]
+            for a, b in spans:
+                if taken[a:b].any():
+                    continue
+                taken[a:b] = True
+                hits.extend(AnchorHit(x, n, a, b) for x in anchors)
+        return sorted(hits, key=lambda h: (h.start, h.anchor))
+
+
+def _jieba_tokens(text: str) -> list[tuple[str, int, int]]:
+    import jieba
+
+    from ..text.tokenize import segment
+    segment("")  # jieba initialised
+    return [(w, a, b) for w, a, b in jieba.tokenize(text)]
+
+
+def _free_char(tokens: list[tuple[str, int, int]], pos: int) -> bool:
+    """A one-character alias at ``pos`` names someone unless jieba reads it inside a
+    dictionary word (上周 → no; 岚住, an unknown word jieba glued → yes)."""
+    for w, a, b in tokens:
+        if a <= pos < b:
+            return len(w) == 1 or not _dictionary_word(w)
+    return True
+
+
+class AnchorChannel:
+    """The store's anchors as a recall channel: the alias lexicon and each anchor's
+    mentions as message rows, read from the graph and kept until anchors, aliases or
+    mentions change (``GraphDB.anchor_version``) or messages are added or forgotten."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._lexicon = AnchorLexicon((), {})
+        self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
+
+    def _refresh(self, store: Store) -> None:
+        n = store.mirror.nodes
+        key = (id(store.graph), store.graph.anchor_version, n.m, int(n.msg_alive.sum()))
+        if key != self._key:
+            self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
+                store.graph)), ga.anchor_names(store.graph))
+            self._rows = {}
+            self._key = key
+
+    def lexicon(self, store: Store) -> AnchorLexicon:
+        """The alias lexicon as of now."""
+        self._refresh(store)
+        return self._lexicon
+
+    def postings(self, store: Store, anchor: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Message rows that mention ``anchor`` and how often each does."""
+        self._refresh(store)
+        got = self._rows.get(anchor)
+        if got is None:
+            index = store.mirror.nodes.msg_index
+            counts: dict[int, int] = {}
+            for m in ga.mentions_of(store.graph, anchor):
+                j = index.get(m["msg"])
+                if j is not None:
+                    counts[int(j)] = counts.get(int(j), 0) + 1
+            rows = np.array(sorted(counts), np.int64)
+            got = (rows, np.array([counts[int(r)] for r in rows], np.float64))
+            self._rows[anchor] = got
+        return got
+
+
+def query_groups(store: Store, text: str, *, now: float, settings: Settings,
+                 alive: NDArray[np.bool_]) -> tuple[list[TermGroup], set[str]]:
+    """The extra term groups of query ``text`` (anchors, then translations) and the query
+    terms the anchors replace. Both empty when ``HYBRID`` is off or the channels' weights
+    are 0 (the v1 profile).
+
+    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``XLING_WEIGHT``, ``XLING_PER_WORD``, and
+    the term rules and IDF floor (``FTS_MIN_IDF``, ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
+    """
+    s = settings
+    groups: list[TermGroup] = []
+    replaced: set[str] = set()
+    if not s.HYBRID or (s.ANCHOR_WEIGHT <= 0 and s.XLING_WEIGHT <= 0):
+        return groups, replaced
+    rules = TermRules.of(s)
+    skip: set[str] = set()
+    if s.ANCHOR_WEIGHT > 0:
+        channel = store.anchor_channel
+        lexicon = channel.lexicon(store)
+        seen: set[str] = set()
+        for hit in lexicon.find(text):
+            skip.add(hit.surface)
+            skip.update(hit.surface.split())
+            replaced.update(terms(hit.surface, rules=rules))
+            if hit.anchor in seen:
+                continue
+            seen.add(hit.anchor)
+            rows, tf = channel.postings(store, hit.anchor)
+            if rows.size:
+                name = lexicon.names.get(hit.anchor, hit.anchor)
+                groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT,
+                                        ((f"@{name}", rows, tf),)))
+    if s.XLING_WEIGHT > 0:
+        n = store.mirror.nodes
+        postings = store.postings(s)
+        for tr in translate(text, rules=rules, per_word=12, skip=skip | replaced):
+            sel = select_terms(tr.targets, postings, n.msg_ts, alive, now=now,
+                               min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
+                               max_terms=len(tr.targets), min_len=1, causal=s.CAUSAL_IDF,
+                               skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
+            kept = {t.term for t in sel if t.kept}
+            members = tuple((t, *postings.postings(t)) for t in tr.targets
+                            if t in kept)[: s.XLING_PER_WORD]
+            if members:
+                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT, members))
+    return groups, replaced
