@@ -158,6 +158,12 @@ class Settings:
         "CJK (EMBED_CJK_DIMS > 0; the share is the squared norm of the query vector's hashed "
         "CJK part): weight = FUSION_DENSE_WEIGHT * (1 - share) + this * share. The hashed "
         "features are a weaker lexical channel, not meaning.", ours=True)
+    DENSE_KNOWABLE: bool = _s(
+        True, "§4.1", "Weigh the dense channel by what the model can know: with hashed CJK "
+        "features (EMBED_CJK_DIMS > 0) an English query's cosine to a Chinese turn (and the "
+        "reverse) says nothing, so that part of a node's dense score is replaced by its "
+        "lexical score instead of counting as far in meaning (k = sqrt((1-s_q)(1-s_n)) + "
+        "sqrt(s_q s_n), s the CJK shares). No effect when the model reads both.", ours=True)
     FUSION_POOL: int = _s(
         100, "§4.1", "Messages read from the BM25 ranking, and the dense rank whose cosine is "
         "the zero of the dense scale.", ours=True)
@@ -179,6 +185,12 @@ class Settings:
     XLING_PER_WORD: int = _s(
         3, "§4.1", "Most translations kept per query word (the dictionary's best first, "
         "among those some message holds).", ours=True)
+
+    FILLER_FACTOR: float = _s(
+        0.3, "§4.1", "A turn with nothing to remember (its user messages all flagged noise by "
+        "the write gates: greetings, good night, acknowledgements) has its relevance "
+        "multiplied by this, unless the query is itself such a greeting. 1 turns it off.",
+        ours=True)
 
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
@@ -392,6 +404,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
         "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
+        "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -125,7 +125,8 @@ def recall_by(store: Store, method: str, q: Any, lexical: LexicalHits, *, now: f
     m = store.mirror
     if method == "akasha":
         return engine_recall(m.nodes, m.edges, q, lexical, now=now, settings=settings,
-                             query=query, session=session, windows=windows or [])
+                             query=query, session=session, windows=windows or [],
+                             filler=store.filler_mask(query, settings))
     if method == "ppr":
         return ppr_recall(m.nodes, m.edges, q, lexical, now=now, settings=settings,
                           query=query, session=session)

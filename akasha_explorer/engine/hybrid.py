@@ -55,7 +55,7 @@ from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
-__all__ = ["dense_weight", "floor_items", "hybrid_seeds", "relevance"]
+__all__ = ["dense_weight", "floor_items", "hybrid_seeds", "knowable", "relevance"]
 
 F64 = NDArray[np.float64]
 
@@ -98,20 +98,56 @@ def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[floa
     return st.FUSION_DENSE_WEIGHT * (1.0 - share) + st.FUSION_DENSE_WEIGHT_CJK * share, share
 
 
+def knowable(nodes: NodeTable, share: float, rows: NDArray[np.bool_], *,
+             settings: Settings) -> F64:
+    """How much of a node's dense score the model could know (**[ours]**
+    ``DENSE_KNOWABLE``), for the nodes ``rows`` (1 elsewhere).
+
+    With hashed CJK features (``EMBED_CJK_DIMS > 0``) a vector is ``[sqrt(1 − s) · model,
+    sqrt(s) · hashed]`` with ``s`` its CJK share (:func:`dense_weight`): a query and a node
+    are compared like with like only on the part both have, ``k = sqrt((1 − s_q)(1 − s_n))
+    + sqrt(s_q s_n)`` — 1 for two English texts or two Chinese ones, 0 for an English
+    question and a Chinese answer, whose cosine says nothing about relevance. The fusion
+    then takes ``k · dense + (1 − k) · lexical`` as the node's dense part: what the model
+    cannot know is not counted as "far in meaning", so an English question no longer
+    favours every English turn over the Chinese one that answers it. Without hashed
+    features (a model that reads both) ``k = 1``: no change.
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> nodes = toy_nodes([[1, 0, 0], [0, 0.6, 0.8], [0, 0, 1]])    # 1 model + 2 CJK dims
+    >>> knowable(nodes, 0.0, np.ones(3, bool), settings=Settings(EMBED_CJK_DIMS=2)).round(3)
+    array([1., 0., 0.])
+    >>> knowable(nodes, 1.0, np.ones(3, bool), settings=Settings(EMBED_CJK_DIMS=2)).round(3)
+    array([0., 1., 1.])
+    """
+    out = np.ones(nodes.n, np.float64)
+    dims = settings.EMBED_CJK_DIMS
+    if not settings.DENSE_KNOWABLE or not 0 < dims < nodes.dim:
+        return out
+    idx = np.flatnonzero(rows)
+    tail = nodes.vec[idx, nodes.dim - dims:].astype(np.float64)
+    s_n = np.clip(np.einsum("ij,ij->i", tail, tail), 0.0, 1.0)
+    out[idx] = np.sqrt((1.0 - share) * (1.0 - s_n)) + np.sqrt(share * s_n)
+    return np.clip(out, 0.0, 1.0)
+
+
 def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               lexical: LexicalHits, *, settings: Settings,
               windows: Sequence[tuple[float, float, str]] = (),
-              q: NDArray[np.floating[Any]] | None = None) -> tuple[Relevance, F64]:
+              q: NDArray[np.floating[Any]] | None = None,
+              filler: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, and those of
-    :func:`dense_weight`.
+    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``FILLER_FACTOR``,
+    ``DENSE_KNOWABLE`` and those of :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
     query named; with
     ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
-    ``1 + TIME_PRIOR``. Returns the trace part (the pool nodes, best first, ties by row)
+    ``1 + TIME_PRIOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR``
+    (the caller passes None when the query is itself such a greeting). Returns the trace part (the pool nodes, best first, ties by row)
     and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
     reached).
     """
@@ -130,7 +166,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     else:  # one visible node, or all tied: each is the best there is
         dense = np.where(visible & (cos_msg >= top), 1.0, 0.0) if pool.size else np.zeros(n)
     weight, share = (st.FUSION_DENSE_WEIGHT, 0.0) if q is None else dense_weight(q, st)
-    base = lex + weight * dense
+    known = knowable(nodes, share, (lex > 0) | (dense > 0), settings=st)
+    base = lex + weight * (known * dense + (1.0 - known) * lex)
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
     if st.CONTEXT_NEIGHBOR > 0:
@@ -149,6 +186,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + st.TIME_PRIOR), score)
+    if filler is not None and st.FILLER_FACTOR < 1.0:
+        score = np.where(filler[:n], score * st.FILLER_FACTOR, score)
     best = float(score.max()) if n else 0.0
     norm = score / best if best > 0 else np.zeros(n)
     rows = np.flatnonzero(score > 0)
@@ -160,6 +199,7 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         base=base[rows].tolist(), context=context[rows].tolist(),
         context_from=[uid[j] if j >= 0 else None for j in source[rows].tolist()],
         score=score[rows].tolist(), norm=norm[rows].tolist(), in_time=in_time[rows].tolist(),
+        dense_known=known[rows].tolist(),
         bm25_top=bm_top, dense_top=top, dense_zero=zero, dense_weight=weight, cjk_share=share,
         windows=[[float(a), float(b)] for a, b, _ in windows],
         window_phrases=[str(p) for _, _, p in windows],

@@ -151,6 +151,7 @@ def recall(
     query: str = "",
     session: str | None = None,
     windows: Sequence[tuple[float, float, str]] = (),
+    filler: ArrayLike | None = None,
 ) -> RecallTrace:
     """SPEC §4 stages 1–4: recall for one query over the mirror; nothing is written.
 
@@ -179,6 +180,9 @@ def recall(
     windows
         Time windows ``(start, end, phrase)`` the query named
         (:func:`akasha_explorer.text.timewords.time_windows`), used with ``TIME_PRIOR``.
+    filler
+        Optional bool mask over nodes: turns with nothing to remember (greetings,
+        acknowledgements), demoted by ``FILLER_FACTOR`` (:func:`~.hybrid.relevance`).
 
     Returns
     -------
@@ -208,7 +212,8 @@ def recall(
     direct: NDArray[np.float64] | None = None
     if st.HYBRID:
         rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st, windows=windows,
-                                q=qv)
+                                q=qv, filler=None if filler is None
+                                else np.asarray(filler, dtype=bool))
         floor = floor_items(rel, cos_node, settings=st)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
                              settings=st)

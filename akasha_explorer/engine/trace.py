@@ -83,6 +83,9 @@ class Relevance:
     score: list[float] = field(default_factory=list)
     norm: list[float] = field(default_factory=list)
     in_time: list[bool] = field(default_factory=list)
+    dense_known: list[float] = field(default_factory=list)
+    """How much of the node's dense score the model could know (``DENSE_KNOWABLE``): the
+    fusion uses ``dense_known · dense + (1 − dense_known) · lexical`` as its dense part."""
     bm25_top: float = 0.0
     dense_top: float = 0.0
     dense_zero: float = 0.0

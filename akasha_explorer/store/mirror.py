@@ -80,6 +80,7 @@ class Mirror:
         self.dropped_edges: dict[tuple[str, str], None] = {}
         """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
         self.pending_queries: list[dict[str, Any]] = []
+        self._filler = np.zeros(0, bool)
 
     # -- load ------------------------------------------------------------------------------
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
@@ -105,6 +106,23 @@ class Mirror:
             t = list(by_uid.get(uid, ())) if n.msg_alive[j] else []
             self.postings.add(j, t)
             self.msg_terms.append(t)
+
+    def filler_nodes(self) -> np.ndarray:
+        """Per node row: True when the node says nothing to remember — every user message
+        of it (every message, for an assistant-only node) was flagged ``noise`` by the
+        write gates (greetings, "good night", acknowledgements). Computed for new rows as
+        nodes are added; a row's messages never change."""
+        n = self.nodes
+        have = self._filler.shape[0]
+        if have < n.n:
+            more = np.zeros(n.n - have, bool)
+            for i in range(have, n.n):
+                a = int(n.first_msg[i])
+                rows = range(a, a + int(n.n_msg[i]))
+                user = [j for j in rows if self.msg_role[j] == "user"] or list(rows)
+                more[i - have] = bool(user) and all("noise" in self.msg_flags[j] for j in user)
+            self._filler = np.concatenate([self._filler, more])
+        return self._filler[: n.n]
 
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],

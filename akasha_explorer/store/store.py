@@ -56,6 +56,7 @@ from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState
+from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
@@ -683,6 +684,14 @@ class Store:
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups)
+
+    def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
+        """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:
+        :meth:`Mirror.filler_nodes <akasha_explorer.store.mirror.Mirror.filler_nodes>`), or
+        None — the setting is off, or the query is itself a greeting or filler."""
+        if not settings.HYBRID or settings.FILLER_FACTOR >= 1.0 or is_noise(query):
+            return None
+        return self.mirror.filler_nodes()
 
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False

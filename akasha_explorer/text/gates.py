@@ -74,6 +74,8 @@ def is_noise(text: str) -> bool:
 
     >>> is_noise("ok!"), is_noise("好的，谢谢"), is_noise("明天去瑞金医院换药")
     (True, True, False)
+    >>> is_noise("yeah. good night Akashic"), is_noise("早 今天去换药")
+    (True, False)
     """
     norm = normalize(text).strip()
     words = [w for w in _PUNCT.split(norm) if w]
@@ -84,10 +86,22 @@ def is_noise(text: str) -> bool:
         return True
     if all(w in FILLERS for w in words):
         return True
-    # a greeting addressed to someone: "晚安 akashic", "good night lan"
+    # a greeting addressed to someone: "晚安 akashic", "yeah. good night lan" — fillers, then
+    # at most one name (a latin word, or two or three CJK characters), nothing else
+    while len(words) > 1 and words[0] in FILLERS and words[1] in FILLERS:
+        words = words[1:]
     return (len(words) <= 3 and words[0].startswith(_GREETING_HEADS)
             and (words[0] in FILLERS or len(words[0]) <= 4)
-            and all(len(w) <= 10 for w in words[1:]))
+            and all(w in FILLERS for w in words[1:-1])
+            and (len(words) == 1 or words[-1] in FILLERS or _is_name(words[-1])))
+
+
+def _is_name(word: str) -> bool:
+    """A word that may be whom a greeting addresses: latin (up to 10 letters) or two or
+    three CJK characters (早 今天去换药 is no greeting: it says something)."""
+    if word.isascii():
+        return len(word) <= 10
+    return 2 <= len(word) <= 3
 
 
 def injection_reasons(text: str) -> list[str]:

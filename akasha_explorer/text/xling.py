@@ -136,8 +136,8 @@ class Lexicon:
                 if proper and rank == 0 and g[:1].isupper() and toks:
                     self._en[toks[0]].append((rank, 1, word))  # a name: Hangzhou city -> 杭州
                     single.append(toks[0])
-                    toks = toks[1:3]
-                elif len(toks) == 1:
+                    continue
+                if len(toks) == 1:
                     self._en[toks[0]].append((rank, 0, word))
                     single.append(toks[0])
                     continue
