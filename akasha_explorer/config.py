@@ -192,6 +192,16 @@ class Settings:
         "multiplied by this, unless the query is itself such a greeting. 1 turns it off.",
         ours=True)
 
+    TIME_ZONE: str = _s(
+        "", "§4.1", "Time zone of the calendar spans time words name (a day, a month, 国庆, "
+        "last weekend): '' or 'UTC', an offset ('+08:00') or an IANA name "
+        "('Asia/Shanghai'). Set it when creating a store whose people live elsewhere than "
+        "UTC (the demo store: +08:00).", ours=True)
+    TIME_FLOOR: float = _s(
+        0.25, "§4.1", "A node inside a time window the query names scores at least this "
+        "(relevance scale: the best lexical match is 1), so a question whose only content "
+        "is a time (上周末干了什么, what did I do last weekend?) ranks the turns inside the "
+        "window. 0 turns it off.", ours=True)
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
@@ -404,7 +414,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
         "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
-        "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0,
+        "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

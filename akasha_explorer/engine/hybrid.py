@@ -138,14 +138,15 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               filler: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``FILLER_FACTOR``,
+    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
+    ``FILLER_FACTOR``,
     ``DENSE_KNOWABLE`` and those of :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
     query named; with
     ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
-    ``1 + TIME_PRIOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    ``1 + TIME_PRIOR`` and is at least ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
     night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR``
     (the caller passes None when the query is itself such a greeting). Returns the trace part (the pool nodes, best first, ties by row)
     and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
@@ -186,6 +187,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + st.TIME_PRIOR), score)
+        if st.TIME_FLOOR > 0:
+            score = np.where(in_time & visible, np.maximum(score, st.TIME_FLOOR), score)
     if filler is not None and st.FILLER_FACTOR < 1.0:
         score = np.where(filler[:n], score * st.FILLER_FACTOR, score)
     best = float(score.max()) if n else 0.0

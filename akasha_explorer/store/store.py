@@ -58,7 +58,7 @@ from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState
 from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
-from ..text.timewords import time_windows
+from ..text.timewords import parse_tz, time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
@@ -701,7 +701,8 @@ class Store:
         ``relative=True``: only those named relative to now (最近, last week)."""
         if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
             return []
-        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
+        return [(w.start, w.end, w.phrase)
+                for w in time_windows(text, now, tz=parse_tz(settings.TIME_ZONE))
                 if w.relative or not relative]
 
 
