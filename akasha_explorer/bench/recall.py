@@ -130,6 +130,11 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- hybrid (V1 seeds, dense floor)": dict(HYBRID=False),
         "RELEVANCE_FLOOR on": dict(RELEVANCE_FLOOR=True),
         "- time prior (TIME_PRIOR=0)": dict(TIME_PRIOR=0.0),
+        "- time floor (TIME_FLOOR=0)": dict(TIME_FLOOR=0.0),
+        "- anchor channel (ANCHOR_WEIGHT=0)": dict(ANCHOR_WEIGHT=0.0),
+        "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
+        "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),
+        "- filler demoted (FILLER_FACTOR=1)": dict(FILLER_FACTOR=1.0),
     }
 
 

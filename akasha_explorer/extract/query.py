@@ -15,7 +15,9 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
 
 Alias search in a query: a latin alias matches whole words; a CJK alias of two or more
 characters matches anywhere; a one-character CJK alias (岚) only where jieba does not read
-it as part of a dictionary word (上周 holds 周 but names no one).
+it as part of a dictionary word (上周 holds 周 but names no one) nor alone as a common word
+(很美: 美). An anchor term must pass the same IDF floor as any query term (``FTS_MIN_IDF``
+over its mentions): the person whose memory it is (mentioned everywhere) names nothing.
 
 >>> lex = AnchorLexicon([("an-1", "阿岚"), ("an-1", "Lan"), ("an-1", "岚"), ("an-2", "周")],
 ...                     {"an-1": "阿岚", "an-2": "老周"})
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.bm25 import TermGroup, select_terms
+from ..engine.bm25 import TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
 from ..text.tokenize import TermRules, is_cjk, normalize, terms
 from ..text.xling import translate
@@ -59,9 +61,19 @@ class AnchorHit:
     end: int
 
 
+RARE_CHAR = 500
+"""A one-character alias standing alone as a jieba token names someone only when the
+character is this rare as a word in jieba's dictionary (岚: 63; 美: 16,809, 周: 8,326)."""
+
+
 def _dictionary_word(word: str) -> bool:
     import jieba
     return bool(jieba.dt.FREQ.get(word))
+
+
+def _rare_word(word: str) -> bool:
+    import jieba
+    return int(jieba.dt.FREQ.get(word) or 0) < RARE_CHAR
 
 
 class AnchorLexicon:
@@ -76,6 +88,12 @@ class AnchorLexicon:
                 by[n].append(anchor)
         # longest first, so 阿岚 wins over 岚 where both match
         self.surfaces = dict(sorted(by.items(), key=lambda kv: (-len(kv[0]), kv[0])))
+        self.forms: dict[str, int] = {}
+        """Per anchor: how many alias forms it has (one form: its mentions are the alias's
+        own text, which the lexical index already finds)."""
+        for anchors in by.values():
+            for a in anchors:
+                self.forms[a] = self.forms.get(a, 0) + 1
         self._latin = {n: re.compile(_LATIN_EDGE.format(re.escape(n)))
                        for n in self.surfaces if not is_cjk(n)}
 
@@ -115,11 +133,12 @@ def _jieba_tokens(text: str) -> list[tuple[str, int, int]]:
 
 
 def _free_char(tokens: list[tuple[str, int, int]], pos: int) -> bool:
-    """A one-character alias at ``pos`` names someone unless jieba reads it inside a
-    dictionary word (上周 → no; 岚住, an unknown word jieba glued → yes)."""
+    """A one-character alias at ``pos`` names someone when jieba reads it inside a word it
+    does not know (岚住, glued by its HMM) or alone and it is a rare word (岚), not inside a
+    dictionary word (上周) nor as a common one (很美 → 美)."""
     for w, a, b in tokens:
         if a <= pos < b:
-            return len(w) == 1 or not _dictionary_word(w)
+            return _rare_word(w) if len(w) == 1 else not _dictionary_word(w)
     return True
 
 
@@ -165,13 +184,16 @@ class AnchorChannel:
 
 
 def query_groups(store: Store, text: str, *, now: float, settings: Settings,
-                 alive: NDArray[np.bool_]) -> tuple[list[TermGroup], set[str]]:
+                 alive: NDArray[np.bool_], time_words: Iterable[str] = ()
+                 ) -> tuple[list[TermGroup], set[str]]:
     """The extra term groups of query ``text`` (anchors, then translations) and the query
     terms the anchors replace. Both empty when ``HYBRID`` is off or the channels' weights
     are 0 (the v1 profile).
 
     Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``XLING_WEIGHT``, ``XLING_PER_WORD``, and
     the term rules and IDF floor (``FTS_MIN_IDF``, ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
+    ``time_words`` (the query's relative time phrases: last weekend, 上周末) are not
+    translated — they name a window, not a topic.
     """
     s = settings
     groups: list[TermGroup] = []
@@ -180,26 +202,35 @@ def query_groups(store: Store, text: str, *, now: float, settings: Settings,
         return groups, replaced
     rules = TermRules.of(s)
     skip: set[str] = set()
+    for phrase in time_words:
+        skip.update(normalize(phrase).split())
+        skip.update(terms(phrase, rules=TermRules(cjk_stopwords=False, stopwords=False,
+                                                  stem="")))
     if s.ANCHOR_WEIGHT > 0:
         channel = store.anchor_channel
         lexicon = channel.lexicon(store)
-        seen: set[str] = set()
+        seen: dict[str, bool] = {}
+        n = store.mirror.nodes
+        vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
+        n_docs = int(vis.sum())
+        floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
         for hit in lexicon.find(text):
-            skip.add(hit.surface)
-            skip.update(hit.surface.split())
-            replaced.update(terms(hit.surface, rules=rules))
-            if hit.anchor in seen:
-                continue
-            seen.add(hit.anchor)
-            rows, tf = channel.postings(store, hit.anchor)
-            if rows.size:
-                name = lexicon.names.get(hit.anchor, hit.anchor)
-                groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT,
-                                        ((f"@{name}", rows, tf),)))
+            if lexicon.forms.get(hit.anchor, 0) < 2:
+                continue  # one form: nothing the words alone would not find
+            if hit.anchor not in seen:
+                rows, tf = channel.postings(store, hit.anchor)
+                df = int(vis[rows].sum()) if rows.size else 0
+                seen[hit.anchor] = df > 0 and idf_select(n_docs, df) >= floor
+                if seen[hit.anchor]:
+                    name = lexicon.names.get(hit.anchor, hit.anchor)
+                    groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT,
+                                            ((f"@{name}", rows, tf),)))
+            if seen[hit.anchor]:
+                replaced.update(terms(hit.surface, rules=rules))
     if s.XLING_WEIGHT > 0:
         n = store.mirror.nodes
         postings = store.postings(s)
-        for tr in translate(text, rules=rules, per_word=12, skip=skip | replaced):
+        for tr in translate(text, rules=rules, per_word=12, skip=skip):
             sel = select_terms(tr.targets, postings, n.msg_ts, alive, now=now,
                                min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                                max_terms=len(tr.targets), min_len=1, causal=s.CAUSAL_IDF,

@@ -654,10 +654,11 @@ class Store:
         s = settings or self.settings
         rules = TermRules.of(s)
         q = terms(text, rules=rules)
-        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
-                      for t in terms(w[2], rules=rules)}
+        relative = self.time_windows(text, now=now, settings=s, relative=True)
+        time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
         alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
-        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive)
+        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive,
+                                        time_words=[w[2] for w in relative])
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
                                   exclude=time_terms, groups=groups, replaced=replaced)
 

