@@ -21,8 +21,8 @@ from akasha_explorer.extract.query import AnchorLexicon
 from akasha_explorer.model import RawMessage
 from akasha_explorer.text.gates import is_noise
 from akasha_explorer.text.timewords import parse_tz, time_windows
-from akasha_explorer.text.xling import lexicon, translate
 from akasha_explorer.text.tokenize import TermRules
+from akasha_explorer.text.xling import lexicon, translate
 
 TZ = parse_tz("+08:00")
 

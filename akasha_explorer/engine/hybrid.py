@@ -139,18 +139,17 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     """Fused relevance of every visible node (see the module docstring).
 
     Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
-    ``FILLER_FACTOR``,
-    ``DENSE_KNOWABLE`` and those of :func:`dense_weight`.
+    ``FILLER_FACTOR``, ``DENSE_KNOWABLE`` and those of :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
-    ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
-    query named; with
-    ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
-    ``1 + TIME_PRIOR`` and is at least ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
-    night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR``
-    (the caller passes None when the query is itself such a greeting). Returns the trace part (the pool nodes, best first, ties by row)
-    and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
-    reached).
+    ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
+    the time windows ``(start, end, phrase)`` the query named; with ``TIME_PRIOR`` > 0 a
+    node whose time is inside one has its score multiplied by ``1 + TIME_PRIOR`` and is at
+    least ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR`` (the
+    caller passes None when the query is itself such a greeting). Returns the trace part
+    (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
+    for invisible nodes and nodes no channel reached).
     """
     st = settings
     n = nodes.n

@@ -40,7 +40,6 @@ from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_te
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan, apply_plan
-from ..extract.query import AnchorChannel, query_groups
 from ..errors import (
     DiskFull,
     IntegrityError,
@@ -52,6 +51,7 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
+from ..extract.query import AnchorChannel, query_groups
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
