@@ -11,7 +11,8 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
 - **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
   words the bilingual dictionary lists for it, each Chinese word its English glosses
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
-  ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one).
+  ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one); a
+  one-character Chinese word is looked up in a character index (:class:`CharIndex`).
 
 Alias search in a query: a latin alias matches whole words; a CJK alias of two or more
 characters matches anywhere; a one-character CJK alias (岚) only where jieba does not read
@@ -30,14 +31,14 @@ over its mentions): the person whose memory it is (mentioned everywhere) names n
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..engine.bm25 import TermGroup, idf_select, select_terms
+from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
 from ..text.tokenize import TermRules, is_cjk, normalize, terms
 from ..text.xling import translate
@@ -142,6 +143,40 @@ def _free_char(tokens: list[tuple[str, int, int]], pos: int) -> bool:
     return True
 
 
+class CharIndex:
+    """One-character Chinese words as lexical terms, for translations only (住, 切, 药: an
+    English word's Chinese equivalent is often one character, which the index leaves out
+    — on its own a character is too vague a query term, but as the dictionary's reading
+    of a query word it is evidence). A message holds a character where jieba reads it as
+    a word of its own, or inside a word jieba does not know (岚住 — its HMM glued them);
+    not inside a dictionary word (记住 holds 住 but says "remember"). Built from the texts
+    the mirror holds on first use, extended as messages are added."""
+
+    def __init__(self, mirror: int = 0) -> None:
+        self.postings = Postings()
+        self.mirror = mirror
+        """The ``id`` of the mirror whose rows these are."""
+
+    def update(self, texts: Sequence[str | None]) -> Postings:
+        """Index the rows of ``texts`` not indexed yet; returns the postings."""
+        for j in range(self.postings.n_rows, len(texts)):
+            self.postings.add(j, _free_chars(texts[j] or ""))
+        return self.postings
+
+
+def _free_chars(text: str) -> list[str]:
+    from ..text.tokenize import segment
+    out: list[str] = []
+    for w in segment(text):
+        if not is_cjk(w):
+            continue
+        if len(w) == 1:
+            out.append(w)
+        elif not _dictionary_word(w):
+            out.extend(c for c in w if is_cjk(c))
+    return out
+
+
 class AnchorChannel:
     """The store's anchors as a recall channel: the alias lexicon and each anchor's
     mentions as message rows, read from the graph and kept until anchors, aliases or
@@ -151,6 +186,20 @@ class AnchorChannel:
         self._key: tuple[Any, ...] | None = None
         self._lexicon = AnchorLexicon((), {})
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
+        self._chars = CharIndex()
+        self._cjk: tuple[int, bool] = (-1, False)
+
+    def chars(self, store: Store) -> Postings | None:
+        """The character index (:class:`CharIndex`) of the store's messages, or None when
+        no indexed term of the store is Chinese (nothing to find, nothing to build)."""
+        vocab = store.postings().vocab
+        if self._cjk[0] != len(vocab):
+            self._cjk = (len(vocab), any(is_cjk(t) for t in vocab))
+        if not self._cjk[1]:
+            return None
+        if self._chars.mirror != id(store.mirror):  # a reloaded mirror: rows may differ
+            self._chars = CharIndex(id(store.mirror))
+        return self._chars.update(store.mirror.msg_text)
 
     def _refresh(self, store: Store) -> None:
         n = store.mirror.nodes
@@ -230,14 +279,25 @@ def query_groups(store: Store, text: str, *, now: float, settings: Settings,
     if s.XLING_WEIGHT > 0:
         n = store.mirror.nodes
         postings = store.postings(s)
+        chars: Postings | None = None
         for tr in translate(text, rules=rules, per_word=12, skip=skip):
-            sel = select_terms(tr.targets, postings, n.msg_ts, alive, now=now,
-                               min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
-                               max_terms=len(tr.targets), min_len=1, causal=s.CAUSAL_IDF,
-                               skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
-            kept = {t.term for t in sel if t.kept}
-            members = tuple((t, *postings.postings(t)) for t in tr.targets
-                            if t in kept)[: s.XLING_PER_WORD]
+            members = []
+            for t in tr.targets:
+                index: Postings | None = postings
+                if len(t) == 1 and is_cjk(t) and rules.cjk_min > 1:
+                    chars = chars or store.anchor_channel.chars(store)
+                    index = chars
+                if index is None:
+                    continue
+                (sel,) = select_terms([t], index, n.msg_ts, alive, now=now,
+                                      min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
+                                      max_terms=1, min_len=1, causal=s.CAUSAL_IDF,
+                                      skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
+                if sel.kept:
+                    members.append((t, *index.postings(t)))
+                if len(members) == s.XLING_PER_WORD:
+                    break
             if members:
-                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT, members))
+                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT,
+                                        tuple(members)))
     return groups, replaced

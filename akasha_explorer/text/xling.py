@@ -27,6 +27,8 @@ tuned to a corpus: the dictionary decides.
 ...     "住 住 [zhu4] /to live/to dwell/"])
 >>> lex.en_to_zh("fingers"), lex.en_to_zh("hangzhou"), lex.en_to_zh("live")
 (['手指', '指头'], ['杭州'], ['住'])
+>>> translate("Where does she live?", rules=TermRules(), per_word=3, lex=lex)
+[Translation(source='live', targets=('住',), direction='en>zh')]
 >>> lex.zh_to_en("手指"), lex.zh_to_en("杭州")
 (['finger'], ['hangzhou'])
 """
@@ -242,11 +244,15 @@ def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None
 
 
 def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, ...]:
-    """Index terms of the target words (each word whole: a target that is no single
-    term under the rules — a one-character Chinese word — is left out)."""
+    """Index terms of the target words, each word whole; a one-character Chinese word
+    (住, 切, 药 — no index term under the default rules) is kept as that character, for
+    the character index of :mod:`akasha_explorer.extract.query`; a target that is
+    neither (several terms, or none) is left out."""
     got: list[str] = []
     for w in words:
         ts = terms(w, rules=rules)
+        if not ts and len(w) == 1 and is_cjk(w):
+            ts = [w]
         if len(ts) == 1 and ts[0] not in got:
             got.append(ts[0])
         if len(got) == per_word:
