@@ -144,8 +144,9 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
     the time windows ``(start, end, phrase)`` the query named; with ``TIME_PRIOR`` > 0 a
-    node whose time is inside one has its score multiplied by ``1 + TIME_PRIOR`` and is at
-    least ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    node whose time is inside one has its score multiplied by ``1 + TIME_PRIOR`` — and, when
+    no lexical term matched (the query's only content is a time), is at least
+    ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
     night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR`` (the
     caller passes None when the query is itself such a greeting). Returns the trace part
     (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
@@ -186,7 +187,7 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + st.TIME_PRIOR), score)
-        if st.TIME_FLOOR > 0:
+        if st.TIME_FLOOR > 0 and bm_top <= 0:  # the query's only words name a time
             score = np.where(in_time & visible, np.maximum(score, st.TIME_FLOOR), score)
     if filler is not None and st.FILLER_FACTOR < 1.0:
         score = np.where(filler[:n], score * st.FILLER_FACTOR, score)
