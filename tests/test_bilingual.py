@@ -17,8 +17,8 @@ from akasha_explorer.config import Settings
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.hybrid import relevance
 from akasha_explorer.engine.toy import toy_nodes
-from akasha_explorer.extract.query import AnchorLexicon
 from akasha_explorer.model import RawMessage
+from akasha_explorer.store.channels import AnchorLexicon
 from akasha_explorer.text.gates import is_noise
 from akasha_explorer.text.timewords import parse_tz, time_windows
 from akasha_explorer.text.tokenize import TermRules

@@ -51,7 +51,6 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
-from ..extract.query import AnchorChannel, query_groups
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
@@ -63,6 +62,7 @@ from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
+from .channels import AnchorChannel, query_groups
 from .journal import Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id

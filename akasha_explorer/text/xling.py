@@ -17,7 +17,7 @@ directions are taken from it:
 
 :func:`translate` returns, per query word, the target words as index terms of the store's
 term rules (so a translation matches exactly what the index holds); the caller keeps those
-the store has and weighs them (:mod:`akasha_explorer.extract.query`). Nothing here is
+the store has and weighs them (:mod:`akasha_explorer.store.channels`). Nothing here is
 tuned to a corpus: the dictionary decides.
 
 >>> lex = Lexicon.from_lines([
@@ -246,7 +246,7 @@ def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None
 def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, ...]:
     """Index terms of the target words, each word whole; a one-character Chinese word
     (住, 切, 药 — no index term under the default rules) is kept as that character, for
-    the character index of :mod:`akasha_explorer.extract.query`; a target that is
+    the character index of :mod:`akasha_explorer.store.channels`; a target that is
     neither (several terms, or none) is left out."""
     got: list[str] = []
     for w in words:
