@@ -125,7 +125,7 @@ def knowable(nodes: NodeTable, share: float, rows: NDArray[np.bool_], *,
     if not settings.DENSE_KNOWABLE or not 0 < dims < nodes.dim:
         return out
     idx = np.flatnonzero(rows)
-    tail = nodes.vec[idx, nodes.dim - dims:].astype(np.float64)
+    tail = nodes.vec.rows(idx)[:, nodes.dim - dims:].astype(np.float64)
     s_n = np.clip(np.einsum("ij,ij->i", tail, tail), 0.0, 1.0)
     out[idx] = np.sqrt((1.0 - share) * (1.0 - s_n)) + np.sqrt(share * s_n)
     return np.clip(out, 0.0, 1.0)
