@@ -129,7 +129,8 @@ def recall_by(store: Store, method: str, q: Any, lexical: LexicalHits, *, now: f
                              filler=store.filler_mask(query, settings))
     if method == "ppr":
         return ppr_recall(m.nodes, m.edges, q, lexical, now=now, settings=settings,
-                          query=query, session=session)
+                          query=query, session=session,
+                          filler=store.filler_mask(query, settings))
     raise InvalidInput(f"unknown recall method {method!r}; known: {', '.join(METHODS)}")
 
 
