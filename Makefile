@@ -1,6 +1,9 @@
 # akasha_explorer — two commands do all the set-up on a fresh machine:
 #   make lab    build .venv, install, build the demo memory, open JupyterLab on notebooks/
 #   make test   build .venv if needed and run the whole test suite
+# and, while working:
+#   make test-fast  the suite without the slow and the browser tests (a couple of minutes)
+#   make lint       ruff and mypy on the package
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -10,7 +13,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install test lab demo demo-store lint stress bench clean
+.PHONY: install test test-fast lab demo demo-store lint stress bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,8 +25,14 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# every test: unit, doctests, real stores, notebooks, Chromium, slow ones included
 test: $(VENV)/.installed
 	$(PY) -m pytest -n 2 --dist loadfile
+
+# tests marked slow (kill -9 and crash loops, lint, whole-notebook runs, long soaks) and
+# the real-browser ones left out
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -n 2 --dist loadfile -m "not slow and not browser"
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check akasha_explorer tests benchmarks

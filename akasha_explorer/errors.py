@@ -4,7 +4,7 @@
 
     AkashaError
      ├── InvalidInput          bad file / record / argument; nothing was written
-     ├── InvalidSettings       unknown setting name or wrong type
+     ├── InvalidSettings       unknown setting name, wrong type, value outside its range
      ├── NotFound              no such node, session, anchor, review item, trace …
      ├── StoreError            the store folder itself
      │    ├── StoreLocked       another process holds the writer lock

@@ -15,14 +15,13 @@ the store's lexical pass, the engine (or another method), the messages the trace
 from __future__ import annotations
 
 import datetime as dt
-import time
-import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import recalls
 from .analysis import api as analysis
 from .brief import api as brief
 from .config import Settings
@@ -30,9 +29,22 @@ from .curate import api as curate
 from .engine.bm25 import LexicalHits, Postings
 from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan
-from .errors import InvalidInput, TraceMismatch
+from .errors import InvalidInput
 from .ingest import importers, pipeline
-from .model import IngestReport, Message, NodeState, RawMessage
+from .model import (  # (at run time: the server reads these signatures' types)
+    Anchor,
+    AnchorDetail,
+    AuditEntry,
+    Episode,
+    IngestReport,
+    Label,
+    MentionedAnchor,
+    Message,
+    NodeState,
+    RawMessage,
+    SessionInfo,
+    Triple,
+)
 from .store.store import Store
 
 if TYPE_CHECKING:
@@ -45,11 +57,11 @@ if TYPE_CHECKING:
     from .brief.expand import Expansion
     from .brief.tokens import Tokenizer
     from .curate.review import ReviewDesk
+    from .doctor import DoctorReport
     from .embed import Embedder
     from .extract.base import Extractor
     from .extract.pipeline import ExtractReport
     from .graphdb import GraphDB
-    from .store.doctor import DoctorReport
     from .store.journal import Journal
     from .store.manifest import Manifest
     from .store.mirror import Mirror
@@ -183,7 +195,9 @@ class Memory:
         messages stay as they are. Returns ``{setting: (old, new)}`` for what changed.
 
         A store keeps the settings it was built with (SPEC: it replays the same); this is
-        the one deliberate way to change them.
+        the one deliberate way to change them. A value outside its range (``akasha
+        settings``) raises :class:`InvalidSettings` and nothing is written; values an older
+        version stored outside their ranges are replaced (``changes`` or the profile's).
         """
         return self.store.migrate(profile, **changes)
 
@@ -238,7 +252,7 @@ class Memory:
         message's bytes no longer match its sha256 and ``verify`` is on."""
         return self.store.messages(node, verify=verify)
 
-    def sessions(self) -> list[dict[str, Any]]:
+    def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return self.store.sessions()
 
@@ -308,28 +322,11 @@ class Memory:
         Reads only, plus one query-log entry (skipped on a read-only store or with
         ``log=False``). ``settings`` runs the recall with other constants (an experiment;
         the store keeps its own). ``method="akasha"`` is the engine of SPEC §4; other
-        methods (e.g. ``"ppr"``) come from :func:`akasha_explorer.analysis.api.recall_by`.
+        methods (e.g. ``"ppr"``) are in :data:`akasha_explorer.recalls.RECALL_METHODS`.
         Pass the trace to :meth:`commit` to write it back.
         """
-        st = self.store
-        st.check_open()
-        s = settings or st.settings
-        when = _wall() if now is None else float(now)
-        if not 0.0 <= when < 253_402_300_800.0:  # NaN, ±inf, negative, past year 9999
-            raise InvalidInput(f"now={now!r} is not a time; give epoch seconds or use "
-                               "mem.last_ts()")
-        q = st.embed_query(query)
-        t0 = time.perf_counter()
-        lex = st.lexical(query, now=when, settings=s)
-        windows = st.time_windows(query, now=when, settings=s) if method == "akasha" else None
-        trace: RecallTrace = analysis.recall_by(st, method, q, lex, now=when, settings=s,
-                                                query=query, session=session, windows=windows)
-        latency = (time.perf_counter() - t0) * 1000.0
-        brief.attach_messages(st, trace)
-        st.last_trace = trace
-        if log and not st.read_only:
-            trace.log_uid = st.log_query(_query_row(trace, latency, method))
-        return trace
+        return recalls.recall(self.store, query, now=now, session=session, settings=settings,
+                              method=method, log=log)
 
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
                        reinforce: bool = False) -> WritebackPlan:
@@ -350,28 +347,42 @@ class Memory:
 
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False) -> tuple[str, RecallTrace | None]:
+                 reinforce: bool = False, turn_id: str | None = None
+                 ) -> tuple[str, RecallTrace | None]:
         """The live agent loop: recall on the user text (unless given), store the turn
         verbatim as a new node, then write the recall back with that node as current.
 
-        Returns the new node's uid and the trace (None for an assistant-only turn).
+        Everything is checked before anything is written (the texts, the session, the
+        time, and that ``recall`` can still be committed). ``turn_id`` (the caller's own id
+        for this turn, kept as the first message's source id) makes a retry safe: when the
+        session already holds a turn with that id, nothing is written and its node is
+        returned, with no trace. Returns the new node's uid and the trace (None for an
+        assistant-only turn).
         """
-        from .ingest.validate import check_text, check_ts
+        from .ingest.validate import check_session, check_text, check_ts
         self.store.check_write()
+        if user is None and assistant is None:
+            raise InvalidInput("add_turn needs a user or an assistant text")
+        check_session(session, "add_turn")
         when = check_ts(_wall() if ts is None else ts, "add_turn ts")
+        texts = [(role, text) for role, text in (("user", user), ("assistant", assistant))
+                 if text is not None]
+        for k, (_role, text) in enumerate(texts):
+            check_text(text, f"add_turn message {k}")
+        if turn_id is not None:
+            check_text(turn_id, "add_turn", field="turn_id")
+            done = self.store.turn_with_id(session, turn_id)
+            if done is not None:
+                return done, None
+        if recall is not None:
+            self.store.check_commit(recall)
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
         seq = self.store.next_seq(session)
-        raws = []
-        if user is not None:
-            raws.append(RawMessage(session, seq, when, "user", user, source="add_turn"))
-        if assistant is not None:
-            raws.append(RawMessage(session, seq + len(raws), when, "assistant", assistant,
-                                   source="add_turn"))
-        if not raws:
-            raise InvalidInput("add_turn needs a user or an assistant text")
-        for k, r in enumerate(raws):
-            check_text(r.text, f"add_turn message {k}")
+        raws = [RawMessage(session, seq + k, when, role, text, source="add_turn",
+                           ext_id=None if turn_id is None else
+                           (turn_id if k == 0 else f"{turn_id}/{role}"))
+                for k, (role, text) in enumerate(texts)]
         self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
         if recall is not None:
@@ -382,30 +393,7 @@ class Memory:
         """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
         recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
         :class:`TraceMismatch` naming the first difference."""
-        st = self.store
-        st.check_open()
-        # a trace recorded before profiles existed lacks their settings: it was a v1 recall
-        s = Settings.from_dict(trace.settings, profile="v2" if "HYBRID" in trace.settings
-                               else "v1")
-        lex = st.lexical(trace.query, now=trace.now, settings=s)
-        q = np.asarray(trace.q, np.float32)
-        method = getattr(trace, "method", "akasha")
-        windows = None
-        if method == "akasha":
-            r = trace.relevance
-            windows = [(a, b, p) for (a, b), p in zip(r.windows, r.window_phrases, strict=True)]
-        again: RecallTrace = analysis.recall_by(st, method, q, lex, now=trace.now, settings=s,
-                                                query=trace.query, session=trace.session,
-                                                windows=windows)
-        a, b = trace.to_dict(), again.to_dict()
-        for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
-            a.pop(part, None)
-            b.pop(part, None)
-        if a != b:
-            where = _first_difference(a, b)
-            raise TraceMismatch(f"replaying the trace of {trace.query!r} differs at {where}; the "
-                                "store changed since it was recorded (commits, ingest, forget)")
-        return again
+        return recalls.replay(self.store, trace)
 
     # -- agent-facing output (brief) -------------------------------------------------------------
     def context(self, query: str, *, budget_tokens: int | None = None,
@@ -442,28 +430,27 @@ class Memory:
 
     # -- anchors, triples, episodes, curation (SPEC §6) ------------------------------------------
     def anchors(self, search: str | None = None, *, kind: str | None = None,
-                status: str | None = "active") -> list[dict[str, Any]]:
+                status: str | None = "active") -> list[Anchor]:
         """Anchors (default: active ones) with aliases and mention counts, most mentioned
         first; ``search`` matches names and aliases after normalisation."""
         return curate.anchors(self.store, search, kind=kind, status=status)
 
-    def anchor(self, uid: str) -> dict[str, Any]:
+    def anchor(self, uid: str) -> AnchorDetail:
         """One anchor with its aliases, mentions (node, message, span, surface) and triples."""
         return curate.anchor(self.store, uid)
 
-    def anchors_of(self, node: str) -> list[dict[str, Any]]:
-        """The anchors node ``node`` mentions: uid, name, kind, surface, span_start (one
-        row per mention, in text order)."""
+    def anchors_of(self, node: str) -> list[MentionedAnchor]:
+        """The anchors node ``node`` mentions, one row per mention, in text order."""
         return curate.anchors_of(self.store, node)
 
     def triples(self, *, anchor: str | None = None, status: str | None = None
-                ) -> list[dict[str, Any]]:
+                ) -> list[Triple]:
         """Triples (optionally of one anchor as subject or object, or with one status),
         oldest first, with subject / object names and provenance."""
         return curate.triples(self.store, anchor=anchor, status=status)
 
     def episodes(self, *, kind: str | None = None, session: str | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[Episode]:
         """Episodes with their node uids, in time order."""
         return curate.episodes(self.store, kind=kind, session=session)
 
@@ -518,7 +505,7 @@ class Memory:
         return curate.detach_mention(self.store, uid, msg, start, why=why, by=by)
 
     def audit(self, *, target: str | None = None, limit: int | None = None
-              ) -> list[dict[str, Any]]:
+              ) -> list[AuditEntry]:
         """The audit log, newest first: who did what, when and why (with the ops)."""
         return curate.audit(self.store, target=target, limit=limit)
 
@@ -554,9 +541,8 @@ class Memory:
         from .curate.labels import unlabel
         return unlabel(self.store, query, node_id)
 
-    def labels(self, query: str | None = None) -> list[dict[str, Any]]:
-        """Every label (uid, query, node, relevant, ts, by), oldest first; ``query``: only
-        that query's."""
+    def labels(self, query: str | None = None) -> list[Label]:
+        """Every label, oldest first; ``query``: only that query's."""
         from .curate.labels import labels
         return labels(self.store, query)
 
@@ -617,12 +603,12 @@ class Memory:
 
     def communities(self, view: str = "nodes", *, now: float | None = None,
                     resolution: float | None = None, seed: int | None = None,
-                    store: bool = False) -> pd.DataFrame:
+                    save: bool = False) -> pd.DataFrame:
         """Leiden communities of a view (SPEC §7), one row per community, largest first
-        (labelled by distinctive terms for turns). ``store=True`` (nodes view, writable
+        (labelled by distinctive terms for turns). ``save=True`` (nodes view, writable
         store) keeps them as episodes of kind ``community`` (replacing the previous ones)."""
         return analysis.communities(self.store, view, now=now, resolution=resolution,
-                                    seed=seed, save=store)
+                                    seed=seed, save=save)
 
     def surprises(self, *, now: float | None = None, resolution: float | None = None,
                   seed: int | None = None, top: int = 10, queue: bool = True) -> pd.DataFrame:
@@ -656,41 +642,9 @@ class Memory:
         ``report.repairs`` says what was done, ``report.remaining`` what is left.
         A writable store is checkpointed first.
         """
-        from .store import doctor
+        from . import doctor
         return doctor.run(self.store, fix=repair)
 
 
 def _wall() -> float:
     return dt.datetime.now(dt.UTC).timestamp()
-
-
-def _query_row(trace: RecallTrace, latency_ms: float, method: str) -> dict[str, Any]:
-    """A QueryLog row: V1 inspector counts plus the activated items."""
-    from .store.mirror import dumps
-    a = trace.activation
-    c = trace.counts
-    return {"uid": f"q-{uuid.uuid4().hex[:16]}", "ts": trace.now, "query": trace.query,
-            "session": trace.session, "method": method, "n_seeds": c["seeds"],
-            "n_pool": c["pool"], "n_activated": c["activated"], "n_dense": c["dense"],
-            "n_ripple": c["ripple"], "empty": c["activated"] == 0, "committed": False,
-            "latency_ms": latency_ms,
-            "seeds": dumps([[u, s] for u, s in zip(trace.seeds.uids, trace.seeds.source,
-                                                   strict=True)]),
-            "items": dumps([[u, sc, so] for u, sc, so in zip(a.uids, a.scores, a.sources,
-                                                             strict=True)])}
-
-
-def _first_difference(a: Any, b: Any, path: str = "trace") -> str:
-    if type(a) is not type(b):
-        return path
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b)):
-            if a.get(k) != b.get(k):
-                return _first_difference(a.get(k), b.get(k), f"{path}.{k}")
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path} (length {len(a)} vs {len(b)})"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{i}]")
-    return f"{path} ({a!r} vs {b!r})"

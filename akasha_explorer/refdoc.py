@@ -42,14 +42,18 @@ def reference_markdown() -> str:
               "Every constant of the engine; a store records the values it was built with and "
               "the profile they belong to. `default` is the default profile (v2); `v1` the "
               "V1-faithful profile (`Settings.profile(\"v1\")`), shown where it differs. "
+              "`range` is what the setting admits (finite numbers only; `[` `]` include the "
+              "end, `(` `)` do not) and the rules it keeps with another setting: "
+              "`Settings(...)`, `akasha migrate` and the what-if panel refuse anything else. "
               "[ours] marks a deliberate change from Akasha V1, switchable.", "",
-              "| name | default | v1 | SPEC | help |", "|---|---|---|---|---|"]
+              "| name | default | v1 | range | SPEC | help |", "|---|---|---|---|---|---|"]
     for d in setting_docs():
         ours = " [ours]" if d["ours"] else ""
         text = d["help"].replace("|", "\\|")
         v1 = f"`{d['v1']!r}`" if d["v1"] != d["default"] else ""
-        lines.append(f"| `{d['name']}` | `{d['default']!r}` | {v1} | {d['section']}{ours} "
-                     f"| {text} |")
+        rng = d["range"].replace("|", "\\|")
+        lines.append(f"| `{d['name']}` | `{d['default']!r}` | {v1} | `{rng}` "
+                     f"| {d['section']}{ours} | {text} |")
     return "\n".join(lines) + "\n"
 
 

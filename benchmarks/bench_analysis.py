@@ -140,15 +140,15 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
     t0 = time.perf_counter()
     nodes, edges, _, now = synthetic(n, n_edges)
     print(f"  built in {time.perf_counter() - t0:.1f} s: {edges.n_alive()} alive edges", flush=True)
-    st = Settings()
+    cfg = Settings()
     rep = 1 if quick else 3
     def comm(v: Any) -> Any:
         return leiden(v, resolution=1.0, seed=0)
 
     view = timed(size, "view nodes (no communities)",
-                 lambda: coact_view(nodes, edges, now=now, settings=st), rep)
+                 lambda: coact_view(nodes, edges, now=now, settings=cfg), rep)
     timed(size, "view nodes (with Leiden)",
-          lambda: coact_view(nodes, edges, now=now, settings=st, communities=comm), 1)
+          lambda: coact_view(nodes, edges, now=now, settings=cfg, communities=comm), 1)
     timed(size, "view -> undirected", view.undirected, rep)
     timed(size, "view -> igraph (all attributes)", view.to_igraph, rep)
     timed(size, "view -> networkx", view.to_networkx, 1)
@@ -163,9 +163,9 @@ def bench_synthetic(n: int, n_edges: int, quick: bool, out: Path) -> None:
     rng = np.random.default_rng(3)
     q = _unit(nodes.vec[123] + 0.3 * rng.standard_normal(DIM) / np.sqrt(DIM)).astype(np.float32)
     timed(size, "recall akasha (no embedding)",
-          lambda: recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=st), rep)
+          lambda: recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=cfg), rep)
     timed(size, "recall ppr (no embedding)",
-          lambda: ppr_recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=st), rep)
+          lambda: ppr_recall(nodes, edges, q, LexicalHits.empty(), now=now, settings=cfg), rep)
     vecs = nodes.vec[view.nodes["row"].to_numpy()]
     timed(size, "surprise (a) bridges", lambda: bridges(view, top=10), rep)
     timed(size, "surprise (b) indirect pairs", lambda: indirect_pairs(view, top=10), 1)

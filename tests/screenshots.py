@@ -33,7 +33,7 @@ PANELS = {
                                 "s.goto('writeback')\ns",
     "memory_explorer": "x = MemoryExplorer(mem)\nx.search('换药 引流条')\n"
                        "x.open_node(x.hits.sort_values('bm25_rank')['uid'].iloc[0])\nx",
-    "anchor_curator": "c = AnchorCurator(mem)\nc.anchor_list.value = mem.anchors('岚')[0]['uid']\nc",
+    "anchor_curator": "c = AnchorCurator(mem)\nc.anchor_list.value = mem.anchors('岚')[0].uid\nc",
     "review_queue": "ReviewQueue(mem)",
     "communities": "CommunitiesPanel(mem)",
     "whatif": "w = WhatIfPanel(mem, query='和阿岚打杀戮尖塔，A10 过了吗')\n"

@@ -19,6 +19,22 @@ import akasha_explorer as ak
 AKASHA = str(Path(sys.executable).parent / "akasha")
 
 
+SMALL = [
+    {"role": "user", "content": "和阿岚打杀戮尖塔，死在第二层"},
+    {"role": "assistant", "content": "可惜！第二层是哪个 boss？"},
+    {"role": "user", "content": "my finger is healing, the doctor changed the dressing"},
+    {"role": "assistant", "content": "Good news. Keep it dry."},
+]
+"""Two turns of session ``s0`` (``s0:0`` about 阿岚's game, ``s0:2`` about a finger)."""
+
+
+def small_store(path: Path) -> Path:
+    """A new store at ``path`` holding :data:`SMALL`, ingested with replay."""
+    with ak.open(path) as mem:
+        mem.ingest(SMALL, session="s0", replay=True, progress=False)
+    return path
+
+
 def free_port() -> int:
     """A loopback port nothing listens on right now."""
     with socket.socket() as s:

@@ -404,14 +404,14 @@ def test_demo_communities_carry_thread_signal_beyond_chance(demo_store: Path) ->
 
 def test_communities_stored_as_episodes(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
-        t = mem.communities(store=True)
+        t = mem.communities(save=True)
         eps = mem.episodes(kind="community")
         assert len(eps) == len(t)
-        assert sorted(sorted(e["nodes"]) for e in eps) == sorted(
+        assert sorted(sorted(e.nodes) for e in eps) == sorted(
             sorted(m.split(",")) for m in t["members"])
-        again = mem.communities(store=True)        # replaces, never duplicates
+        again = mem.communities(save=True)        # replaces, never duplicates
         assert len(mem.episodes(kind="community")) == len(again)
-        assert {e["label"] for e in eps} == set(t["label"])
+        assert {e.label for e in eps} == set(t.label)
 
 
 # -- surprises ---------------------------------------------------------------------------------

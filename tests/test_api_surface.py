@@ -1,15 +1,17 @@
 """The public surface: exports, documentation in sync with the code, the dependency
-direction between areas, one query layer (Cypher only in graphdb/, LanceDB tables only in
+direction between areas (tiers, no import cycles, commands in cli/), one query layer (Cypher only in graphdb/, LanceDB tables only in
 vectors/), render-only widgets, and lint (ruff and mypy on the whole package)."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -65,92 +67,215 @@ def test_every_command_and_option_has_help() -> None:
                 assert (p.help or "").strip(), f"{cmd.name} {p.opts}"
 
 
-LAYERS = {
-    # area -> areas of ours it must not import (the dependency direction of HOUSE_STYLE)
-    "engine": {"memory", "graphdb", "vectors", "store", "ingest", "widgets", "analysis",
-               "export", "curate", "extract", "brief", "cli", "embed", "bench", "text"},
-    "graphdb": {"memory", "widgets", "analysis", "export", "curate", "brief", "cli", "bench"},
-    "vectors": {"memory", "widgets", "analysis", "export", "curate", "brief", "cli", "bench"},
-    "text": {"memory", "widgets", "graphdb", "vectors", "store", "cli", "bench"},
+TIERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("ranges", "_fs"),
+    ("config", "model"),
+    ("engine",),
+    ("text",),
+    ("embed",),
+    ("graphdb", "vectors"),
+    ("store",),
+    ("ingest", "extract", "curate", "analysis", "brief", "export", "doctor", "recalls"),
+    ("memory",),
+    ("server", "widgets", "bench", "akasha_explorer"),
+    ("cli", "refdoc", "__main__"),
+)
+"""The house, bottom first (docs/design.md's picture): every area of the package — a
+subpackage or a top-level module, ``akasha_explorer`` being the package root — and the
+tier it sits on. A module imports areas of its own tier or below, never above: the query
+layer (``graphdb/``, ``vectors/``) nothing of the store, the store no area, no area the
+Memory facade, nothing but the CLI's own entry points the CLI."""
+
+TIER = {area: k for k, tier in enumerate(TIERS) for area in tier}
+
+UPWARD = {
+    ("engine/trace.py", "brief"): "context",
+    ("store/store.py", "extract"): "TYPE_CHECKING",
 }
+"""The only imports that point up, each where it may be: ``RecallTrace.context`` builds
+its block with the brief area, imported inside that method when called (the engine
+imports nothing of it at import time); the Store names the extractor protocol in a type
+only."""
+
+MODULES = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+           for p in sorted(PKG.rglob("*.py"))}
+"""Every module of the package by dotted name (a package by its own name)."""
 
 
-LAZY = {("engine/trace.py", "context", "brief")}
-"""Imports allowed inside one function only: ``RecallTrace.context`` builds its block with
-the brief area, imported when called (the engine imports nothing of it at import time)."""
+@dataclass(frozen=True)
+class Import:
+    """One import of a module of ours: the module imported (``from pkg import mod`` names
+    ``pkg.mod``; ``from mod import name`` names ``mod``), the function it sits in (None at
+    module level) and whether it is under ``if TYPE_CHECKING:``."""
+
+    module: str
+    function: str | None
+    typing_only: bool
+
+    @property
+    def area(self) -> str:
+        return _area(self.module)
 
 
-def _imports(path: Path, *, runtime: bool = False) -> set[str]:
-    """The areas of ours ``path`` imports (siblings inside its own area not counted),
-    except the function-level imports :data:`LAZY` allows; ``runtime``: not those under
-    ``if TYPE_CHECKING:`` either."""
-    tree = ast.parse(path.read_text("utf-8"))
-    rel = path.relative_to(PKG).as_posix()
-    allowed = {(fn, area) for f, fn, area in LAZY if f == rel}
-    found: set[str] = set()
+def _area(module: str) -> str:
+    """``akasha_explorer.store.journal`` -> ``store``; the root package is its own area."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
 
-    def visit(node: ast.AST, fn: str | None) -> None:
+
+def _imports_of(module: str) -> list[Import]:
+    """Every import of ours in ``module``: module level, inside functions and under
+    ``if TYPE_CHECKING:`` alike."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, fn: str | None, typing_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if runtime and isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(
-                    child.test):
-                continue
-            name = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) \
+            names: list[str] = []
+            if isinstance(child, ast.ImportFrom):
+                base = importlib.util.resolve_name("." * child.level + (child.module or ""),
+                                                   package) if child.level else child.module
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else str(base)
+                         for a in child.names]
+            elif isinstance(child, ast.Import):
+                names = [a.name for a in child.names]
+            found.extend(Import(n, fn, typing_only) for n in names
+                         if n.split(".")[0] == "akasha_explorer")
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) \
                 else fn
-            area = None
-            if isinstance(child, ast.ImportFrom) and child.level >= 2:
-                parts = (child.module or "").split(".")
-                area = parts[0] if parts[0] else child.names[0].name
-            elif isinstance(child, ast.ImportFrom) and (child.module or "").startswith(
-                    "akasha_explorer."):
-                area = (child.module or "").split(".")[1]
-            if area is not None and (fn, area) not in allowed:
-                found.add(area)
-            visit(child, name)
+            visit(child, inner, typing_only or (isinstance(child, ast.If)
+                                                and "TYPE_CHECKING" in ast.unparse(child.test)))
 
-    visit(tree, None)
+    visit(ast.parse(path.read_text("utf-8")), None, False)
     return found
 
 
-@pytest.mark.parametrize("area", sorted(LAYERS))
-def test_dependency_direction(area: str) -> None:
-    for path in sorted((PKG / area).glob("*.py")):
-        bad = _imports(path) & LAYERS[area]
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+def _imports(path: Path) -> set[str]:
+    """The areas of ours the file ``path`` imports, its own area left out."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    return {i.area for i in _imports_of(module)} - {_area(module)}
 
 
-def test_store_core_imports_no_area() -> None:
-    """The Store and its parts sit below the areas: store/ imports none of them at run
-    time (the doctor, an area that lives beside the store it checks, and the CLI commands
-    aside; the Store names the extractor protocol in a type only)."""
-    areas = {"ingest", "extract", "curate", "analysis", "brief", "export", "widgets",
-             "memory", "cli", "bench"}
-    for path in sorted((PKG / "store").glob("*.py")):
-        if path.name in ("doctor.py", "commands.py"):
+def test_every_area_has_a_tier() -> None:
+    missing = sorted({_area(m) for m in MODULES} - set(TIER))
+    assert not missing, f"place {missing} in TIERS (tests/test_api_surface.py)"
+
+
+@pytest.mark.parametrize("area", [a for tier in TIERS for a in tier])
+def test_dependencies_point_down(area: str) -> None:
+    """Down or sideways, never up (:data:`TIERS`), counting imports inside functions and
+    under ``TYPE_CHECKING`` too, except the :data:`UPWARD` ones where they are allowed."""
+    bad = []
+    for module in (m for m in MODULES if _area(m) == area):
+        rel = MODULES[module].relative_to(PKG).as_posix()
+        for i in _imports_of(module):
+            if TIER[i.area] <= TIER[area]:
+                continue
+            where = UPWARD.get((rel, i.area))
+            if where is not None and where == ("TYPE_CHECKING" if i.typing_only else i.function):
+                continue
+            bad.append(f"{rel} imports {i.module} (tier {TIER[i.area]} > {TIER[area]})")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_engine_imports_only_config_and_errors() -> None:
+    """The engine is pure: nothing of ours but ``config`` and ``errors`` (and the brief area
+    inside ``RecallTrace.context``, see :data:`UPWARD`)."""
+    for path in sorted((PKG / "engine").glob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        extra = {a for a in _imports(path) if UPWARD.get((rel, a)) is None}
+        assert extra <= {"config", "errors"}, f"{rel} imports {sorted(extra)}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan).
+
+    >>> _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c']]
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = [stack.pop()]
+            while comp[-1] != v:
+                comp.append(stack.pop())
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours importing it runs: each module it names, anywhere in
+    it, and the packages above a named module that are not its own (importing
+    ``store.journal`` from graphdb/ runs ``store/__init__.py`` first)."""
+    graph: dict[str, set[str]] = {}
+    for module in MODULES:
+        own = {module.rsplit(".", k)[0] for k in range(module.count(".") + 1)}
+        for i in _imports_of(module):
+            parts = i.module.split(".")
+            above = {".".join(parts[:k]) for k in range(1, len(parts))}
+            graph.setdefault(module, set()).update(({i.module} | above) - own)
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    """No two modules of the package need each other, however the import is hidden —
+    inside a function, under ``TYPE_CHECKING``, or through a package ``__init__``: every
+    dependency goes one way."""
+    graph = _import_graph()
+    assert sum(map(len, graph.values())) > 500  # the graph is the package's, not empty
+    assert "akasha_explorer.doctor" in graph["akasha_explorer.memory"]  # a function's import
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles (make each dependency go one way):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles)
+
+
+def test_commands_live_in_the_cli_package() -> None:
+    """Every ``akasha`` command is a module of ``akasha_explorer/cli/``: nothing else
+    imports click (but :mod:`akasha_explorer.refdoc`, which walks the group)."""
+    found = []
+    for module, path in MODULES.items():
+        if _area(module) in ("cli", "refdoc"):
             continue
-        bad = _imports(path, runtime=True) & areas
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else []
+            if any(n.split(".")[0] == "click" for n in names):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, "click outside akasha_explorer/cli/:\n" + "\n".join(found)
 
 
-AREAS = ("ingest", "extract", "curate", "analysis", "brief", "export", "store", "graphdb",
-         "vectors", "engine", "text")
-"""Packages below the Memory facade: they take a Store, never a Memory."""
-
-
-@pytest.mark.parametrize("area", AREAS)
-def test_no_area_imports_the_memory_facade(area: str) -> None:
-    """Areas are functions and small classes of a Store; only the facade (memory.py), the
-    CLI, the benchmarks harness and the widgets sit on top of Memory."""
-    for path in sorted((PKG / area).glob("*.py")):
-        tree = ast.parse(path.read_text("utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                mod = node.module or ""
-                assert not (mod == "memory" or mod.endswith(".memory")
-                            or mod == "akasha_explorer.memory"), \
-                    f"{path.relative_to(ROOT)} imports the Memory facade"
-                names = {a.name for a in node.names}
-                assert not ((node.level >= 2 and not mod) and "memory" in names), \
-                    f"{path.relative_to(ROOT)} imports the Memory facade"
+def test_each_fixture_is_defined_once() -> None:
+    """A fixture name means one thing in the whole suite: defined once — shared ones in
+    ``tests/conftest.py`` — and never overridden by a module."""
+    where: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                    "fixture" in ast.unparse(d) for d in node.decorator_list):
+                where.setdefault(node.name, []).append(path.name)
+    assert len(where) > 20
+    twice = {name: files for name, files in where.items() if len(files) > 1}
+    assert not twice, f"fixtures defined more than once: {twice}"
 
 
 CYPHER = re.compile(r"\b(?:OPTIONAL MATCH|MATCH|MERGE|CREATE|DETACH DELETE)\s*\(|"
@@ -238,7 +363,7 @@ def test_widgets_only_render() -> None:
             if isinstance(node, ast.Attribute) and _reaches_past(node):
                 found.append(f"{path.name}:{node.lineno}: .{node.attr}")
         mods = _imports(path)
-        for bad in sorted(mods & {"graphdb", "vectors", "store", "clikit", "cli"}):
+        for bad in sorted(mods & {"graphdb", "vectors", "store", "cli"}):
             found.append(f"{path.name}: imports {bad}")
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
@@ -251,6 +376,7 @@ def test_widgets_only_render() -> None:
 
 @pytest.mark.skipif(shutil.which("ruff", path=str(Path(sys.executable).parent)) is None,
                     reason="ruff not installed (dev extra)")
+@pytest.mark.slow
 def test_ruff_clean() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
     proc = subprocess.run([ruff, "check", "akasha_explorer", "tests", "benchmarks"], cwd=ROOT,
@@ -258,6 +384,7 @@ def test_ruff_clean() -> None:
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
+@pytest.mark.slow
 def test_mypy_package() -> None:
     pytest.importorskip("mypy")
     proc = subprocess.run([sys.executable, "-m", "mypy", "akasha_explorer"], cwd=ROOT,

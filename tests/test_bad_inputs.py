@@ -3,6 +3,10 @@ every entry gets a clear error naming the file and line / record, or is ingested
 flagged where a gate fires) and stored verbatim — never a crash, never a hang (each entry
 runs under a 120 s alarm).
 
+A setting ``migrate`` refuses (``migrate`` entries: out of range, wrong type, a rule between
+two settings broken) is one line naming the setting and its range, through ``Memory.migrate``
+and ``akasha migrate``, and nothing is written.
+
 A refused batch leaves the store unchanged: the LanceDB folder, the journal and the
 manifest byte-identical, and Kuzu *logically* identical — a dump of every table equal.
 Kuzu rewrites a few header bytes of ``graph.kuzu`` on every read-write open and close even
@@ -27,7 +31,8 @@ from click.testing import CliRunner
 
 import akasha_explorer as ak
 from akasha_explorer.cli import cli
-from akasha_explorer.errors import AkashaError, InvalidInput
+from akasha_explorer.config import parse_setting
+from akasha_explorer.errors import AkashaError, InvalidInput, InvalidSettings
 
 from .reliability import files_digest, kuzu_dump
 
@@ -37,10 +42,12 @@ FILES = [e for e in MANIFEST if "file" in e or "generate" in e]
 ERRORS = [e for e in FILES if e["expect"] == "error"]
 ACCEPTED = [e for e in FILES if e["expect"] != "error"]
 EXPORTS = [e for e in MANIFEST if "export" in e]
+MIGRATES = [e for e in MANIFEST if "migrate" in e]
 
 
 def _id(e: dict[str, Any]) -> str:
-    return str(e.get("file") or e.get("generate") or e.get("export"))
+    got = str(e.get("file") or e.get("generate") or e.get("export") or e.get("migrate"))
+    return got if len(got) <= 40 else got[:37] + "..."
 
 
 @contextmanager
@@ -101,7 +108,9 @@ def test_corpus_is_big_enough() -> None:
             assert (CORPUS / e["file"]).is_file(), e["file"]
 
 
-@pytest.mark.parametrize("entry", ERRORS, ids=_id)
+@pytest.mark.parametrize("entry", [
+    pytest.param(e, marks=pytest.mark.slow) if e.get("generate") == "million_messages" else e
+    for e in ERRORS], ids=_id)
 def test_refused_with_a_clear_error_and_the_store_unchanged(
         entry: dict[str, Any], base: ak.Memory, tmp_path: Path) -> None:
     path = CORPUS / entry["file"] if "file" in entry else _generate(entry, tmp_path)
@@ -246,3 +255,45 @@ def test_a_bad_now_is_a_clear_error(now: str, demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem, pytest.raises(InvalidInput):
         mem.recall("阿岚", now=float(now) if now != "soon" else float("nan"))
 
+
+
+@pytest.fixture(scope="module")
+def closed_store(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
+    """A small store, closed, for the command line to open."""
+    path = tmp_path_factory.mktemp("bad-cli") / "store"
+    with ak.open(path) as mem:
+        mem.ingest(CORPUS / "_base.jsonl", progress=False)
+    return path
+
+
+def _migrate_value(entry: dict[str, Any]) -> tuple[str, Any]:
+    name, _, text = entry["migrate"].partition("=")
+    return name, entry["value"] if "value" in entry else parse_setting(name, text)
+
+
+@pytest.mark.parametrize("entry", MIGRATES, ids=_id)
+def test_migrate_refuses_a_bad_setting_and_writes_nothing(entry: dict[str, Any],
+                                                          base: ak.Memory) -> None:
+    before, settings = _state(base), base.settings
+    name, value = _migrate_value(entry)
+    with pytest.raises(InvalidSettings) as e:
+        base.migrate("v2", **{name: value})
+    msg = str(e.value)
+    assert "\n" not in msg and re.search(entry["match"], msg), msg
+    assert _state(base) == before and base.settings == settings  # akasha.json unchanged
+    t = base.recall("hello there", now=base.last_ts() + 60, log=False)
+    assert t.to_json()  # no NaN anywhere in the trace
+
+
+@pytest.mark.parametrize("entry", MIGRATES, ids=_id)
+def test_cli_migrate_refuses_a_bad_setting_in_one_line(entry: dict[str, Any],
+                                                       closed_store: Path) -> None:
+    before = files_digest(closed_store)
+    r = CliRunner().invoke(cli, ["migrate", str(closed_store), "--profile", "v2",
+                                 entry["migrate"]])
+    assert r.exit_code == 1, r.output
+    assert isinstance(r.exception, SystemExit), r.exception
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.output
+    assert re.search(entry["match"], lines[0].removeprefix("Error: ")), lines[0]
+    assert files_digest(closed_store) == before

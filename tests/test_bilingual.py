@@ -13,18 +13,18 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.analysis.methods import context_order
-from akasha_explorer.config import Settings
+from akasha_explorer.config import Settings, time_zone
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.hybrid import relevance
 from akasha_explorer.engine.toy import toy_nodes
 from akasha_explorer.model import RawMessage
 from akasha_explorer.store.channels import AnchorLexicon
 from akasha_explorer.text.gates import is_noise
-from akasha_explorer.text.timewords import parse_tz, time_windows
+from akasha_explorer.text.timewords import time_windows
 from akasha_explorer.text.tokenize import TermRules
 from akasha_explorer.text.xling import lexicon, translate
 
-TZ = parse_tz("+08:00")
+TZ = time_zone("+08:00")
 
 
 def _at(*args: int) -> float:
@@ -45,8 +45,8 @@ def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) 
     with ak.open(demo_store) as mem:
         now = mem.last_ts()
         before = context_order(mem.recall("Who is Lanny?", now=now, log=False))
-        (lan,) = [a for a in mem.anchors() if "阿岚" in a["aliases"]]
-        mem.add_alias(lan["uid"], "Lanny", why="her nickname in English chats")
+        (lan,) = [a for a in mem.anchors() if "阿岚" in a.aliases]
+        mem.add_alias(lan.uid, "Lanny", why="her nickname in English chats")
         trace = mem.recall("Who is Lanny?", now=now, log=False)
         after = context_order(trace)
         off = context_order(mem.recall("Who is Lanny?", now=now, log=False,
@@ -119,7 +119,7 @@ def test_festivals_weekends_and_month_parts() -> None:
 
 def test_calendar_spans_follow_the_time_zone() -> None:
     now = _at(2026, 10, 20, 12)
-    (w,) = time_windows("国庆", now, tz=parse_tz("+08:00"))
+    (w,) = time_windows("国庆", now, tz=time_zone("+08:00"))
     (u,) = time_windows("国庆", now)
     assert w.start == _at(2026, 10, 1) and u.start - w.start == 8 * 3600
 

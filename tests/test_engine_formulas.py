@@ -106,10 +106,10 @@ def test_micrograph_rows_window_and_gate() -> None:
 
 
 def test_state_by_hand() -> None:
-    st = node_state(np.array([0.5, 0.0]), np.array([0.2, 1.0]), np.array([0.8, 1.0]),
-                    [8, 0], settings=S)
-    assert st[0] == pytest.approx(math.exp(1.4 * 0.5 + 0.2) * 0.8 / 3.0)
-    assert st[1] == pytest.approx(math.e)
+    state = node_state(np.array([0.5, 0.0]), np.array([0.2, 1.0]), np.array([0.8, 1.0]),
+                       [8, 0], settings=S)
+    assert state[0] == pytest.approx(math.exp(1.4 * 0.5 + 0.2) * 0.8 / 3.0)
+    assert state[1] == pytest.approx(math.e)
 
 
 def test_e0_by_hand() -> None:
@@ -294,19 +294,35 @@ def test_graph_expand_per_seed_limit_decay_and_visibility() -> None:
     assert g.selected == [False, True, True]           # top GRAPH_LIMIT by score_graph
 
 
+@pytest.mark.parametrize("years", [20.0, 26.0, 1000.0])
+def test_graph_expand_stays_finite_when_the_weights_decayed_to_almost_nothing(
+        years: float) -> None:
+    """Decades after the last write-back (here 20 and 26 years, EDGE_TAU = 14 days) an
+    effective weight is ~1e-160 to ~1e-300: out · in underflows to 0 and the edge signal
+    was w / 0 = inf, so the trace held inf and every recall failed; it is 1 again."""
+    nodes = toy_nodes([[1, 0], [0, 1]])
+    edges = toy_edges([(0, 1, 2.0)], last_ts=0.0)
+    cos = np.array([1.0, 0.0])
+    for cfg in (S, Settings()):
+        g = graph_expand(nodes, edges, cos, cos, np.ones(2, bool), now=years * 365.25 * DAY,
+                         settings=cfg.replace(DENSE_TOP_K=1))
+        assert all(math.isfinite(x) for x in [*g.pair_edge_signal, *g.score_graph])
+        assert g.pair_edge_signal == pytest.approx([1.0]) or g.pair_edge_signal == []  # 0: gone
+
+
 # -- stage 4 -------------------------------------------------------------------------------
 def _groups(score_micro: list[float], sources: list[str], graph_scores: list[float],
             settings: Settings, relevant: bool = True):
     m = len(score_micro)
     mg = MicroGraph(rows=list(range(m)), uids=[f"m{i}" for i in range(m)])
     from akasha_explorer.engine.trace import Settlement
-    st = Settlement(score_final=score_micro, source=sources, direct=[0.5] * m)
+    sett = Settlement(score_final=score_micro, source=sources, direct=[0.5] * m)
     g = GraphExpand(uids=[f"g{i}" for i in range(len(graph_scores))],
                     rows=[100 + i for i in range(len(graph_scores))],
                     score_graph=graph_scores, cos_node=[0.1] * len(graph_scores),
                     selected=[True] * len(graph_scores))
     vec = np.arange(200 * 2, dtype=np.float32).reshape(200, 2)
-    return groups(mg, st, g, ItemList(uids=["m1"]), vec, relevant=relevant, settings=settings)
+    return groups(mg, sett, g, ItemList(uids=["m1"]), vec, relevant=relevant, settings=settings)
 
 
 def test_activation_threshold_merge_and_reasons() -> None:

@@ -71,8 +71,8 @@ def test_relevance_by_hand() -> None:
     cos = [1.0, 0.6, 0.2, 0.0]
     nodes = _nodes(cos, sessions=["s", "s", "t", "t"], ts=[0, 60, 0, 60])
     lex = LexicalHits((), (2, 3), (6.0, 3.0), 4)
-    st = V2.replace(FUSION_POOL=3, FUSION_DENSE_WEIGHT=0.5, CONTEXT_NEIGHBOR=0.5)
-    rel, norm = relevance(nodes, _cos(nodes), np.ones(4, bool), lex, settings=st)
+    cfg = V2.replace(FUSION_POOL=3, FUSION_DENSE_WEIGHT=0.5, CONTEXT_NEIGHBOR=0.5)
+    rel, norm = relevance(nodes, _cos(nodes), np.ones(4, bool), lex, settings=cfg)
     by = {u: k for k, u in enumerate(rel.uids)}
     dense = {"n0": 1.0, "n1": (0.6 - 0.2) / (1.0 - 0.2), "n2": 0.0, "n3": 0.0}
     lexical = {"n0": 0.0, "n1": 0.0, "n2": 1.0, "n3": 0.5}
@@ -162,8 +162,8 @@ def test_graph_settle_by_hand() -> None:
     edges = toy_edges([(0, 2, 1.0), (1, 2, 1.0), (0, 3, 0.5)])
     cos = _cos(nodes)
     direct = np.array([1.0, 0.5, 0.2, 0.0])
-    st = V2.replace(DENSE_TOP_K=2)
-    g = graph_expand(nodes, edges, cos, cos, np.ones(4, bool), now=180.0, settings=st,
+    cfg = V2.replace(DENSE_TOP_K=2)
+    g = graph_expand(nodes, edges, cos, cos, np.ones(4, bool), now=180.0, settings=cfg,
                      graph_seeds=[0, 1], direct=direct)
     share = {0: 1.0 / 1.5, 1: 0.5 / 1.5}
     out0, out1 = 1.5, 1.0
@@ -174,15 +174,15 @@ def test_graph_settle_by_hand() -> None:
               3: 3.0 * share[0] * esig[(0, 3)]}
     for k, row in enumerate(g.rows):
         e = energy[row]
-        d = st.DIRECT_W_OTHER * direct[row]
+        d = cfg.DIRECT_W_OTHER * direct[row]
         strong, weak = max(e, d), min(e, d)
         base = strong + weak * max(0.0, 1.0 - strong)
         age = 180.0 - nodes.strength_ts[row]
-        long = min(1.0, nodes.strength[row] * math.exp(-age / st.STRENGTH_TAU) / 3.0)
-        edge = {2: 1.0, 3: 0.5}[row] * math.exp(-180.0 / st.EDGE_TAU)   # decayed to now
+        long = min(1.0, nodes.strength[row] * math.exp(-age / cfg.STRENGTH_TAU) / 3.0)
+        edge = {2: 1.0, 3: 0.5}[row] * math.exp(-180.0 / cfg.EDGE_TAU)   # decayed to now
         fan = {2: 2, 3: 1}[row]
-        score = (base * (1 + st.GAIN_LONG * long) * (1 + st.GAIN_EDGE * edge) * st.HOP_1
-                 / (1 + fan) ** st.FAN_EXP)
+        score = (base * (1 + cfg.GAIN_LONG * long) * (1 + cfg.GAIN_EDGE * edge) * cfg.HOP_1
+                 / (1 + fan) ** cfg.FAN_EXP)
         assert g.energy[k] == pytest.approx(e)
         assert g.content_base[k] == pytest.approx(base)
         assert g.score_graph[k] == pytest.approx(score)
@@ -230,10 +230,10 @@ def test_time_words_name_windows() -> None:
 def test_time_prior_lifts_the_turns_inside_the_window() -> None:
     nodes = _nodes([0.8, 0.8, 0.8], sessions=["a", "b", "c"], ts=[0.0, 1000.0, 2000.0])
     lex = LexicalHits.empty()
-    st = V2.replace(CONTEXT_NEIGHBOR=0.0, TIME_PRIOR=0.0)
-    off = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st,
+    cfg = V2.replace(CONTEXT_NEIGHBOR=0.0, TIME_PRIOR=0.0)
+    off = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=cfg,
                  windows=[(900.0, 1100.0, "then")])
-    on = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=st.replace(TIME_PRIOR=0.5),
+    on = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=cfg.replace(TIME_PRIOR=0.5),
                 windows=[(900.0, 1100.0, "then")])
     assert off.floor.uids == ["n0", "n1", "n2"]     # all tied: each is the best there is
     assert on.floor.uids[0] == "n1"

@@ -29,7 +29,7 @@ from akasha_explorer.export.formats import (
     write_json,
     write_parquet,
 )
-from akasha_explorer.export.gexf import NS, NS_VIZ, write_gexf
+from akasha_explorer.export.gexf import GEXF_NS, NS_VIZ, write_gexf
 from akasha_explorer.export.graphml import write_graphml
 from akasha_explorer.export.sanitize import clean_column, records
 from akasha_explorer.export.store import import_store
@@ -92,9 +92,9 @@ def test_gexf_1_3_reads_back_with_viz_and_time(views: dict[str, GraphView], tmp_
     v = views[name]
     path = write_gexf(v, tmp_path / "g.gexf")
     root = ET.parse(path).getroot()
-    assert root.tag == f"{{{NS}}}gexf"
+    assert root.tag == f"{{{GEXF_NS}}}gexf"
     assert root.get("version") == "1.3"
-    graph = root.find(f"{{{NS}}}graph")
+    graph = root.find(f"{{{GEXF_NS}}}graph")
     assert graph.get("mode") == "dynamic"
     assert graph.get("timeformat") == "double"
     g = nx.read_gexf(path, version="1.3")
@@ -130,7 +130,7 @@ def test_gexf_is_deterministic_and_time_intervals_follow_the_turns(views: dict[s
     assert hashlib.sha256(a).digest() == hashlib.sha256(b).digest()
     root = ET.fromstring(a)
     ts = dict(zip(v.nodes["id"], v.nodes["ts"], strict=True))
-    for e in root.iter(f"{{{NS}}}edge"):
+    for e in root.iter(f"{{{GEXF_NS}}}edge"):
         assert float(e.get("start")) == max(ts[e.get("source")], ts[e.get("target")])
     assert len(list(root.iter(f"{{{NS_VIZ}}}position"))) == len(v.nodes)
 
@@ -209,13 +209,14 @@ def _digests(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "export.json"}
 
 
+@pytest.mark.slow
 def test_store_export_import_round_trip_without_loss(demo_store: Path, tmp_path: Path) -> None:
     with ak.open(demo_store) as mem:
         now = mem.last_ts() + 3600.0
         # dynamic state that lives only in the journal until the export checkpoints it
         t = mem.recall("鱼石脂 引流条 换药", now=now, log=True)
         mem.commit(t, mem.mirror.nodes.uid[-1])
-        mem.communities(store=True)
+        mem.communities(save=True)
         mem.surprises()
         out = mem.export(tmp_path / "exp", format="store")
         before = _stats(mem)

@@ -6,7 +6,6 @@ with every node on it); text a person wrote stays text — a message carrying
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 
 import akasha_explorer as ak
 
-from .browser import OfflinePage, browser_session
+from .browser import OfflinePage
 
 pytestmark = pytest.mark.browser
 
@@ -25,9 +24,6 @@ HOSTILE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session()
 
 
 class Page(OfflinePage):

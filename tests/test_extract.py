@@ -9,6 +9,7 @@ import akasha_explorer as ak
 from akasha_explorer.config import Settings
 from akasha_explorer.extract.base import PREDICATES, Extractor
 from akasha_explorer.extract.rules import RuleExtractor
+from akasha_explorer.model import Anchor
 
 FRIEND = {"阿岚", "岚姐", "Lan", "lan", "@lan_the_warrior", "林岚", "岚"}
 T0 = 1_788_000_000
@@ -21,8 +22,8 @@ def _msgs(texts: list[tuple[str, str]], session: str = "s1", t0: float = T0,
             for i, (role, text) in enumerate(texts)]
 
 
-def _by_name(mem: ak.Memory, name: str) -> dict[str, Any]:
-    hits = [a for a in mem.anchors(status=None) if a["name"] == name or name in a["aliases"]]
+def _by_name(mem: ak.Memory, name: str) -> Anchor:
+    hits = [a for a in mem.anchors(status=None) if a.name == name or name in a.aliases]
     assert len(hits) == 1, (name, hits)
     return hits[0]
 
@@ -30,30 +31,30 @@ def _by_name(mem: ak.Memory, name: str) -> dict[str, Any]:
 def test_demo_friend_is_one_anchor(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem:
         friend = _by_name(mem, "阿岚")
-        assert friend["kind"] == "person"
-        assert friend["status"] == "active"
-        assert {"阿岚", "岚姐", "Lan", "@lan_the_warrior", "林岚"} <= set(friend["aliases"])
-        surfaces = {m["surface"] for m in mem.anchor(friend["uid"])["mentions"]}
+        assert friend.kind == "person"
+        assert friend.status == "active"
+        assert {"阿岚", "岚姐", "Lan", "@lan_the_warrior", "林岚"} <= set(friend.aliases)
+        surfaces = {m.surface for m in mem.anchor(friend.uid).mentions}
         assert surfaces >= FRIEND  # every alias used in the text, lower-case "lan" too
         for alias in FRIEND - {"lan"}:
-            assert [a["uid"] for a in mem.anchors(alias)] == [friend["uid"]]
+            assert [a.uid for a in mem.anchors(alias)] == [friend.uid]
         zhou = _by_name(mem, "老周")
-        assert "Zhou" in zhou["aliases"]
-        assert zhou["uid"] != friend["uid"]
-        names = {a["name"] for a in mem.anchors()}
+        assert "Zhou" in zhou.aliases
+        assert zhou.uid != friend.uid
+        names = {a.name for a in mem.anchors()}
         assert {"上海", "杭州", "瑞金医院", "星图", "SONOFF", "Aqara", "Grace", "小林",
                 "燕麦拿铁"} <= names
         # every mention's surface is the exact text at its span
-        for m in mem.anchor(friend["uid"])["mentions"][:20]:
-            text = {x.uid: x.text for x in mem.messages(m["node"])}[m["msg"]]
-            assert text[m["span_start"]:m["span_end"]] == m["surface"]
+        for m in mem.anchor(friend.uid).mentions[:20]:
+            text = {x.uid: x.text for x in mem.messages(m.node)}[m.msg]
+            assert text[m.span_start:m.span_end] == m.surface
 
 
 def test_demo_review_queue_holds_the_uncertain(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem:
         kinds = {it.kind for it in mem.review()}
         assert {"anchor", "triple", "alias_merge", "injection"} <= kinds
-        active = {a["uid"] for a in mem.anchors()}
+        active = {a.uid for a in mem.anchors()}
         for it in mem.review(kind="anchor"):
             assert it.subject not in active  # what waits is not listed as settled
         for it in mem.review(kind="triple"):
@@ -62,20 +63,20 @@ def test_demo_review_queue_holds_the_uncertain(demo_store: Path) -> None:
 
 def test_demo_supersede_chains(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as mem:
-        me = _by_name(mem, "小林")["uid"]
-        uses = [t for t in mem.triples(anchor=me) if t["predicate"] == "uses"
-                and t["slot"] == "湿度计"]
-        assert [(t["object"], t["status"]) for t in uses] == [("Aqara", "superseded"),
+        me = _by_name(mem, "小林").uid
+        uses = [t for t in mem.triples(anchor=me) if t.predicate == "uses"
+                and t.slot == "湿度计"]
+        assert [(t.object, t.status) for t in uses] == [("Aqara", "superseded"),
                                                              ("SONOFF", "approved")]
-        assert uses[0]["superseded_by"] == uses[1]["uid"]
-        assert uses[0]["valid_from"] < uses[1]["valid_from"]
-        goals = [t for t in mem.triples(anchor=me) if t["predicate"] == "has_goal"]
-        assert [(t["literal"], t["status"]) for t in goals] == [("A10", "superseded"),
+        assert uses[0].superseded_by == uses[1].uid
+        assert uses[0].valid_from < uses[1].valid_from
+        goals = [t for t in mem.triples(anchor=me) if t.predicate == "has_goal"]
+        assert [(t.literal, t.status) for t in goals] == [("A10", "superseded"),
                                                                ("A11", "approved")]
         for t in mem.triples():
-            assert t["predicate"] in PREDICATES
-            text = {x.uid: x.text for x in mem.messages(t["node"])}
-            assert any(x[t["span_start"]:t["span_end"]] == t["quote"] for x in text.values())
+            assert t.predicate in PREDICATES
+            text = {x.uid: x.text for x in mem.messages(t.node)}
+            assert any(x[t.span_start:t.span_end] == t.quote for x in text.values())
 
 
 def test_chinese_and_english_extraction(mem: ak.Memory) -> None:
@@ -87,9 +88,9 @@ def test_chinese_and_english_extraction(mem: ak.Memory) -> None:
         ("user", "老王说 Wang 明天请客"),
     ]))
     wang = _by_name(mem, "老王")
-    assert wang["kind"] == "person"
-    assert "Wang" in wang["aliases"]
-    facts = {(t["subject"], t["predicate"], t["object"] or t["literal"])
+    assert wang.kind == "person"
+    assert "Wang" in wang.aliases
+    facts = {(t.subject, t.predicate, t.object or t.literal)
              for t in mem.triples()}
     assert {("老王", "works_with", "Ann"), ("Ann", "dislikes", "香菜"),
             ("Ann", "likes", "Matcha Latte"), ("Ann", "uses", "Framework Laptop"),
@@ -105,8 +106,8 @@ def test_incremental_turns_resolve_to_existing_anchors(mem: ak.Memory) -> None:
     n_anchors = len(mem.anchors(status=None))
     mem.add_turn("@lan_the_warrior 在群里喊我们打游戏", None, session="s2", ts=T0 + 9000)
     assert len(mem.anchors(status=None)) == n_anchors
-    assert "@lan_the_warrior" in _by_name(mem, "阿岚")["aliases"]
-    assert _by_name(mem, "@lan_the_warrior")["uid"] == friend["uid"]
+    assert "@lan_the_warrior" in _by_name(mem, "阿岚").aliases
+    assert _by_name(mem, "@lan_the_warrior").uid == friend.uid
 
 
 def test_episodes_split_by_time_gaps(mem: ak.Memory) -> None:
@@ -114,12 +115,12 @@ def test_episodes_split_by_time_gaps(mem: ak.Memory) -> None:
     mem.ingest(_msgs([("user", "a one"), ("user", "a two"), ("user", "b one")], step=gap * 0.4)
                + _msgs([("user", "c")], session="s1", t0=T0 + 10 * gap)[0:0])
     eps = mem.episodes(session="s1")
-    assert [len(e["nodes"]) for e in eps] == [3]
+    assert [len(e.nodes) for e in eps] == [3]
     mem.add_turn("later, after a long gap", None, session="s1", ts=T0 + 5 * gap)
     mem.add_turn("right after", None, session="s1", ts=T0 + 5 * gap + 60)
     eps = mem.episodes(session="s1")
-    assert [len(e["nodes"]) for e in eps] == [3, 2]
-    assert eps[1]["end_ts"] == T0 + 5 * gap + 60
+    assert [len(e.nodes) for e in eps] == [3, 2]
+    assert eps[1].end_ts == T0 + 5 * gap + 60
 
 
 def test_set_episodes_hook_replaces_a_kind(mem: ak.Memory) -> None:
@@ -129,7 +130,7 @@ def test_set_episodes_hook_replaces_a_kind(mem: ak.Memory) -> None:
     assert mem.set_episodes("community", [nodes]) == 1
     eps = mem.episodes(kind="community")
     assert len(eps) == 1
-    assert sorted(eps[0]["nodes"]) == sorted(nodes)
+    assert sorted(eps[0].nodes) == sorted(nodes)
     assert len(mem.episodes(kind="gap")) == 1
 
 
@@ -139,7 +140,7 @@ def test_extraction_can_be_switched_off(tmp_path: Path, embedder: Any) -> None:
         assert mem.anchors(status=None) == []
         assert mem.episodes() == []
         mem.extract(list(mem.mirror.nodes.uid))
-        assert _by_name(mem, "阿岚")["kind"] == "person"
+        assert _by_name(mem, "阿岚").kind == "person"
 
 
 def test_injection_flagged_text_proposes_nothing(mem: ak.Memory) -> None:

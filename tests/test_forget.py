@@ -48,7 +48,7 @@ def test_forget_node_purges_every_file(demo_store: Path) -> None:
         msgs = mem.messages(node)
         texts = [m.text for m in msgs]
         assert any("SONOFF" in t for t in texts)
-        quotes = [t["quote"] for t in mem.triples() if t["node"] == node]
+        quotes = [t.quote for t in mem.triples() if t.node == node]
         assert quotes
         assert all(_files_with(demo_store, q) == ["graph.kuzu"] for q in quotes)
         mem.recall(texts[0], now=mem.last_ts())  # the query log holds the text too
@@ -62,8 +62,8 @@ def test_forget_node_purges_every_file(demo_store: Path) -> None:
         with pytest.raises(NotFound):
             mem.messages(node)
         entry = mem.audit(limit=1)[0]
-        assert entry["action"] == "forget"
-        assert entry["target"] == f"node:{node}"
+        assert entry.action == "forget"
+        assert entry.target == f"node:{node}"
         assert all(t not in str(entry) for t in texts)
         # what the node owned is gone from the graph
         assert not mem.graph.rows("MATCH (t:Triple) WHERE t.node = $n RETURN t.uid", {"n": node})
@@ -89,7 +89,7 @@ def test_forget_session_purges_every_file(demo_store: Path) -> None:
         texts = [m.text for m in msgs]
         counts = mem.forget(session=session)
         assert counts["nodes"] == len(nodes)
-        assert session not in {s["session"] for s in mem.sessions()}
+        assert session not in {s.session for s in mem.sessions()}
         assert not mem.episodes(session=session)
     for t in texts:
         assert _files_with(demo_store, t) == [], t[:30]
@@ -127,16 +127,16 @@ def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
 
 def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
-        zhou = next(a for a in mem.anchors() if a["name"] == "老周")
-        mem.rename_anchor(zhou["uid"], "周大侠 the roommate")  # a name only the graph holds
+        zhou = next(a for a in mem.anchors() if a.name == "老周")
+        mem.rename_anchor(zhou.uid, "周大侠 the roommate")  # a name only the graph holds
         assert _files_with(demo_store, "周大侠 the roommate")
-        counts = mem.forget(anchor=zhou["uid"])
-        assert counts["mentions"] == zhou["mentions"]
+        counts = mem.forget(anchor=zhou.uid)
+        assert counts["mentions"] == zhou.mentions
         assert counts["triples"] >= 1
         assert mem.anchors("老周") == []
         assert mem.anchors("Zhou") == []
         with pytest.raises(InvalidInput):
-            mem.undo(mem.audit(limit=1)[0]["uid"])  # a forget is final
+            mem.undo(mem.audit(limit=1)[0].uid)  # a forget is final
     assert _files_with(demo_store, "周大侠 the roommate") == []
     # the raw messages that named him are untouched (forget anchor is not forget text)
     assert all(p.startswith("vectors") for p in _files_with(demo_store, "老周"))
@@ -190,7 +190,7 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
     why of audit entries and review decisions, anchor notes."""
     import json as _json
 
-    from akasha_explorer.curate.redact import LAST_CONTEXT_KEY
+    from akasha_explorer.graphdb.kuzu_db import LAST_CONTEXT_KEY
 
     rows = [{"session_id": SECRET, "seq": k, "ts": 1_800_000_000 + 60 * k, "role": r,
              "speaker": sp, "text": t, "meta": {"place": "Quimbyhaven harbour"}}
@@ -212,13 +212,13 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
         item = mem.review.list()[0]
         mem.review.reject(item.uid, why="Zoltan Quimby says this is wrong")
         anchor = mem.anchors()[0]
-        mem.rename_anchor(anchor["uid"], anchor["name"], why="as Zoltan calls it")
+        mem.rename_anchor(anchor.uid, anchor.name, why="as Zoltan calls it")
         mem.checkpoint()
         assert _strings_naming(mem, [*WORDS, SECRET], skip_audit="")  # the test can fail
         mem.forget(session=SECRET, why="user asked")
         own = mem.audit(limit=1)[0]
-        assert own["action"] == "forget"
-        hits = _strings_naming(mem, [*WORDS, SECRET], skip_audit=own["uid"])
+        assert own.action == "forget"
+        hits = _strings_naming(mem, [*WORDS, SECRET], skip_audit=own.uid)
         assert hits == [], hits
         assert mem.graph.meta_get(LAST_CONTEXT_KEY) is None
         assert mem.review.get(item.uid).why == "redacted"

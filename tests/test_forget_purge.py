@@ -11,7 +11,6 @@ import random
 import shutil
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,11 +24,6 @@ from .test_forget import _files_with, _lance_clean
 SESSION = "2026-09-20-evening"  # SONOFF humidity sensor: messages, triples, query log
 
 
-@pytest.fixture(scope="module")
-def zygote() -> Iterator[Zygote]:
-    z = Zygote()
-    yield z
-    z.close()
 
 
 def _texts(mem: ak.Memory, session: str) -> tuple[list[str], list[str]]:
@@ -52,6 +46,7 @@ def test_nothing_left_while_the_store_is_open(demo_store: Path) -> None:
         assert _files_with(demo_store, t) == [], t
 
 
+@pytest.mark.slow
 def test_a_killed_forget_is_finished_by_repair(zygote: Zygote, demo_store_template: Path,
                                                tmp_path: Path) -> None:
     rng = random.Random(20260920)

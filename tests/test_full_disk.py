@@ -2,7 +2,7 @@
 does not allow mounting one): every write is all or nothing and a full disk is a clear
 :class:`~akasha_explorer.errors.DiskFull`, never a crash inside Kuzu (kuzu 0.11.3 aborts
 the process when a write meets ENOSPC, so the store checks free space first, see
-:mod:`akasha_explorer.store.space`).
+:mod:`akasha_explorer._fs`).
 
 The operations run in a child process — were a guard missing, Kuzu's abort would end the
 child, not the test run — in three rounds: the disk full to the last byte, then with 2 MB
@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.config import Settings
@@ -90,6 +92,7 @@ def _store(path: Path) -> None:
     src.unlink()
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_a_clear_error_and_every_write_all_or_nothing(tmp_path: Path,
                                                                       embedder: Any) -> None:
     extra = tmp_path / "extra.jsonl"
@@ -132,6 +135,6 @@ def test_a_full_disk_is_a_clear_error_and_every_write_all_or_nothing(tmp_path: P
             assert mem.doctor().clean
             assert {u: mem.node(u).recall_count for u in res["recalled_after"]} \
                 == res["recalled_after"]  # the commit acknowledged on 2 MB is durable
-            assert "full-disk-extra" not in {s["session"] for s in mem.sessions()}
+            assert "full-disk-extra" not in {s.session for s in mem.sessions()}
         with ak.open(store, read_only=True) as mem:  # and it reads
             assert mem.stats()["messages"] == 40

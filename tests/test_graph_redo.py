@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
+import pytest
 
 from akasha_explorer.graphdb.kuzu_db import TX_SEQ, GraphDB
 
@@ -158,6 +159,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_transaction_killed_anywhere_is_all_or_nothing(tmp_path: Path) -> None:
     """Workers rewriting a rel table in a loop are killed at random moments; after each
     reopen the table holds exactly one round's rows (the acknowledged one or the one in

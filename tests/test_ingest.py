@@ -255,6 +255,7 @@ def test_not_a_store(tmp_path: Path) -> None:
         ak.open(tmp_path / "nothing", read_only=True)
 
 
+@pytest.mark.slow
 def test_cli_demo_builds_the_demo_and_logs_a_tour(tmp_path: Path) -> None:
     """`akasha demo STORE` ingests the bundled conversations, prints what it built, and
     logs a few example recalls (dry runs) once; running it again changes nothing."""

@@ -24,7 +24,10 @@ ZIGBEE = "2026-09-05-morning:2"
 
 def test_the_labelled_demo_set_names_real_nodes(labelled_demo: Path) -> None:
     rows = read_labels(demo_labels_path())
-    queries = labelled_set(rows)
+    with ak.open(labelled_demo, read_only=True) as mem:
+        assert all(mem.has_node(r["node"]) for r in rows)
+        stored = mem.labels()
+    queries = labelled_set(stored)
     assert len(queries) >= 20
     assert any(any("\u4e00" <= c <= "\u9fff" for c in q["query"]) for q in queries)
     assert any(q["query"].isascii() for q in queries)
@@ -32,12 +35,9 @@ def test_the_labelled_demo_set_names_real_nodes(labelled_demo: Path) -> None:
     # (老周的生日是哪天) — what should not
     assert all(q["relevant"] or q["not_relevant"] for q in queries)
     assert sum(1 for q in queries if q["relevant"]) >= len(queries) - 5
-    with ak.open(labelled_demo, read_only=True) as mem:
-        assert all(mem.has_node(r["node"]) for r in rows)
-        stored = mem.labels()
-    assert [(r["query"], r["node"], r["relevant"]) for r in stored] == [
+    assert [(r.query, r.node, r.relevant) for r in stored] == [
         (r["query"], r["node"], r.get("relevant", True)) for r in rows]  # file order kept
-    assert {r["by"] for r in stored} == {"demo"}
+    assert {r.by for r in stored} == {"demo"}
 
 
 def test_label_replace_remove_and_bad_input(demo_store: Path) -> None:
@@ -45,7 +45,7 @@ def test_label_replace_remove_and_bad_input(demo_store: Path) -> None:
         uid = mem.label(BIRTHDAY, NODE)
         assert mem.label(BIRTHDAY, NODE, relevant=False) == uid  # one label per pair
         got = mem.labels(BIRTHDAY)
-        assert [(r["node"], r["relevant"], r["by"]) for r in got] == [(NODE, False, "user")]
+        assert [(r.node, r.relevant, r.by) for r in got] == [(NODE, False, "user")]
         assert mem.unlabel(BIRTHDAY, NODE) is True
         assert mem.unlabel(BIRTHDAY, NODE) is False
         assert mem.labels() == []
@@ -87,8 +87,8 @@ def test_forget_removes_the_labels_that_name_it(demo_store: Path) -> None:
         counts = mem.forget(node=NODE)
         assert counts["labels"] == 2
         left = mem.labels()
-    assert {r["uid"] for r in left} >= {keep}
-    assert all(r["node"] != NODE and r["query"] != text[:12] for r in left)
+    assert {r.uid for r in left} >= {keep}
+    assert all(r.node != NODE and r.query != text[:12] for r in left)
     raw = b"".join(p.read_bytes() for p in demo_store.rglob("*") if p.is_file())
     assert text[:12].encode() not in raw
 

@@ -48,6 +48,7 @@ def _view(es: EdgeStore) -> tuple[object, ...]:
             es.fan(N + 2).tolist(), es.n_alive())
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(base=st.lists(st.tuples(pairs, st.floats(0.0, 2.0)), max_size=25), ops=ops,
        compact=st.sampled_from([1, 3, 4096]), tail=st.sampled_from([0, 2, 1024]))

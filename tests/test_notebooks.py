@@ -33,7 +33,7 @@ NAMES = ["01_explore_memories.ipynb", "02_step_through_a_recall.ipynb",
 
 
 @pytest.fixture(scope="module")
-def served(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
+def notebook_server(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[tuple[Path, str]]:
     """One private copy of the demo store, served by ``akasha serve`` for every notebook of
     this module (what ``make lab`` does)."""
@@ -118,9 +118,10 @@ def _run(name: str, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize("name", ["04_export_graphs.ipynb"])
-def test_notebook_runs_top_to_bottom(name: str, served: tuple[Path, str], tmp_path: Path,
+@pytest.mark.slow
+def test_notebook_runs_top_to_bottom(name: str, notebook_server: tuple[Path, str], tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    _run(name, served[1], tmp_path, monkeypatch)
+    _run(name, notebook_server[1], tmp_path, monkeypatch)
 
 
 STATE = """
@@ -131,9 +132,10 @@ print("STATE" + json.dumps({"caption": explorer.view.caption, "shown": explorer.
 """
 
 
-def test_notebook_01_leaves_the_explorer_in_one_state(served: tuple[Path, str], tmp_path: Path,
+@pytest.mark.slow
+def test_notebook_01_leaves_the_explorer_in_one_state(notebook_server: tuple[Path, str], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    nb = _run("01_explore_memories.ipynb", served[1], tmp_path, monkeypatch, extra=STATE)
+    nb = _run("01_explore_memories.ipynb", notebook_server[1], tmp_path, monkeypatch, extra=STATE)
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     state = json.loads(text.split("STATE", 1)[1])
     assert "hidden" not in state["caption"], state["caption"]  # what it holds, it shows
@@ -143,20 +145,22 @@ def test_notebook_01_leaves_the_explorer_in_one_state(served: tuple[Path, str], 
     assert state["opened"] is not None or "community 0" in state["detail"]
 
 
-def test_notebook_03_writes_its_demo_once(served: tuple[Path, str], tmp_path: Path,
+@pytest.mark.slow
+def test_notebook_03_writes_its_demo_once(notebook_server: tuple[Path, str], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    mem = ak.connect(served[1])
+    mem = ak.connect(notebook_server[1])
     before = len(mem.audit())
-    _run("03_curate_anchors_and_review.ipynb", served[1], tmp_path / "1", monkeypatch)
+    _run("03_curate_anchors_and_review.ipynb", notebook_server[1], tmp_path / "1", monkeypatch)
     once = len(mem.audit())
     assert once - before <= 2  # the alias and its undo, the first time
-    _run("03_curate_anchors_and_review.ipynb", served[1], tmp_path / "2", monkeypatch)
+    _run("03_curate_anchors_and_review.ipynb", notebook_server[1], tmp_path / "2", monkeypatch)
     assert len(mem.audit()) == once  # Run All again writes nothing
 
 
+@pytest.mark.slow
 def test_notebook_02_steps_through_the_recall_an_agent_just_made(
-        served: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _store, url = served
+        notebook_server: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _store, url = notebook_server
     start = ak.connect(url).last_ts() + 86400
     done: list[str] = []
     stop = threading.Event()
@@ -180,12 +184,13 @@ def test_notebook_02_steps_through_the_recall_an_agent_just_made(
     assert len(mem.sessions()) and mem.stats()["nodes"] >= 342 + 100
 
 
-def test_the_four_notebooks_again_in_reverse_order(served: tuple[Path, str], tmp_path: Path,
+@pytest.mark.slow
+def test_the_four_notebooks_again_in_reverse_order(notebook_server: tuple[Path, str], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 15: the notebooks run in any order, twice, on one served store — no
     StoreLocked or ReadOnlyStore (any error output fails :func:`_run`). The tests above ran
     each once in order on this module's server; this runs them all again, backwards."""
-    url = served[1]
+    url = notebook_server[1]
     for name in reversed(NAMES):
         _run(name, url, tmp_path, monkeypatch)
     assert ak.connect(url).stats()["nodes"] >= 342

@@ -12,8 +12,6 @@ widget would sync them.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from akasha_explorer.widgets._html import STYLE
 from akasha_explorer.widgets.canvas import MAX_EDGE_WIDTH, MAX_NODE_SIZE, vis_source
 from akasha_explorer.widgets.stages import STAGES
 
-from .browser import OfflinePage, browser_session
+from .browser import OfflinePage
 
 pytestmark = pytest.mark.browser
 
@@ -34,18 +32,8 @@ MAX_ZOOM = 1.3  # canvas.js
 WIDTH, HEIGHT = 900, 460
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session()
 
 
-@pytest.fixture(scope="module")
-def mem(demo_store_template: Path, tmp_path_factory: pytest.TempPathFactory
-        ) -> Iterator[ak.Memory]:
-    dst = tmp_path_factory.mktemp("pictures") / "store"
-    shutil.copytree(demo_store_template, dst)
-    with ak.open(dst, read_only=True) as m:
-        yield m
 
 
 class Host(OfflinePage):
@@ -145,9 +133,9 @@ def _legible(m: dict[str, Any]) -> list[list[float]]:
     return boxes
 
 
-def test_stepper_keeps_one_zoom_and_one_layout_and_stays_legible(mem: ak.Memory,
+def test_stepper_keeps_one_zoom_and_one_layout_and_stays_legible(ro_mem: ak.Memory,
                                                                   browser: Any) -> None:
-    s = RecallStepper(mem, query=QUERY)
+    s = RecallStepper(ro_mem, query=QUERY)
     s.view.height = f"{HEIGHT}px"
     host = Host(browser)
     host.page.set_content(HOST)
@@ -181,8 +169,8 @@ def test_stepper_keeps_one_zoom_and_one_layout_and_stays_legible(mem: ak.Memory,
     host.ctx.close()
 
 
-def test_explorer_and_communities_views_are_legible(mem: ak.Memory, browser: Any) -> None:
-    x = MemoryExplorer(mem)
+def test_explorer_and_communities_views_are_legible(ro_mem: ak.Memory, browser: Any) -> None:
+    x = MemoryExplorer(ro_mem)
     x.view.height = f"{HEIGHT}px"
     x.search("换药 引流条")
     host = Host(browser)
@@ -209,9 +197,9 @@ TABLE = """() => {
 }"""
 
 
-def test_tables_show_the_text_first_wide_and_on_one_line(mem: ak.Memory, browser: Any) -> None:
-    s = RecallStepper(mem, query=QUERY)
-    x = MemoryExplorer(mem)
+def test_tables_show_the_text_first_wide_and_on_one_line(ro_mem: ak.Memory, browser: Any) -> None:
+    s = RecallStepper(ro_mem, query=QUERY)
+    x = MemoryExplorer(ro_mem)
     x.search("换药 引流条")
     x.view.select(x.shown[:5])
     host = Host(browser)

@@ -19,7 +19,6 @@ syntax and prompt-injection phrases.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from click.testing import CliRunner
 import akasha_explorer as ak
 from akasha_explorer.cli import cli
 
-from .browser import OfflinePage, browser_session
+from .browser import OfflinePage
 
 PAYLOADS = [
     "<script>window.__pwned = 1; alert(1)</script> hello",
@@ -73,8 +72,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
     anchors = mem.anchors(status=None)
     assert len(anchors) >= 1
     for a, name in zip(anchors, ANCHOR_NAMES, strict=False):
-        mem.rename_anchor(a["uid"], name, why=name)
-        mem.add_alias(a["uid"], name + " alias")
+        mem.rename_anchor(a.uid, name, why=name)
+        mem.add_alias(a.uid, name + " alias")
     mem.close()
     return path
 
@@ -88,19 +87,19 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
         texts = _all_texts(mem)
         for p in PAYLOADS + INJECTIONS:
             assert p in texts  # the assistant line is the payload, byte for byte
-        assert {s["session"] for s in mem.sessions()} == set(SESSIONS)
+        assert {s.session for s in mem.sessions()} == set(SESSIONS)
         for sid in SESSIONS:
             node = next(u for u in mem.mirror.nodes.uid if u.startswith(sid + ":"))
             assert all(m.verified and m.session == sid for m in mem.messages(node))
             assert mem.node(node).session == sid
-        names = {a["name"] for a in mem.anchors(status=None)}
+        names = {a.name for a in mem.anchors(status=None)}
         assert set(ANCHOR_NAMES[:len(names & set(ANCHOR_NAMES))]) <= names
         for name in names & set(ANCHOR_NAMES):
             found = mem.anchors(name, status=None)
-            assert [a["name"] for a in found][:1] == [name]
-            detail = mem.anchor(found[0]["uid"])
-            assert detail["name"] == name
-            mem.triples(anchor=found[0]["uid"])
+            assert [a.name for a in found][:1] == [name]
+            detail = mem.anchor(found[0].uid)
+            assert detail.name == name
+            mem.triples(anchor=found[0].uid)
         now = mem.last_ts() + 60
         for q in PAYLOADS + INJECTIONS + SESSIONS:
             tr = mem.recall(q, now=now, session=q)
@@ -130,11 +129,6 @@ def test_injection_text_is_withheld_from_the_llm_context(hostile: Path) -> None:
 
 
 # -- the browser -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from browser_session()
-
-
 class Page(OfflinePage):
     """A page where every request but file:/blob:/data:/about: is aborted and recorded,
     dialogs are recorded and dismissed, and page errors kept."""
@@ -172,7 +166,7 @@ def test_exported_html_never_runs_hostile_text(hostile: Path, tmp_path: Path,
                  for v in ("nodes", "anchors")}
         node_texts = {u: " / ".join(m.text for m in mem.messages(u))
                       for u in mem.mirror.nodes.uid}
-        names = {a["uid"]: a["name"] for a in mem.anchors(status=None)}
+        names = {a.uid: a.name for a in mem.anchors(status=None)}
     for view, path in files.items():
         p = Page(browser)
         p.page.goto(path.resolve().as_uri())
@@ -248,7 +242,7 @@ def test_panels_and_graph_view_never_run_hostile_text(hostile: Path, browser: An
         nodes, edges = list(x.view.nodes), list(x.view.edges)
         c = AnchorCurator(mem)
         for a in c.refresh():
-            c.show(a["uid"])
+            c.show(a.uid)
             pieces += _html_pieces(c)
         pieces += _html_pieces(ReviewQueue(mem))
     assert any("&lt;img src=x onerror" in h for h in pieces)  # hostile text reached a panel

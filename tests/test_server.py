@@ -22,26 +22,15 @@ import akasha_explorer as ak
 from akasha_explorer.engine.trace import RecallTrace
 from akasha_explorer.server.mcp_tools import TOOLS
 
-from .served import AKASHA, free_port, serve_env, serving
+from .served import AKASHA, free_port, serve_env, serving, small_store
 
 T0 = 1_790_000_000.0  # 2026-09-21
-
-
-def _small_store(path: Path) -> Path:
-    with ak.open(path) as mem:
-        mem.ingest([
-            {"role": "user", "content": "和阿岚打杀戮尖塔，死在第二层"},
-            {"role": "assistant", "content": "可惜！第二层是哪个 boss？"},
-            {"role": "user", "content": "my finger is healing, the doctor changed the dressing"},
-            {"role": "assistant", "content": "Good news. Keep it dry."},
-        ], session="s0", replay=True, progress=False)
-    return path
 
 
 @pytest.fixture
 def served(tmp_path: Path, embedder: Any) -> Iterator[tuple[str, Path, subprocess.Popen[bytes]]]:
     """A small store served over HTTP by a real ``akasha serve`` process."""
-    store = _small_store(tmp_path / "store")
+    store = small_store(tmp_path / "store")
     with serving(store, "--checkpoint-seconds", "1") as (url, proc):
         yield url, store, proc
 
@@ -65,8 +54,9 @@ async def _live_loop(client: Client, turns: int, session: str) -> list[str]:
     return nodes
 
 
+@pytest.mark.slow
 def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> None:
-    store = _small_store(tmp_path / "store")
+    store = small_store(tmp_path / "store")
     params = StdioServerParameters(command=AKASHA, args=["serve", str(store), "--stdio",
                                                          "--no-http"], env=serve_env())
 
@@ -101,6 +91,7 @@ def test_mcp_over_stdio_with_the_sdk_client(tmp_path: Path, embedder: Any) -> No
         assert mem.stats()["nodes"] == 2 and mem.stats()["journal_pending"] == 0
 
 
+@pytest.mark.slow
 def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
     url, store, _proc = served
     nb = ak.connect(url)
@@ -114,7 +105,7 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
     nodes = anyio.run(agent)
     assert nb.wait(since=v0, timeout=5) > v0         # the notebook sees the change
     assert nb.stats()["nodes"] == 2 + 4
-    assert {s["session"] for s in nb.sessions()} == {"s0", "agent"}
+    assert {s.session for s in nb.sessions()} == {"s0", "agent"}
     assert [m.text for m in nb.messages(nodes[-1])] == [
         "第3次问：阿岚的杀戮尖塔打到第几层了", "answer 3"]
     # the recall the agent just made is in the query log, committed, and replays exactly
@@ -138,6 +129,7 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
         nb.stats()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
     url, store, proc = served
     acked: list[str] = []
@@ -171,8 +163,72 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
         assert mem.doctor().ok
 
 
+@pytest.mark.slow
+def test_20_kills_during_4_agents_writing_lose_nothing_acknowledged(tmp_path: Path,
+                                                                    embedder: Any) -> None:
+    """Four MCP clients store turns at once (each with a turn_id); the server is killed -9
+    twenty times at random moments. Every acknowledged turn survives, and a turn whose
+    answer was lost, retried with the same turn_id on the next server, is stored once."""
+    import random
+    store = small_store(tmp_path / "store")
+    rng = random.Random(20)
+    acked: dict[str, str] = {}          # turn_id -> node
+    pending: dict[int, dict[str, Any]] = {}   # client -> the add_turn that got no answer
+    next_k = dict.fromkeys(range(4), 0)
+
+    def args(i: int, k: int) -> dict[str, Any]:
+        return {"session": f"c{i}", "user": f"turn {k} of client {i}: the finger",
+                "assistant": "noted", "ts": T0 + 60 * k + i, "turn_id": f"c{i}-{k}"}
+
+    for _round in range(20):
+        with serving(store, "--checkpoint-seconds", "0.5") as (url, proc):
+            target = len(acked) + rng.randint(2, 10)
+
+            async def agent(i: int, url: str = url) -> None:
+                async with Client(url + "/mcp", read_timeout_seconds=60) as c:
+                    while True:
+                        a = pending.pop(i, None) or args(i, next_k[i])
+                        pending[i] = a
+                        out = _json(await c.call_tool("add_turn", a))
+                        acked[a["turn_id"]] = out["node"]
+                        del pending[i]
+                        if a["turn_id"] == f"c{i}-{next_k[i]}":
+                            next_k[i] += 1
+
+            async def agents() -> None:
+                async with anyio.create_task_group() as tg:
+                    for i in range(4):
+                        tg.start_soon(agent, i)
+
+            def kill_later(proc: Any = proc, target: int = target) -> None:
+                end = time.time() + 120
+                while len(acked) < target and time.time() < end:
+                    time.sleep(0.01)
+                os.kill(proc.pid, signal.SIGKILL)
+
+            import threading
+            killer = threading.Thread(target=kill_later)
+            killer.start()
+            with pytest.raises(BaseException):  # noqa: B017 - the transport dies
+                anyio.run(agents)
+            killer.join()
+            proc.wait(timeout=30)
+    assert len(acked) >= 20 * 2
+    with ak.open(store) as mem:
+        texts: dict[str, int] = {}
+        for s in mem.sessions():
+            for node in mem.neighbourhood().session_nodes(s.session) or []:
+                t = mem.messages(node)[0].text
+                texts[t] = texts.get(t, 0) + 1
+        for tid, node in acked.items():
+            i, k = tid[1:].split("-")
+            assert mem.messages(node)[0].text == args(int(i), int(k))["user"]
+        assert all(n == 1 for n in texts.values()), {t: n for t, n in texts.items() if n > 1}
+        assert mem.doctor().ok
+
+
 def test_serving_beyond_loopback_needs_a_token(tmp_path: Path, embedder: Any) -> None:
-    store = _small_store(tmp_path / "store")
+    store = small_store(tmp_path / "store")
     r = subprocess.run([AKASHA, "serve", str(store), "--host", "0.0.0.0", "--port",
                         str(free_port())], env={**serve_env(), "AKASHA_TOKEN": ""},
                        capture_output=True, text=True, timeout=120)

@@ -52,6 +52,7 @@ def _agent_turn(url: str, k: int, now: float) -> dict[str, Any]:
     return anyio.run(run)
 
 
+@pytest.mark.slow
 def test_panels_draw_a_served_store(served_demo: tuple[str, Path]) -> None:
     url, _store = served_demo
     mem = ak.connect(url)
@@ -131,7 +132,7 @@ def test_issue_16_panels_on_a_served_store(served_demo: tuple[str, Path]) -> Non
     uid = str(compare.result["uid"].iloc[0])
     compare.labels.node.value = uid
     assert compare.labels.label(True)
-    assert [r["node"] for r in mem.labels("Where does Lan live?")] == [uid]
+    assert [r.node for r in mem.labels("Where does Lan live?")] == [uid]
     assert mem.evaluate(methods=["dense", "bm25"], k=5)["scored"] == 1
     whatif = WhatIfPanel(mem, query="和阿岚打杀戮尖塔，A10 过了吗")
     diff = whatif.set(RWR_STEPS=0, GRAPH_LIMIT=0)

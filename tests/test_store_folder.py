@@ -126,6 +126,7 @@ except AkashaError as e:
 """
 
 
+@pytest.mark.slow
 def test_racing_imports_into_one_folder_one_wins_the_other_is_refused(
         demo_store: Path, tmp_path: Path) -> None:
     with ak.open(demo_store) as mem:
@@ -195,6 +196,7 @@ def test_a_read_only_file_system_is_a_clear_error(tmp_path: Path, jsonl: Path) -
             remount(disk, "rw")
 
 
+@pytest.mark.slow
 def test_a_deleted_writer_lock_still_names_the_writer(tmp_path: Path, jsonl: Path) -> None:
     """The holder's lock file is deleted while it holds the store: a second writer gets
     a lock file of its own, but Kuzu's lock on the graph still names the first writer."""

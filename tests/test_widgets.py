@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,26 +15,15 @@ import akasha_explorer as ak
 from akasha_explorer.engine.dynamics import edge_eff
 from akasha_explorer.widgets import GraphCanvas, MemoryExplorer, RecallStepper, notebook_store
 from akasha_explorer.widgets._data import StoreGraph
-from akasha_explorer.widgets.canvas import layout, vis_source
+from akasha_explorer.widgets.canvas import pixel_layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
 
 QUERY = "最近手指的伤怎么样了"
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture(scope="module")
-def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
-    """The demo store opened read-only (shared by the tests that only read)."""
-    m = ak.open(demo_store_template, read_only=True)
-    yield m
-    m.close()
 
 
-@pytest.fixture
-def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store)
-    yield m
-    m.close()
 
 
 def _hostile_node(mem: ak.Memory) -> str:
@@ -65,10 +53,10 @@ def test_vis_source_is_pyvis_own_file_not_vendored() -> None:
 def test_layout_is_deterministic_and_keeps_fixed_nodes() -> None:
     rng = np.random.default_rng(1)
     edges = [tuple(int(x) for x in rng.choice(40, 2, replace=False)) for _ in range(80)]
-    a, b = layout(40, edges), layout(40, edges)
+    a, b = pixel_layout(40, edges), pixel_layout(40, edges)
     assert np.array_equal(a, b)
     fixed = {k: (float(a[k, 0]), float(a[k, 1])) for k in range(20)}
-    c = layout(40, edges, fixed=fixed)
+    c = pixel_layout(40, edges, fixed=fixed)
     assert all(tuple(c[k]) == fixed[k] for k in range(20))
     assert np.isfinite(c).all()
     assert len({tuple(r) for r in c.round(3)}) == 40
@@ -305,6 +293,7 @@ def _holder(path: Path, *, read_only: bool) -> subprocess.Popen[str]:
     return p
 
 
+@pytest.mark.slow
 def test_notebook_store_env_and_lock_fallbacks(demo_store: Path,
                                                monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,36 +4,18 @@ demo store; each assertion checks the store through the Memory API afterwards.""
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.widgets import AnchorCurator, CommunitiesPanel, ReviewQueue
 from akasha_explorer.widgets.communities import TOP_TURNS
 
 
-@pytest.fixture
-def rw_mem(demo_store: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store)
-    yield m
-    m.close()
-
-
-@pytest.fixture(scope="module")
-def ro_mem(demo_store_template: Path) -> Iterator[ak.Memory]:
-    m = ak.open(demo_store_template, read_only=True)
-    yield m
-    m.close()
-
-
 def _aliases(mem: ak.Memory, uid: str) -> list[str]:
-    return [a["surface"] for a in mem.anchor(uid)["aliases"]]
+    return [a.surface for a in mem.anchor(uid).aliases]
 
 
 def _pick(c: AnchorCurator, name: str) -> str:
-    uid = next(r["uid"] for r in c._rows if r["name"] == name)
+    uid = next(r.uid for r in c._rows if r.name == name)
     c.anchor_list.value = uid
     return uid
 
@@ -52,11 +34,24 @@ def test_curator_lists_searches_and_quotes_mentions(ro_mem: ak.Memory) -> None:
     c.anchor_list.value = uid
     detail = ro_mem.anchor(uid)
     df = c.mentions_df()
-    assert len(df) == len(detail["mentions"])
+    assert len(df) == len(detail.mentions)
     for r in df.head(10).itertuples():  # the quoted surface is the verbatim span
         assert r.text[r.span_start:r.span_end] == r.surface
         assert f"<mark>{r.surface}</mark>" in c.detail.value or "&" in r.surface
     assert all(b.disabled for b in (c.rename_button, c.merge_button, c.undo_button))
+
+
+def test_curator_filters_every_anchor_kind(ro_mem: ak.Memory) -> None:
+    """The kind filter offers every kind extraction makes — organisations too (the panel
+    had its own list without "org", so an organisation could not be filtered)."""
+    from akasha_explorer.model import ANCHOR_KINDS
+    c = AnchorCurator(ro_mem)
+    assert [v for _, v in c.kind.options][1:] == list(ANCHOR_KINDS)
+    orgs = [a.name for a in ro_mem.anchors(kind="org")]
+    assert orgs  # the demo has one: 瑞金医院
+    c.kind.value = "org"
+    c.search_button.click()
+    assert c.anchors_df()["name"].tolist() == orgs
 
 
 def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
@@ -66,8 +61,8 @@ def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
     c.rename_box.value = "岚"
     c.why.value = "what she is called most"
     c.rename_button.click()
-    assert m.anchor(lan)["name"] == "岚"
-    assert m.audit(limit=1)[0]["why"] == "what she is called most"
+    assert m.anchor(lan).name == "岚"
+    assert m.audit(limit=1)[0].why == "what she is called most"
     c.alias_box.value = "Lanlan"
     c.add_alias_button.click()
     assert "Lanlan" in _aliases(m, lan)
@@ -78,24 +73,24 @@ def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
     c.split_pick.value = ("Lan", "@lan_the_warrior")
     c.split_name.value = "Lan (game)"
     c.split_button.click()
-    new = next(r["uid"] for r in m.anchors(status=None) if r["name"] == "Lan (game)")
+    new = next(r.uid for r in m.anchors(status=None) if r.name == "Lan (game)")
     assert set(_aliases(m, new)) >= {"Lan", "@lan_the_warrior"}
     assert "Lan" not in _aliases(m, lan)
-    moved = len(m.anchor(new)["mentions"])
+    moved = len(m.anchor(new).mentions)
     assert moved > 0
     c.anchor_list.value = lan
-    n_before = len(m.anchor(lan)["mentions"])
+    n_before = len(m.anchor(lan).mentions)
     c.merge_pick.value = new
     c.merge_button.click()
-    assert len(m.anchor(lan)["mentions"]) == n_before + moved
+    assert len(m.anchor(lan).mentions) == n_before + moved
     assert "Lan" in _aliases(m, lan)
     # undo the merge through the panel
     merge_audit = m.audit(limit=1)[0]
-    assert merge_audit["action"] == "merge"
-    c.audit_pick.value = merge_audit["uid"]
+    assert merge_audit.action == "merge"
+    c.audit_pick.value = merge_audit.uid
     c.undo_button.click()
-    assert len(m.anchor(lan)["mentions"]) == n_before
-    assert m.audit(limit=2)[1]["undone"]
+    assert len(m.anchor(lan).mentions) == n_before
+    assert m.audit(limit=2)[1].undone
     # refused input reaches the status line, not an exception
     c.rename_box.value = ""
     c.rename_button.click()
@@ -129,10 +124,10 @@ def test_review_approve_reject_edit_and_undo(rw_mem: ak.Memory) -> None:
     q.edit_value.value = "Raspberry Pi-hole"
     q.edit_button.click()
     assert m.review.get(cand.uid).status == "edited"
-    assert m.anchor(cand.subject)["name"] == "Raspberry Pi-hole"
-    assert m.anchor(cand.subject)["status"] == "active"
+    assert m.anchor(cand.subject).name == "Raspberry Pi-hole"
+    assert m.anchor(cand.subject).status == "active"
     # undo the approval of the first item through the panel
-    audit = next(r["uid"] for r in m.audit(limit=10) if r["target"] == first)
+    audit = next(r.uid for r in m.audit(limit=10) if r.target == first)
     q.audit_pick.value = audit
     q.undo_button.click()
     assert m.review.get(first).status == "pending"
@@ -177,7 +172,7 @@ def test_communities_panel_draws_communities_and_surprises(rw_mem: ak.Memory) ->
     assert all(strength[u] <= weakest_shown for u in members - shown)  # the strongest
     labels = [n for n in p.view.nodes if n["label"]]
     assert 0 < len(labels) <= 12
-    anchors = {a["name"] for a in m.anchors(status=None)}
+    anchors = {a.name for a in m.anchors(status=None)}
     named = [lab for lab in t["label"] if set(lab.split(" / ")) <= anchors]
     assert len(named) >= len(t) // 2  # communities are named by the anchors they mention
     p.community_list.value = int(t["community"].iloc[1])

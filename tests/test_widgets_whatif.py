@@ -5,6 +5,7 @@ store's files are byte-identical afterwards, except for the labels the label bar
 from __future__ import annotations
 
 import datetime as dt
+import html
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,40 @@ def test_whatif_commit_makes_the_settings_the_stores(demo_store: Path) -> None:
         assert p.apply() == {"ACTIVATION_K": (5, 8)} and mem.settings == ak.Settings()
 
 
+def test_whatif_offers_and_takes_only_values_inside_the_ranges(demo_store: Path) -> None:
+    """Sliders stay inside their settings' ranges; a value outside, typed from code, is
+    refused with the setting's one line in the status, nothing moves and nothing is
+    written."""
+    from akasha_explorer.config import setting_problem
+    from akasha_explorer.widgets.whatif import CONTROLS
+
+    manifest = (demo_store / "akasha.json").read_bytes()
+    with ak.open(demo_store) as mem:
+        p = widgets.WhatIfPanel(mem, query=QUERY)
+        for name, (_lo, _hi, _step, unit, _) in CONTROLS.items():
+            w = p.controls[name]
+            for end in (w.min, w.max):
+                value = end if isinstance(w.value, int) else end * unit
+                assert setting_problem(name, value) is None, (name, end)
+        before = p.settings()
+        for name, value, said in [
+                ("RWR_ALPHA", 1.5, "RWR_ALPHA=1.5 is outside its range [0, 1]"),
+                ("EDGE_TAU", 0.0, "EDGE_TAU=0.0 is outside its range [1, inf)"),
+                ("ACTIVATION_K", 0, "ACTIVATION_K=0 is outside its range [1, 1000]"),
+                ("ACTIVATION_K", 2.5, "ACTIVATION_K=2.5 is not a whole number"),
+                ("CROSS_BOOST", float("nan"), "CROSS_BOOST=nan is outside its range"),
+                ("RELEVANCE_FLOOR", "yes", "RELEVANCE_FLOOR='yes' is not True or False")]:
+            assert p.set(**{name: value}) is None
+            assert said in html.unescape(p.status.value) and "\n" not in p.status.value
+            assert p.settings() == before                   # nothing moved
+        p.controls["RWR_ALPHA"].value = 7.0                 # a slider clamps to its span
+        assert p.settings().RWR_ALPHA <= 1.0
+        assert p.set(EDGE_TAU=400.0) is not None            # inside the range: the slider grows
+        assert p.settings().EDGE_TAU == 400.0 * 86400.0
+        assert p.apply_button.disabled is False
+    assert (demo_store / "akasha.json").read_bytes() == manifest
+
+
 def test_diff_of_the_same_recall_at_two_times(labelled_demo: Path) -> None:
     with ak.open(labelled_demo, read_only=True) as mem:
         last = mem.last_ts()
@@ -114,7 +149,7 @@ def test_compare_methods_panel_and_the_label_bar(demo_store: Path) -> None:
         uid = str(f["uid"].iloc[0])
         p.labels.node.value = uid
         assert p.labels.label(True)
-        assert mem.labels("Where does Lan live?")[0]["node"] == uid
+        assert mem.labels("Where does Lan live?")[0].node == uid
         assert "labelled ✓ in the top k" in p.summary.value
         assert p.labels.marks() == {uid: "✓"}
         assert p.labels.label(None) and mem.labels() == []
@@ -131,7 +166,7 @@ def test_a_label_bar_beside_the_stepper_and_the_explorer(demo_store: Path) -> No
         assert stepper.trace is not None
         assert bar.node.value == stepper.trace.first_block().uids[0]
         assert bar.label(True)
-        assert [r["node"] for r in mem.labels("阿岚的生日是哪天")] == [bar.node.value]
+        assert [r.node for r in mem.labels("阿岚的生日是哪天")] == [bar.node.value]
         explorer = widgets.MemoryExplorer(mem)
         side = widgets.LabelBar.beside(explorer)
         explorer.search_box.value = "加湿器"

@@ -53,6 +53,7 @@ def _run(code: str, *args: str, env: dict[str, str] | None = None) -> subprocess
                           text=True, env={**os.environ, **(env or {})}, timeout=600)
 
 
+@pytest.mark.slow
 def test_kill_before_checkpoint_keeps_committed_state(demo_store: Path) -> None:
     proc = _run(CHILD, str(demo_store))
     assert proc.returncode == -9, proc.stderr[-2000:]
@@ -146,6 +147,7 @@ REPLAY = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_replay_is_deterministic_across_processes(tmp_path: Path) -> None:
     lines = DEMO.read_text("utf-8").splitlines()[:160]
     src = tmp_path / "part.jsonl"

@@ -7,5 +7,6 @@ views, and algorithms are pure functions over them.
 - :mod:`.communities` — Leiden communities and their description;
 - :mod:`.surprises` — bridges, indirect-strong pairs, knowledge gaps, semantic mismatches;
 - :mod:`.adapters` — what reads from / writes to a store;
-- :mod:`.api` — the Memory methods; :mod:`.commands` — the ``akasha`` subcommands.
+- :mod:`.api` — the Memory methods (the ``akasha`` commands are in
+  :mod:`akasha_explorer.cli.analysis`).
 """

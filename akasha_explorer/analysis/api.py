@@ -1,5 +1,5 @@
-"""Analysis of one store (SPEC §7): graph views, personalized PageRank, another recall
-method, communities and surprises — functions of a :class:`~akasha_explorer.store.Store`
+"""Analysis of one store (SPEC §7): graph views, personalized PageRank, communities and
+surprises — functions of a :class:`~akasha_explorer.store.Store`
 (``Memory`` delegates its methods of the same names here).
 
 Every function reads the store at ``now``; ``now=None`` means the time of the store's
@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..engine.recall import recall as engine_recall
 from ..errors import InvalidInput, NotFound
 from ..graphdb import anchors as ga
 from . import adapters
 from .communities import community_table
-from .ppr import personalized_pagerank, ppr_recall
+from .ppr import personalized_pagerank
 from .surprises import (
     bridges,
     indirect_pairs,
@@ -31,15 +30,9 @@ from .surprises import (
 from .views import VIEWS, GraphView
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..engine.bm25 import LexicalHits
     from ..store.store import Store
 
-__all__ = ["METHODS", "analysis_args", "communities", "graph_view", "ppr", "recall_by",
-           "surprises"]
-
-METHODS = ("akasha", "ppr")
-"""Recall methods ``Memory.recall(method=...)`` knows."""
+__all__ = ["analysis_args", "communities", "graph_view", "ppr", "surprises"]
 
 
 def analysis_args(store: Store, now: float | None, resolution: float | None,
@@ -113,25 +106,6 @@ def ppr(store: Store, seeds: str | list[str], *, view: str = "nodes", now: float
     keep = [c for c in ("label", "text", "type", "kind", "session", "time", "community")
             if c in f]
     return pd.concat([out, f[keep].iloc[order].reset_index(drop=True)], axis=1)
-
-
-def recall_by(store: Store, method: str, q: Any, lexical: LexicalHits, *, now: float,
-              settings: Settings, query: str, session: str | None,
-              windows: list[tuple[float, float, str]] | None = None) -> Any:
-    """Recall over the store's mirror by ``method`` (one of :data:`METHODS`): ``"akasha"``
-    — the engine of SPEC §4 (:func:`~akasha_explorer.engine.recall.recall`, with the time
-    ``windows`` the query named); ``"ppr"`` — personalized PageRank from the same seeds
-    (:func:`.ppr.ppr_recall`). ``q`` is the query vector, ``lexical`` its BM25 hits."""
-    m = store.mirror
-    if method == "akasha":
-        return engine_recall(m.nodes, m.edges, q, lexical, now=now, settings=settings,
-                             query=query, session=session, windows=windows or [],
-                             filler=store.filler_mask(query, settings))
-    if method == "ppr":
-        return ppr_recall(m.nodes, m.edges, q, lexical, now=now, settings=settings,
-                          query=query, session=session,
-                          filler=store.filler_mask(query, settings))
-    raise InvalidInput(f"unknown recall method {method!r}; known: {', '.join(METHODS)}")
 
 
 # -- communities ---------------------------------------------------------------------------------

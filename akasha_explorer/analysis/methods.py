@@ -2,7 +2,7 @@
 benchmark scores, the labelled-set evaluation behind ``akasha eval``, and the side-by-side
 table the CompareMethods panel draws — functions of a :class:`~akasha_explorer.store.Store`.
 
-Methods (:data:`METHODS`):
+Methods (:data:`RANK_METHODS`):
 
 - ``context`` — the order an agent receives (:meth:`RecallTrace.context`): the first block,
   then the ripple items, then any other activated node;
@@ -38,16 +38,19 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..store.store import Store
 
-__all__ = ["EVAL_METHODS", "METHODS", "RRF_K", "compare_methods", "context_order",
-           "evaluate", "query_vectors", "rank_methods", "rrf", "score_ranking", "with_tail"]
+__all__ = ["EVAL_METHODS", "RANK_METHODS", "RRF_K", "check_methods", "compare_methods",
+           "context_order", "evaluate", "query_vectors", "rank_methods", "rrf", "score_ranking",
+           "with_tail"]
 
-METHODS = ("context", "akasha", "akasha-activation", "dense", "bm25", "rrf", "ppr")
+RANK_METHODS = ("context", "akasha", "akasha-activation", "dense", "bm25", "rrf", "ppr")
 """Every ranking :func:`rank_methods` knows."""
 
 EVAL_METHODS = ("context", "akasha", "dense", "bm25", "rrf", "ppr")
 """What ``akasha eval`` and the panels compare by default."""
 
 RRF_K = 60
+"""The reciprocal-rank fusion constant (Cormack et al. 2009): a hit at rank r (from 1)
+scores ``1 / (RRF_K + r)`` — in :func:`rrf` and in the search panel's fusion."""
 
 
 def context_order(trace: RecallTrace) -> list[str]:
@@ -145,11 +148,9 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     ``now``, with its milliseconds: ``{method: (uids best first, ms)}``. ``keep`` (a dict)
     receives the Akasha and PPR traces (``"trace"``, ``"ppr"``), the dense and bm25 heads
     (``"dense"``, ``"bm25"``)."""
-    from .api import recall_by
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
-    st = settings
+    from ..recalls import method_input, run_method
+    check_methods(methods)
+    cfg = settings
     out: dict[str, tuple[list[str], float]] = {}
     t0 = time.perf_counter()
     dense = dense_order(store, q, now)
@@ -159,7 +160,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
         keep["dense"] = dense
     if "bm25" in methods or "rrf" in methods:
         t0 = time.perf_counter()
-        bm = bm25_order(store, text, now, st)
+        bm = bm25_order(store, text, now, cfg)
         t_bm = (time.perf_counter() - t0) * 1000
         out["bm25"] = (with_tail(bm, dense), t_bm)
         t0 = time.perf_counter()
@@ -169,10 +170,9 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["bm25"] = bm
     if {"context", "akasha", "akasha-activation"} & set(methods):
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=st)
-        trace: RecallTrace = recall_by(store, "akasha", q, lex, now=now, settings=st,
-                                       query=text, session=None,
-                                       windows=store.time_windows(text, now=now, settings=st))
+        lex = store.lexical(text, now=now, settings=cfg)
+        trace = run_method(store, "akasha", q, lex,
+                           method_input(store, "akasha", text, now=now, settings=cfg))
         ms = (time.perf_counter() - t0) * 1000
         out["context"] = (with_tail(context_order(trace), dense), ms)
         out["akasha"] = (with_tail(trace.ranking(), dense), ms)
@@ -181,22 +181,35 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["trace"] = trace
     if "ppr" in methods:
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=st)
-        ptrace: RecallTrace = recall_by(store, "ppr", q, lex, now=now, settings=st,
-                                        query=text, session=None)
+        lex = store.lexical(text, now=now, settings=cfg)
+        ptrace = run_method(store, "ppr", q, lex,
+                            method_input(store, "ppr", text, now=now, settings=cfg))
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
         if keep is not None:
             keep["ppr"] = ptrace
     return {m: out[m] for m in methods if m in out}
 
 
+def check_methods(methods: Sequence[str]) -> None:
+    """Refuse a method name :func:`rank_methods` does not know, naming the known ones.
+
+    >>> check_methods(["dense", "bm25"])
+    >>> check_methods(["dense", "bogus"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: unknown method(s) bogus; known: context, akasha, ...
+    """
+    unknown = sorted(set(methods) - set(RANK_METHODS))
+    if unknown:
+        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; "
+                           f"known: {', '.join(RANK_METHODS)}")
+
+
 def _methods(methods: Sequence[str] | None) -> list[str]:
     got = list(EVAL_METHODS if methods is None else methods)
     if not got:
         raise InvalidInput("name at least one method")
-    unknown = sorted(set(got) - set(METHODS))
-    if unknown:
-        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    check_methods(got)
     return list(dict.fromkeys(got))
 
 

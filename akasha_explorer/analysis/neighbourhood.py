@@ -89,9 +89,9 @@ class Neighbourhood:
     def info(self, uid: str) -> dict[str, Any]:
         """One node as plain values: uid, session, ts, community (None: none), strength
         (stored), strength_eff (at ``now``), sigma, resource, recall_count,
-        assistant_only, text."""
+        assistant_only, text. Raises :class:`NotFound` for a node it does not hold."""
         n = self.store.mirror.nodes
-        r = n.index[uid]
+        r = self.store.row(uid)
         return {"uid": uid, "session": n.sessions[int(n.session[r])], "ts": float(n.ts[r]),
                 "community": self.communities().get(uid),
                 "strength": float(n.strength[r]),
@@ -100,9 +100,8 @@ class Neighbourhood:
                 "assistant_only": bool(n.assistant_only[r]), "text": self.text(uid)}
 
     def time_of(self, uid: str) -> float:
-        """The time of node ``uid``."""
-        n = self.store.mirror.nodes
-        return float(n.ts[n.index[uid]])
+        """The time of node ``uid`` (:class:`NotFound` for one it does not hold)."""
+        return float(self.store.mirror.nodes.ts[self.store.row(uid)])
 
     def times(self) -> np.ndarray:
         """The times of every live node, in row (ingest) order."""

@@ -206,30 +206,30 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     >>> t.seeds.uids, t.ranking()[:3], t.activation.scores[0]
     (['n0', 'n1'], ['n0', 'n1', 'n2'], 1.0)
     """
-    st = settings
+    cfg = settings
     vis = nodes.alive & (nodes.ts <= now)
     if visible is not None:
         vis = vis & np.asarray(visible, bool)
     # stages 1 and dense_items exactly as Akasha computes them: run the engine itself
-    base = recall(nodes, edges, q, lexical, now=now, settings=st, visible=vis, query=query,
+    base = recall(nodes, edges, q, lexical, now=now, settings=cfg, visible=vis, query=query,
                   session=session, filler=filler)
-    table = PPRTable(damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
+    table = PPRTable(damping=cfg.PPR_DAMPING, directed=cfg.PPR_DIRECTED)
     if base.n_visible == 0:
         return PPRTrace(**_fields(base), ppr=table)
     seeds, dense = base.seeds, base.dense
     qv = np.asarray(base.q, np.float32)
     g, ids = _coact_graph(nodes, edges)
     src, dst = edges.src[ids], edges.dst[ids]
-    w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, st.EDGE_TAU), np.float64)
+    w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, cfg.EDGE_TAU), np.float64)
     seen = vis[src] & vis[dst]
     w[~seen] = 0.0          # an invisible node is cut off: no mass reaches it
     g.es["weight"] = w.tolist()
     reset = np.zeros(nodes.n, np.float64)
     np.add.at(reset, np.asarray(seeds.rows, np.int64), seeds.energy_boosted)
-    full = personalized_pagerank(g, reset, damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED)
+    full = personalized_pagerank(g, reset, damping=cfg.PPR_DAMPING, directed=cfg.PPR_DIRECTED)
     full[~vis] = 0.0
-    limit = max(st.RIPPLE_MIN_ITEMS, st.RIPPLE_LIMIT_MULT * max(st.RIPPLE_LIMIT_FLOOR,
-                                                                 st.RIPPLE_LIMIT))
+    limit = max(cfg.RIPPLE_MIN_ITEMS, cfg.RIPPLE_LIMIT_MULT * max(cfg.RIPPLE_LIMIT_FLOOR,
+                                                                  cfg.RIPPLE_LIMIT))
     ranked = top_k(full, limit, vis & (full > 0))
     cos_node = np.einsum("ij,j->i", nodes.vec[ranked], qv).astype(np.float64)
     cos_msg = np.array([float(np.einsum("ij,j->i", nodes.msg_vec[a: a + k], qv).max())
@@ -239,15 +239,15 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
     label = dict(zip(seeds.rows, seeds.source, strict=True))
     fan = edges.fan_of(ranked)
     table = PPRTable(
-        damping=st.PPR_DAMPING, directed=st.PPR_DIRECTED, graph_nodes=int(vis.sum()),
+        damping=cfg.PPR_DAMPING, directed=cfg.PPR_DIRECTED, graph_nodes=int(vis.sum()),
         graph_edges=int(seen.sum()), reached=int((full > 0).sum()), rows=ranked.tolist(),
         uids=[nodes.uid[i] for i in ranked.tolist()], ppr=full[ranked].tolist(),
         score=(full[ranked] / top).tolist(), reset=(reset / reset.sum())[ranked].tolist(),
         cos_node=cos_node.tolist(), cos_msg=cos_msg.tolist(),
-        sigma=[float(nodes.sigma[i]) if st.USE_SALIENCE else 0.0 for i in ranked.tolist()],
+        sigma=[float(nodes.sigma[i]) if cfg.USE_SALIENCE else 0.0 for i in ranked.tolist()],
         fan=fan.tolist(), seed_source=[label.get(i, "") for i in ranked.tolist()])
-    gate = seeds.relevant or not st.RELEVANCE_FLOOR
-    k_act = st.ACTIVATION_K if gate else 0
+    gate = seeds.relevant or not cfg.RELEVANCE_FLOOR
+    k_act = cfg.ACTIVATION_K if gate else 0
     items = [ItemList(), ItemList()]
     for k in range(ranked.size):
         grp = items[0] if k < k_act else items[1]

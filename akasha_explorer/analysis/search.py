@@ -13,16 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .api import recall_by
+from ..recalls import method_input, run_method
+from .methods import RRF_K
 from .neighbourhood import Neighbourhood
 
 if TYPE_CHECKING:
     from ..store.store import Store
 
-__all__ = ["RRF_K", "SearchHits", "search"]
-
-RRF_K = 60.0
-"""The reciprocal-rank fusion constant: a hit at rank r scores 1 / (RRF_K + r)."""
+__all__ = ["SearchHits", "search"]
 
 COLUMNS = ("uid", "dense_rank", "cos_msg", "bm25_rank", "bm25", "rrf", "found_by", "ts",
            "text")
@@ -57,8 +55,8 @@ def search(store: Store, text: str, *, now: float,
     s = store.settings
     q = store.embed_query(text)
     lex = store.lexical(text, now=now, settings=s)
-    trace = recall_by(store, "akasha", q, lex, now=now, settings=s, query=text, session=None,
-                      windows=store.time_windows(text, now=now, settings=s))
+    trace = run_method(store, "akasha", q, lex,
+                       method_input(store, "akasha", text, now=now, settings=s))
     n = store.mirror.nodes
     rows: dict[str, dict[str, Any]] = {}
     for k, (u, sc) in enumerate(zip(trace.dense.uids, trace.dense.scores, strict=True)):

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from .views import GraphView, adjacency, backbone, iso_time
 
 __all__ = [
-    "KINDS",
+    "SURPRISE_KINDS",
     "Surprise",
     "bridges",
     "indirect_pairs",
@@ -47,12 +47,13 @@ __all__ = [
     "surprise_frame",
 ]
 
-KINDS = ("bridge", "suggested_link", "knowledge_gap", "semantic_mismatch")
+SURPRISE_KINDS = ("bridge", "suggested_link", "knowledge_gap", "semantic_mismatch")
+"""What a surprise can be, in the order ``akasha surprises`` lists them."""
 
 
 @dataclass(frozen=True)
 class Surprise:
-    """One surprise: its ``kind`` (one of :data:`KINDS`), the node / pair / query it is
+    """One surprise: its ``kind`` (one of :data:`SURPRISE_KINDS`), the node / pair / query it is
     about (``subject``, and ``other`` for pairs and edges), a ranking ``score``, the
     ``numbers`` behind it and one sentence saying ``why``."""
 

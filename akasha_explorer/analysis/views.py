@@ -322,9 +322,9 @@ def coact_view(
     pairs = np.unique(lo * np.int64(n) + hi) if src.size else np.zeros(0, np.int64)
     deg = (np.bincount(pairs // n, minlength=n) + np.bincount(pairs % n, minlength=n)
            if pairs.size else np.zeros(n, np.int64))
-    st = settings
+    cfg = settings
     s_eff = np.asarray(strength_eff(nodes.strength[rows], nodes.strength_ts[rows], now,
-                                    st.STRENGTH_TAU), np.float64)
+                                    cfg.STRENGTH_TAU), np.float64)
     texts_ = _node_texts(nodes, rows, texts, msg_role)
     node_frame = pd.DataFrame({
         "id": uid[rows] if rows.size else np.zeros(0, object),
@@ -337,10 +337,10 @@ def coact_view(
         "sigma": nodes.sigma[rows].astype(np.float64),
         "strength": nodes.strength[rows].astype(np.float64),
         "strength_eff": s_eff,
-        "long": np.asarray(long_term(s_eff, st.STRENGTH_CAP), np.float64),
+        "long": np.asarray(long_term(s_eff, cfg.STRENGTH_CAP), np.float64),
         "resource": nodes.resource[rows].astype(np.float64),
         "resource_eff": np.asarray(resource_eff(nodes.resource[rows], nodes.resource_ts[rows],
-                                                now, st.RESOURCE_TAU), np.float64),
+                                                now, cfg.RESOURCE_TAU), np.float64),
         "recall_count": nodes.recall_count[rows].astype(np.int64),
         "assistant_only": nodes.assistant_only[rows].astype(bool),
         "n_messages": nodes.n_msg[rows].astype(np.int64),

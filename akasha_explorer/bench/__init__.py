@@ -1,1 +1,1 @@
-"""Benchmarks importable as functions (``akasha bench …``)."""
+"""Benchmarks importable as functions (``akasha bench …``: :mod:`akasha_explorer.cli.bench`)."""

@@ -38,14 +38,18 @@ from ..engine.recall import plan_writeback, recall
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import apply_plan
 
-__all__ = ["bench", "build_mirror", "main", "queries"]
+__all__ = ["DIM", "SyntheticMirror", "bench", "build_mirror", "main", "queries", "unit_rows"]
 
 DIM = 384
+"""Dimension of the synthetic vectors (the default model's)."""
 SPAN = 60 * DAY
 
 
 @dataclass
-class Mirror:
+class SyntheticMirror:
+    """The engine's arrays of a made-up store, with the topic of each node (``cluster``),
+    the topic centres and the time the queries are asked at."""
+
     nodes: NodeTable
     edges: EdgeStore
     cluster: np.ndarray
@@ -53,15 +57,16 @@ class Mirror:
     now: float
 
 
-def _unit(a: np.ndarray) -> np.ndarray:
+def unit_rows(a: np.ndarray) -> np.ndarray:
+    """``a`` with every row (last axis) scaled to length 1."""
     return a / np.linalg.norm(a, axis=-1, keepdims=True)
 
 
-def build_mirror(n: int, edges_per_node: float, seed: int = 7) -> Mirror:
+def build_mirror(n: int, edges_per_node: float, seed: int = 7) -> SyntheticMirror:
     """A synthetic mirror with ``n`` nodes and about ``n * edges_per_node`` edges."""
     rng = np.random.default_rng(seed)
     k = max(8, n // 40)
-    centers = _unit(rng.standard_normal((k, DIM)))
+    centers = unit_rows(rng.standard_normal((k, DIM)))
     # sessions of 10-60 nodes, one or two topics each, one node a minute or so
     nodes = NodeTable(dim=DIM)
     cluster = np.empty(n, np.int64)
@@ -76,10 +81,10 @@ def build_mirror(n: int, edges_per_node: float, seed: int = 7) -> Mirror:
             c = int(rng.choice(topics))
             cluster[i] = c
             base = centers[c] * 0.75 + rng.standard_normal(DIM) / np.sqrt(DIM) * 0.66
-            msgs = _unit(base[None, :] + rng.standard_normal((2, DIM)) / np.sqrt(DIM) * 0.35)
+            msgs = unit_rows(base[None, :] + rng.standard_normal((2, DIM)) / np.sqrt(DIM) * 0.35)
             aonly = rng.random() < 0.02
             mv = msgs[1:] if aonly else msgs
-            vec = _unit(mv.mean(axis=0))
+            vec = unit_rows(mv.mean(axis=0))
             sigma = float(np.clip(rng.beta(2, 5) * 1.4, 0, 1))
             ts = t0 + 70.0 * j
             nodes.add_node(
@@ -92,7 +97,7 @@ def build_mirror(n: int, edges_per_node: float, seed: int = 7) -> Mirror:
             i += 1
         s += 1
     edges = _edges(rng, nodes, cluster, edges_per_node)
-    return Mirror(nodes, edges, cluster, centers, float(SPAN))
+    return SyntheticMirror(nodes, edges, cluster, centers, float(SPAN))
 
 
 def _edges(rng: np.random.Generator, nodes: NodeTable, cluster: np.ndarray,
@@ -125,7 +130,8 @@ def _edges(rng: np.random.Generator, nodes: NodeTable, cluster: np.ndarray,
     return es
 
 
-def queries(m: Mirror, count: int, seed: int = 11) -> list[tuple[np.ndarray, LexicalHits]]:
+def queries(m: SyntheticMirror, count: int, seed: int = 11
+            ) -> list[tuple[np.ndarray, LexicalHits]]:
     """Query vectors near a node (half) or a topic centre (half) and a few BM25 hits."""
     rng = np.random.default_rng(seed)
     out = []
@@ -136,7 +142,7 @@ def queries(m: Mirror, count: int, seed: int = 11) -> list[tuple[np.ndarray, Lex
             base = nodes.vec[i].astype(np.float64) + rng.standard_normal(DIM) / np.sqrt(DIM) * 0.5
         else:
             base = m.centers[m.cluster[i]] + rng.standard_normal(DIM) / np.sqrt(DIM) * 0.8
-        q = _unit(base).astype(np.float32)
+        q = unit_rows(base).astype(np.float32)
         same = np.flatnonzero(m.cluster == m.cluster[i])
         hit_nodes = rng.choice(same, size=min(6, same.size), replace=False)
         rows = tuple(int(nodes.first_msg[j]) for j in hit_nodes)
@@ -154,7 +160,7 @@ def _time(fn: Callable[[], object], repeat: int) -> list[float]:
     return out
 
 
-def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, float]:
+def bench(n: int, per_node: float, n_queries: int, cfg: Settings) -> dict[str, float]:
     t0 = time.perf_counter()
     m = build_mirror(n, per_node)
     build = time.perf_counter() - t0
@@ -162,7 +168,7 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
     nodes, edges, now = m.nodes, m.edges, m.now
     n_edges = int(np.count_nonzero(edges.alive))       # before the write-backs add edges
     for q, hits in qs[:5]:  # warm-up
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
     rec: list[float] = []
     brute: list[float] = []
     scan: list[float] = []
@@ -184,12 +190,12 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
             return nodes.cosines(q)
 
         brute.append(_time(top10, 1)[0])
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
         scan.append(_time(cosines, 1)[0])
-        recall(nodes, edges, q, hits, now=now, settings=st)
+        recall(nodes, edges, q, hits, now=now, settings=cfg)
         c = time.thread_time()
         t = time.perf_counter()
-        tr = recall(nodes, edges, q, hits, now=now, settings=st)
+        tr = recall(nodes, edges, q, hits, now=now, settings=cfg)
         rec.append((time.perf_counter() - t) * 1e3)
         rec_cpu.append((time.thread_time() - c) * 1e3)
         traces.append(tr)
@@ -206,7 +212,7 @@ def bench(n: int, per_node: float, n_queries: int, st: Settings) -> dict[str, fl
         cur = int(rng.integers(nodes.n))
         c = time.thread_time()
         t = time.perf_counter()
-        plan = plan_writeback(tr, nodes, edges, cur, now=now + k, settings=st)
+        plan = plan_writeback(tr, nodes, edges, cur, now=now + k, settings=cfg)
         apply_plan(plan, nodes, edges)
         wb.append((time.perf_counter() - t) * 1e3)
         wb_cpu.append((time.thread_time() - c) * 1e3)

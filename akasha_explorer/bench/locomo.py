@@ -22,7 +22,7 @@ from typing import Any
 from ..config import Settings
 from ..embed import Embedder
 from ..ingest.importers import read_locomo
-from .recall import METHODS, Corpus, Question, run_recall
+from .recall import RANK_METHODS, Corpus, Question, run_recall
 
 __all__ = ["BENCH_SETTINGS", "CATEGORIES", "locomo_corpora", "parse_evidence", "run_locomo",
            "write_reports"]
@@ -87,7 +87,7 @@ def locomo_corpora(data: str | Path, *, conversations: int | None = None) -> lis
 
 
 def run_locomo(data: str | Path, *, conversations: int | None = None,
-               methods: Sequence[str] = METHODS, ablations: bool = True,
+               methods: Sequence[str] = RANK_METHODS, ablations: bool = True,
                progress: bool = True, embedder: Embedder | None = None,
                profile: str = "v2") -> dict[str, Any]:
     """Run the recall benchmark on a LoCoMo file with the settings of ``profile``."""

@@ -39,15 +39,20 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm.auto import tqdm
 
-from ..analysis.methods import METHODS, context_order, rank_methods, score_ranking
+from ..analysis.methods import (
+    RANK_METHODS,
+    check_methods,
+    context_order,
+    rank_methods,
+    score_ranking,
+)
 from ..config import Settings
 from ..embed import Embedder, make_embedder
 from ..engine.trace import RecallTrace
-from ..errors import InvalidInput
 from ..ingest.importers import Imported
 from ..memory import Memory
 
-__all__ = ["KS", "METHODS", "CachedEmbedder", "Corpus", "Question", "ablations_for",
+__all__ = ["KS", "RANK_METHODS", "CachedEmbedder", "Corpus", "Question", "ablations_for",
            "context_order", "run_recall", "score_ranking"]
 
 log = logging.getLogger(__name__)
@@ -225,15 +230,13 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
-               methods: Sequence[str] = METHODS, ablations: bool = True,
+               methods: Sequence[str] = RANK_METHODS, ablations: bool = True,
                progress: bool = True, embedder: Embedder | None = None,
                label: str = "recall") -> dict[str, Any]:
     """Run the benchmark (see module docstring); returns every number as a JSON-ready dict:
     ``methods.<name>.overall.recall@10``, per category, latency; ``ablations.<row>.<method>``
     for ``context`` and ``akasha``; where the engine loses the evidence; build times."""
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        raise InvalidInput(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    check_methods(methods)
     profile, own = settings.profile_name()
     emb = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
         embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS))
@@ -294,15 +297,15 @@ def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
     rows: list[tuple[str, _Built, Settings]] = [
         (name, b, settings.replace(**over)) for name, over in abl.items()]
     rows += [(name, extra[name], settings) for name in STORE_ABLATIONS if name in extra]
-    for name, target, st in rows:   # other term rules: Memory.postings builds their index
+    for name, target, cfg in rows:   # other term rules: Memory.postings builds their index
         for qi, (qu, q) in enumerate(zip(questions, qvecs, strict=True)):
-            ranked = _rank(target, qu.text, q, ("context", "akasha"), st)
+            ranked = _rank(target, qu.text, q, ("context", "akasha"), cfg)
             for m, (ranking, ms) in ranked.items():
                 out[name][m].append({"q": qi, "category": qu.category, "latency_ms": ms,
                                      "metrics": score_ranking(ranking, qu.gold)})
 
 
-def table(results: dict[str, dict[str, Any]], categories: Sequence[str]) -> str:
+def markdown_table(results: dict[str, dict[str, Any]], categories: Sequence[str]) -> str:
     """A markdown table: one row per method (or ablation), recall@k, MRR, nDCG@10,
     latency, and R@10 per category."""
     head = ["method", "R@5", "R@10", "R@25", "R@50", "MRR", "nDCG@10", "p50 ms", "p95 ms"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .recall import table
+from .recall import markdown_table
 
 __all__ = ["write_reports"]
 
@@ -36,14 +36,14 @@ def write_reports(result: dict[str, Any], out: str | Path, *, command: str = "")
           f"Command: `{command}`" if command else "",
           f"Profile **{result['profile']}** (settings changed on top of it: {own}); model "
           f"{result['model']}. {counts}. Total time {result['total_seconds']:.0f} s.", "",
-          "## Methods", "", table(result["methods"], cats), ""]
+          "## Methods", "", markdown_table(result["methods"], cats), ""]
     abl = result.get("ablations") or {}
     for method in ("context", "akasha"):
         rows = {name: by_m[method] for name, by_m in abl.items() if method in by_m}
         if rows:
             md += [f"## Ablations — `{method}` (one setting changed at query time on the same "
                    "store, except the rows that name a store of their own)", "",
-                   table(rows, cats), ""]
+                   markdown_table(rows, cats), ""]
     loss = result.get("where_evidence_is_lost", {}).get("overall")
     if loss:
         keys = [k for k in loss if k != "n"]

@@ -57,10 +57,10 @@ from ..ingest.replay import replay_rows
 from ..memory import Memory
 from ..vectors import messages_schema, turns_schema
 from ..vectors import queries as vq
+from .engine import DIM, unit_rows
 
 __all__ = ["build_synthetic_store", "measure", "run_scale"]
 
-DIM = 384
 WARM = 20
 """Live-loop rounds run before the clock starts (the first recall imports the brief)."""
 VOCAB = [f"w{i:05d}" for i in range(20_000)]
@@ -73,18 +73,14 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def _unit(a: np.ndarray) -> np.ndarray:
-    return a / np.linalg.norm(a, axis=-1, keepdims=True)
-
-
 def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
                           seed: int = 0, with_edges: bool = True) -> dict[str, Any]:
     """Write a store of ``n`` one-message nodes (see module docstring); returns its facts."""
     rng = np.random.default_rng(seed)
     k = max(8, n // 50)
-    centers = _unit(rng.standard_normal((k, DIM)))
+    centers = unit_rows(rng.standard_normal((k, DIM)))
     cluster = rng.integers(0, k, n)
-    vec = _unit(centers[cluster] + 0.9 * rng.standard_normal((n, DIM)) / np.sqrt(DIM) * 6)
+    vec = unit_rows(centers[cluster] + 0.9 * rng.standard_normal((n, DIM)) / np.sqrt(DIM) * 6)
     vec = vec.astype(np.float32)
     t0 = 1_780_000_000.0
     ts = np.sort(t0 + rng.uniform(0, 60 * DAY, n))
@@ -182,7 +178,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     out["nodes"], out["edges"] = nodes.n, edges.count
     now = float(nodes.ts.max()) + 3600.0
     n_q = queries + WARM + live
-    qs = _unit(nodes.vec[rng.integers(0, nodes.n, n_q)].astype(np.float64)
+    qs = unit_rows(nodes.vec[rng.integers(0, nodes.n, n_q)].astype(np.float64)
                + 0.3 * rng.standard_normal((n_q, DIM)) / np.sqrt(DIM) * 6).astype(np.float32)
     texts = [f"q{k} " + " ".join(VOCAB[j] for j in rng.integers(0, len(VOCAB), 5))
              for k in range(n_q)]

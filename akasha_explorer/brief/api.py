@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import DiskFull, InvalidInput, NotFound
+from ..graphdb.kuzu_db import LAST_CONTEXT_KEY
 from ..vectors import queries as vq
 from .context import ContextBlock, context_items, normalize_handle
 from .expand import Expansion, expand_node
@@ -30,13 +31,11 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..store.store import Store
 
-__all__ = ["LAST_CONTEXT_KEY", "attach_messages", "expand", "health", "messages_of",
+__all__ = ["attach_messages", "expand", "health", "messages_of",
            "save_handles"]
 
 log = logging.getLogger(__name__)
 
-LAST_CONTEXT_KEY = "brief.last_context"
-"""Meta key holding the handle map of the last saved context block."""
 
 _MSG_COLUMNS = ["uid", "node", "seq", "ts", "role", "speaker", "text", "sha256", "flags"]
 

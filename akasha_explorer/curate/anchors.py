@@ -12,6 +12,7 @@ from ..extract.normalize import norm
 from ..extract.pipeline import uid_for
 from ..graphdb import GraphDB
 from ..graphdb import anchors as ga
+from ..model import Alias, Anchor, AnchorDetail, Mention
 
 __all__ = [
     "alias_ops",
@@ -27,34 +28,29 @@ __all__ = [
 
 def get_anchor(g: GraphDB, uid: str) -> dict[str, Any]:
     """One anchor's fields (uid, name, kind, status, created_ts, note); raises NotFound."""
-    row = ga.anchor(g, uid)
+    row = ga.anchor_row(g, uid)
     if row is None:
         raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
     return row
 
 
 def list_anchors(g: GraphDB, *, search: str | None = None, kind: str | None = None,
-                 status: str | None = "active") -> list[dict[str, Any]]:
-    """Anchors with their aliases and mention counts (most mentioned first)."""
+                 status: str | None = "active") -> list[Anchor]:
+    """Anchors with their aliases and mention counts (most mentioned first); ``search``
+    matches names and aliases after normalisation."""
     rows = ga.anchors(g, status=status, kind=kind)
-    aliases: dict[str, list[str]] = {}
-    for r in ga.alias_surfaces(g):
-        aliases.setdefault(r["a"], []).append(r["s"])
-    for r in rows:
-        r["aliases"] = aliases.get(r["uid"], [])
     if search:
         q = norm(search)
-        rows = [r for r in rows if q in norm(r["name"]) or any(q in norm(a) for a in r["aliases"])]
+        rows = [a for a in rows if q in norm(a.name) or any(q in norm(s) for s in a.aliases)]
     return rows
 
 
-def anchor_detail(g: GraphDB, uid: str) -> dict[str, Any]:
+def anchor_detail(g: GraphDB, uid: str) -> AnchorDetail:
     """One anchor with aliases, mentions (node, message, span, surface) and triples."""
-    a = get_anchor(g, uid)
-    a["aliases"] = ga.aliases_of(g, uid)
-    a["mentions"] = mention_rows(g, uid)
-    a["triples"] = ga.triples_about(g, uid)
-    return a
+    return AnchorDetail(**get_anchor(g, uid),
+                        aliases=tuple(Alias(**r) for r in ga.aliases_of(g, uid)),
+                        mentions=tuple(Mention(**r) for r in mention_rows(g, uid)),
+                        triples=tuple(ga.triples_about(g, uid)))
 
 
 def mention_rows(g: GraphDB, uid: str) -> list[dict[str, Any]]:

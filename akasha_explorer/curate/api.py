@@ -13,6 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..graphdb import anchors as ga
+from ..model import (
+    ANCHOR_KINDS,
+    ANCHOR_STATUSES,
+    TRIPLE_STATUSES,
+    Anchor,
+    AnchorDetail,
+    AuditEntry,
+    Episode,
+    MentionedAnchor,
+    Triple,
+    check_choice,
+)
 from . import anchors as an
 from .links import mirror_hook
 from .ops import audit_rows, record
@@ -28,32 +40,34 @@ __all__ = ["add_alias", "anchor", "anchors", "anchors_of", "attach_mention", "au
 
 # -- reading -------------------------------------------------------------------------------------
 def anchors(store: Store, search: str | None = None, *, kind: str | None = None,
-            status: str | None = "active") -> list[dict[str, Any]]:
+            status: str | None = "active") -> list[Anchor]:
     """Anchors (default: active ones) with aliases and mention counts, most mentioned
     first; ``search`` matches names and aliases after normalisation."""
+    check_choice(kind, ANCHOR_KINDS, "anchor kind")
+    check_choice(status, ANCHOR_STATUSES, "anchor status")
     return an.list_anchors(store.graph, search=search, kind=kind, status=status)
 
 
-def anchor(store: Store, uid: str) -> dict[str, Any]:
+def anchor(store: Store, uid: str) -> AnchorDetail:
     """One anchor with its aliases, mentions (node, message, span, surface) and triples."""
     return an.anchor_detail(store.graph, uid)
 
 
-def anchors_of(store: Store, node: str) -> list[dict[str, Any]]:
-    """The anchors node ``node`` mentions: uid, name, kind, surface, span_start (one row per
-    mention, in text order)."""
+def anchors_of(store: Store, node: str) -> list[MentionedAnchor]:
+    """The anchors node ``node`` mentions, one row per mention, in text order."""
     return ga.anchors_of(store.graph, node)
 
 
 def triples(store: Store, *, anchor: str | None = None, status: str | None = None
-            ) -> list[dict[str, Any]]:
+            ) -> list[Triple]:
     """Triples (optionally of one anchor as subject or object, or with one status),
     oldest first, with subject / object names and provenance."""
+    check_choice(status, TRIPLE_STATUSES, "triple status")
     return ga.triples(store.graph, anchor=anchor, status=status)
 
 
 def episodes(store: Store, *, kind: str | None = None, session: str | None = None
-             ) -> list[dict[str, Any]]:
+             ) -> list[Episode]:
     """Episodes with their node uids, in time order."""
     return ga.episodes(store.graph, kind=kind, session=session)
 
@@ -153,7 +167,7 @@ def detach_mention(store: Store, uid: str, msg: str, start: int, *, why: str | N
 
 
 def audit(store: Store, *, target: str | None = None, limit: int | None = None
-          ) -> list[dict[str, Any]]:
+          ) -> list[AuditEntry]:
     """The audit log, newest first: who did what, when and why (with the ops)."""
     return audit_rows(store.graph, target=target, limit=limit)
 

@@ -31,13 +31,13 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB
 from ..graphdb import anchors as ga
 from ..graphdb import forget as gf
 from ..graphdb import turns as gt
 from ..graphdb.dump import rebuild
-from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
 from ..vectors import queries as vq
 from .ops import log_entry
 from .redact import Forgotten, forgotten_nodes, scrub
@@ -139,7 +139,7 @@ def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
 
 def _forget_anchor(store: Store, uid: str) -> dict[str, Any]:
     g = store.graph
-    if ga.anchor(g, uid) is None:
+    if ga.anchor_row(g, uid) is None:
         raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
     triples = gf.anchor_triples(g, uid)
     with g.transaction():

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
 from ..graphdb import labels as gl
+from ..model import Label
 
 if TYPE_CHECKING:
     from ..store.store import Store
@@ -79,9 +80,8 @@ def unlabel(store: Store, query: str, node: str) -> bool:
     return gl.delete_labels(store.graph, [gl.label_uid(query, node)]) > 0
 
 
-def labels(store: Store, query: str | None = None) -> list[dict[str, Any]]:
-    """Every label (uid, query, node, relevant, ts, by), oldest first; ``query``: only
-    that query's."""
+def labels(store: Store, query: str | None = None) -> list[Label]:
+    """Every label, oldest first; ``query``: only that query's."""
     store.check_open()
     return gl.labels(store.graph, query=query)
 
@@ -132,17 +132,16 @@ def load_labels(store: Store, source: str | Path | Iterable[dict[str, Any]], *,
     return len(rows)
 
 
-def labelled_set(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def labelled_set(rows: Sequence[Label]) -> list[dict[str, Any]]:
     """Labels grouped per query, in the order queries were first labelled:
     ``{"query", "relevant": [nodes], "not_relevant": [nodes]}``.
 
-    >>> labelled_set([{"query": "q", "node": "a", "relevant": True},
-    ...               {"query": "q", "node": "b", "relevant": False}])
+    >>> labelled_set([Label("l-1", "q", "a", True, 1.0, "user"),
+    ...               Label("l-2", "q", "b", False, 2.0, "user")])
     [{'query': 'q', 'relevant': ['a'], 'not_relevant': ['b']}]
     """
     out: dict[str, dict[str, Any]] = {}
     for r in rows:
-        item = out.setdefault(r["query"], {"query": r["query"], "relevant": [],
-                                           "not_relevant": []})
-        item["relevant" if r["relevant"] else "not_relevant"].append(r["node"])
+        item = out.setdefault(r.query, {"query": r.query, "relevant": [], "not_relevant": []})
+        item["relevant" if r.relevant else "not_relevant"].append(r.node)
     return list(out.values())

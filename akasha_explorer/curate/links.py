@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..engine.writeback import WritebackPlan, apply_plan, link_plan
+from ..engine.writeback import WritebackPlan, link_plan
 from ..errors import InvalidInput
 from .ops import MirrorHook
 
@@ -78,8 +78,7 @@ def apply_link_ops(store: Store, ops: Sequence[dict[str, Any]], *, dry: bool) ->
                     "any other co-activation")
             continue
         if op["op"] == "link":
-            apply_plan(plan, m.nodes, m.edges)
-            m.journal_plan(journal, plan, sync=True)
+            store.write_plan(plan, sync=True)
             continue
         back = [(p, b) for p, b in zip(pairs, before, strict=True) if b is not None]
         gone = [p for p, b in zip(pairs, before, strict=True) if b is None]

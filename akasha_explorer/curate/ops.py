@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import InvalidInput, NotFound
 from ..graphdb import GraphDB, logs
 from ..graphdb.edits import apply_edit
+from ..model import AuditEntry
 
 __all__ = ["MIRROR_OPS", "MirrorHook", "apply_ops", "audit_rows", "invert", "log_entry", "record",
            "undo"]
@@ -125,11 +126,13 @@ def undo(g: GraphDB, audit_uid: str, *, actor: str = "user", why: str | None = N
 
 
 def audit_rows(g: GraphDB, *, target: str | None = None, limit: int | None = None
-               ) -> list[dict[str, Any]]:
+               ) -> list[AuditEntry]:
     """Audit log entries, newest first (ops decoded)."""
-    out = logs.audit_log(g, target=target, limit=limit)
-    for r in out:
-        r["ops"] = json.loads(r.pop("after")) if r["after"] not in ("", "redacted") else []
+    out = []
+    for r in logs.audit_log(g, target=target, limit=limit):
+        after = r.pop("after")
+        out.append(AuditEntry(**r, ops=tuple(json.loads(after)) if after not in ("", "redacted")
+                              else ()))
     return out
 
 

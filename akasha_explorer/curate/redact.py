@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..graphdb import redact as gr
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY, LAST_CONTEXT_KEY
+from ..text.gates import GATE_META
 from ..text.tokenize import TermRules
 from ..text.tokenize import terms as index_terms
 from ..vectors import queries as vq
@@ -48,8 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Forgotten", "forgotten_nodes", "scrub"]
 
-LAST_CONTEXT_KEY = "brief.last_context"  # (brief.api's key; not imported: no cycle)
-GATE_META = ("injection_rules", "dup_of")
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def scrub(store: Store, f: Forgotten) -> dict[str, int]:
         if named:
             gr.meta_delete(g, LAST_CONTEXT_KEY)
             saved = 1
-    pending = g.meta_get("extract_pending", "") or ""
+    pending = g.meta_get(EXTRACT_PENDING_KEY, "") or ""
     if pending and f.nodes:
         try:
             was = json.loads(pending)
@@ -190,8 +190,8 @@ def scrub(store: Store, f: Forgotten) -> dict[str, int]:
             was = []
         left = [u for u in was if u not in f.nodes]
         if left != was:
-            g.meta_set("extract_pending", json.dumps(left, ensure_ascii=False,
-                                                     separators=(",", ":")))
+            g.meta_set(EXTRACT_PENDING_KEY, json.dumps(left, ensure_ascii=False,
+                                                       separators=(",", ":")))
     last = store.last_trace
     if last is not None and (f.names(last.query) or f.quotes(last.query) or f.nodes & set(
             last.dense.uids + last.ripple.uids + last.activation.uids)):

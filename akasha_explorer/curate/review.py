@@ -16,6 +16,7 @@ from ..errors import InvalidInput, NotFound
 from ..extract.base import FUNCTIONAL, PREDICATES
 from ..graphdb import anchors as ga
 from ..graphdb import logs
+from ..model import REVIEW_KINDS, REVIEW_STATUSES, check_choice
 from . import anchors as an
 from .links import link_op, mirror_hook
 from .ops import record
@@ -64,6 +65,10 @@ class ReviewDesk:
     def list(self, *, status: str | None = "pending", kind: str | None = None,
              limit: int | None = None) -> builtins.list[ReviewItem]:
         """Items filtered by status (None: all) and kind, oldest first."""
+        check_choice(status, REVIEW_STATUSES, "review status")
+        check_choice(kind, REVIEW_KINDS, "review item kind")
+        if limit is not None and limit < 1:
+            raise InvalidInput(f"limit={limit!r}: give 1 or more (None: all)")
         g = self.store.graph
         names = ga.anchor_names(g)
         out = []

@@ -52,12 +52,10 @@ from numpy.typing import NDArray
 from ..config import Settings
 from .bm25 import LexicalHits
 from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
-from .state import EdgeStore, NodeTable
+from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
 __all__ = ["dense_weight", "floor_items", "hybrid_seeds", "knowable", "relevance"]
-
-F64 = NDArray[np.float64]
 
 
 def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits
@@ -91,11 +89,11 @@ def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[floa
     >>> round(share, 4), round(w, 4)                     # 0.5 * 0.36 + 0.1 * 0.64
     (0.64, 0.244)
     """
-    st = settings
-    dims = st.EMBED_CJK_DIMS
+    cfg = settings
+    dims = cfg.EMBED_CJK_DIMS
     share = float(np.dot(q[-dims:], q[-dims:])) if 0 < dims < q.shape[0] else 0.0
     share = min(1.0, max(0.0, share))
-    return st.FUSION_DENSE_WEIGHT * (1.0 - share) + st.FUSION_DENSE_WEIGHT_CJK * share, share
+    return cfg.FUSION_DENSE_WEIGHT * (1.0 - share) + cfg.FUSION_DENSE_WEIGHT_CJK * share, share
 
 
 def knowable(nodes: NodeTable, share: float, rows: NDArray[np.bool_], *,
@@ -152,12 +150,12 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
     for invisible nodes and nodes no channel reached).
     """
-    st = settings
+    cfg = settings
     n = nodes.n
     bm = _node_bm25(nodes, visible, lexical)
     bm_top = float(bm.max()) if n else 0.0
     lex = bm / bm_top if bm_top > 0 else np.zeros(n)
-    pool = top_k(cos_msg, st.FUSION_POOL, visible)
+    pool = top_k(cos_msg, cfg.FUSION_POOL, visible)
     if pool.size:
         top, zero = float(cos_msg[pool[0]]), float(cos_msg[pool[-1]])
     else:
@@ -166,31 +164,31 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         dense = np.where(visible, np.clip((cos_msg - zero) / (top - zero), 0.0, 1.0), 0.0)
     else:  # one visible node, or all tied: each is the best there is
         dense = np.where(visible & (cos_msg >= top), 1.0, 0.0) if pool.size else np.zeros(n)
-    weight, share = (st.FUSION_DENSE_WEIGHT, 0.0) if q is None else dense_weight(q, st)
-    known = knowable(nodes, share, (lex > 0) | (dense > 0), settings=st)
+    weight, share = (cfg.FUSION_DENSE_WEIGHT, 0.0) if q is None else dense_weight(q, cfg)
+    known = knowable(nodes, share, (lex > 0) | (dense > 0), settings=cfg)
     base = lex + weight * (known * dense + (1.0 - known) * lex)
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
-    if st.CONTEXT_NEIGHBOR > 0:
+    if cfg.CONTEXT_NEIGHBOR > 0:
         prev, nxt = nodes.neighbors()
         for nb in (prev, nxt):      # prev first: on a tie the earlier turn gives context
             ok = (nb >= 0) & visible
             val = np.zeros(n)
-            val[ok] = base[nb[ok]] * st.CONTEXT_NEIGHBOR
+            val[ok] = base[nb[ok]] * cfg.CONTEXT_NEIGHBOR
             better = val > context
             context[better], source[better] = val[better], nb[better]
         context[~visible] = 0.0
         source[~visible] = -1
     score = base + context
     in_time = np.zeros(n, bool)
-    if st.TIME_PRIOR > 0 and windows:
+    if cfg.TIME_PRIOR > 0 and windows:
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
-        score = np.where(in_time, score * (1.0 + st.TIME_PRIOR), score)
-        if st.TIME_FLOOR > 0 and bm_top <= 0:  # the query's only words name a time
-            score = np.where(in_time & visible, np.maximum(score, st.TIME_FLOOR), score)
-    if filler is not None and st.FILLER_FACTOR < 1.0:
-        score = np.where(filler[:n], score * st.FILLER_FACTOR, score)
+        score = np.where(in_time, score * (1.0 + cfg.TIME_PRIOR), score)
+        if cfg.TIME_FLOOR > 0 and bm_top <= 0:  # the query's only words name a time
+            score = np.where(in_time & visible, np.maximum(score, cfg.TIME_FLOOR), score)
+    if filler is not None and cfg.FILLER_FACTOR < 1.0:
+        score = np.where(filler[:n], score * cfg.FILLER_FACTOR, score)
     best = float(score.max()) if n else 0.0
     norm = score / best if best > 0 else np.zeros(n)
     rows = np.flatnonzero(score > 0)
@@ -254,16 +252,16 @@ def hybrid_seeds(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
 
     Settings read: ``DENSE_SEED_MIN``, ``SEED_ENERGY``.
     """
-    st = settings
+    cfg = settings
     rows = list(floor.rows)
     source = list(floor.sources)
-    energy = [st.SEED_ENERGY * float(x) for x in floor.direct]
+    energy = [cfg.SEED_ENERGY * float(x) for x in floor.direct]
     hit = lexical_node_ranks(nodes, visible, lexical, len(lexical.msg_rows))
-    relevant = any(hit.get(r) is not None or cos_node[r] > st.DENSE_SEED_MIN for r in rows)
-    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=st):
+    relevant = any(hit.get(r) is not None or cos_node[r] > cfg.DENSE_SEED_MIN for r in rows)
+    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=cfg):
         rows.append(node)
         source.append("BlackHole")
-        energy.append(st.SEED_ENERGY)
+        energy.append(cfg.SEED_ENERGY)
         relevant = True
     return seed_table(nodes, edges, cos_node, cos_msg, lexical, rows, source, energy,
-                      list(energy), hit, settings=st, fallback=not relevant, relevant=relevant)
+                      list(energy), hit, settings=cfg, fallback=not relevant, relevant=relevant)

@@ -197,43 +197,43 @@ def recall(
     ...        settings=Settings()).counts["seeds"]      # the node is in the future
     0
     """
-    st = settings
+    cfg = settings
     qv = _query_vector(nodes, q)
     vis = _visible(nodes, visible, now)
     n_vis = int(vis.sum())
     qlist = [float(x) for x in qv.tolist()]
     if n_vis == 0:
         return RecallTrace.empty(query=query, q=qlist, now=now, session=session,
-                                 settings=dict(_settings_dict(st)), n_nodes=nodes.n,
+                                 settings=dict(_settings_dict(cfg)), n_nodes=nodes.n,
                                  n_edges=int(np.count_nonzero(edges.alive)))
     cos_node, cos_msg = nodes.cosines(qv)
-    top_msg = top_k(cos_msg, st.DENSE_TOP_K, vis)
-    dense = dense_items(nodes, cos_msg, cos_node, vis, settings=st, rows=top_msg)
+    top_msg = top_k(cos_msg, cfg.DENSE_TOP_K, vis)
+    dense = dense_items(nodes, cos_msg, cos_node, vis, settings=cfg, rows=top_msg)
     direct: NDArray[np.float64] | None = None
-    if st.HYBRID:
-        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=st, windows=windows,
+    if cfg.HYBRID:
+        rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=cfg, windows=windows,
                                 q=qv, filler=None if filler is None
                                 else np.asarray(filler, dtype=bool))
-        floor = floor_items(rel, cos_node, settings=st)
+        floor = floor_items(rel, cos_node, settings=cfg)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
-                             settings=st)
+                             settings=cfg)
         graph_seeds = np.asarray(floor.rows, np.int64)
     else:  # V1: dense items are the floor and the graph seeds
         rel, floor = Relevance(), dense
-        seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=st)
+        seeds = select_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, settings=cfg)
         graph_seeds = top_msg
-    micro = micrograph(nodes, edges, seeds, cos_node, cos_msg, vis, now=now, settings=st)
-    graph = graph_expand(nodes, edges, cos_node, cos_msg, vis, now=now, settings=st,
+    micro = micrograph(nodes, edges, seeds, cos_node, cos_msg, vis, now=now, settings=cfg)
+    graph = graph_expand(nodes, edges, cos_node, cos_msg, vis, now=now, settings=cfg,
                          graph_seeds=graph_seeds, direct=direct)
-    sett = settle(micro, seeds, settings=st,
+    sett = settle(micro, seeds, settings=cfg,
                   direct=None if direct is None else direct[micro.rows])
     act, rip, sup = groups(micro, sett, graph, floor, nodes.vec, relevant=seeds.relevant,
-                           settings=st)
+                           settings=cfg)
     counts = {"seeds": len(seeds.rows), "pool": len(micro.rows),
               "graph": sum(graph.selected), "activated": len(act), "dense": len(dense),
               "ripple": len(rip), "suppressed": len(sup)}
     return RecallTrace(query=query, q=qlist, now=float(now), session=session,
-                       settings=dict(_settings_dict(st)), n_nodes=nodes.n, n_visible=n_vis,
+                       settings=dict(_settings_dict(cfg)), n_nodes=nodes.n, n_visible=n_vis,
                        n_edges=int(np.count_nonzero(edges.alive)),
                        seeds=seeds, micro=micro, graph=graph, settle=sett, dense=dense,
                        activation=act, ripple=rip, suppressed=sup, relevant=seeds.relevant,

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..config import Settings
 from .dynamics import edge_eff, long_term, resource_eff, strength_eff
 from .seeds import effective_sigma, top_k
-from .state import EdgeStore, NodeTable
+from .state import F64, EdgeStore, NodeTable
 from .trace import GraphExpand, MicroGraph, SeedTable
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "transition",
 ]
 
-F64 = NDArray[np.float64]
 PATHS = ("direct", "1hop", "2hop")
 
 
@@ -57,11 +56,11 @@ def micrograph_rows(seed_rows: ArrayLike, ts: F64, cos_node: F64, visible: NDArr
     cand = np.flatnonzero(visible & (cos_node > min_cos))
     cand = cand[~np.isin(cand, seeds)]
     if cand.size:
-        st = np.sort(ts[seeds])
+        seed_ts = np.sort(ts[seeds])
         t = ts[cand]
-        j = np.searchsorted(st, t)
-        left = np.abs(t - st[np.maximum(j - 1, 0)])
-        right = np.abs(st[np.minimum(j, st.size - 1)] - t)
+        j = np.searchsorted(seed_ts, t)
+        left = np.abs(t - seed_ts[np.maximum(j - 1, 0)])
+        right = np.abs(seed_ts[np.minimum(j, seed_ts.size - 1)] - t)
         cand = cand[np.minimum(left, right) <= window]
     return np.concatenate([seeds, cand])
 
@@ -273,27 +272,27 @@ def micrograph(nodes: NodeTable, edges: EdgeStore, seeds: SeedTable, cos_node: F
     >>> mg.uids, mg.path
     (['n0', 'n1'], ['direct', 'direct'])
     """
-    st = settings
+    cfg = settings
     rows = micrograph_rows(seeds.rows, nodes.ts, cos_node, visible,
-                           window=st.NEARBY_SECONDS, min_cos=st.NEARBY_COS)
+                           window=cfg.NEARBY_SECONDS, min_cos=cfg.NEARBY_COS)
     m = rows.shape[0]
     if m == 0:
         return MicroGraph()
     k = len(seeds.rows)
     is_seed = np.zeros(m, bool)
     is_seed[:k] = True
-    sigma = effective_sigma(nodes, rows, st)
-    long = node_long(nodes, rows, now, st)
+    sigma = effective_sigma(nodes, rows, cfg)
+    long = node_long(nodes, rows, now, cfg)
     res = np.asarray(resource_eff(nodes.resource[rows], nodes.resource_ts[rows], now,
-                                  st.RESOURCE_TAU))
+                                  cfg.RESOURCE_TAU))
     fan = edges.fan_of(rows)
-    state = node_state(sigma, long, res, fan, settings=st)
-    cross, ci, cj = cross_matrix(rows, edges, now, tau=st.EDGE_TAU)
-    raw, p = transition(nodes.vec[rows], state, cross, cross_boost=st.CROSS_BOOST,
-                        top_edges=st.RWR_TOP_EDGES)
+    state = node_state(sigma, long, res, fan, settings=cfg)
+    cross, ci, cj = cross_matrix(rows, edges, now, tau=cfg.EDGE_TAU)
+    raw, p = transition(nodes.vec[rows], state, cross, cross_boost=cfg.CROSS_BOOST,
+                        top_edges=cfg.RWR_TOP_EDGES)
     e0 = initial_energy(seeds.energy_boosted, fan[:k], m)
-    currents = rwr(p, e0, alpha=st.RWR_ALPHA, steps=st.RWR_STEPS)
-    code, sp, bp, c0, c1, c2 = path_info(p, e0, is_seed, alpha=st.RWR_ALPHA)
+    currents = rwr(p, e0, alpha=cfg.RWR_ALPHA, steps=cfg.RWR_STEPS)
+    code, sp, bp, c0, c1, c2 = path_info(p, e0, is_seed, alpha=cfg.RWR_ALPHA)
     ti, tj = np.nonzero(raw)
     uids = [nodes.uid[i] for i in rows.tolist()]
     return MicroGraph(
@@ -371,7 +370,9 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     ``HYBRID`` **[ours]** the floor). ``direct`` (per node of the mirror) replaces
     ``max(0, cos_node)`` as the candidate's direct term (``HYBRID``: the fused relevance).
     Only edges between visible nodes count, in the sums too; edges whose effective weight is
-    0 are ignored. ``long_n`` is decayed (**[ours]**, ``GRAPH_DECAYED_LONG``; V1 used the
+    0 are ignored, and where ``out(s) · in(n)`` underflows to 0 (weights decayed below about
+    1e-162: a recall decades after the last one) ``sqrt(out(s)) · sqrt(in(n))`` keeps the
+    signal finite. ``long_n`` is decayed (**[ours]**, ``GRAPH_DECAYED_LONG``; V1 used the
     stored strength). ``max(0, cos_node(n))`` is the candidate's direct term (a negative
     cosine would make the brightness negative).
 
@@ -388,8 +389,8 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     >>> g.energy, round(g.score_graph[0], 4)      # its share: 3 * 1.6 (long) * 1.5 (edge) * 0.86
     ([3.0], 5.1274)
     """
-    st = settings
-    seeds = (top_k(cos_msg, st.DENSE_TOP_K, visible) if graph_seeds is None
+    cfg = settings
+    seeds = (top_k(cos_msg, cfg.DENSE_TOP_K, visible) if graph_seeds is None
              else np.asarray(graph_seeds, dtype=np.int64))
     out = GraphExpand(seed_rows=seeds.tolist(), seed_uids=[nodes.uid[i] for i in seeds.tolist()],
                       seed_cos_node=cos_node[seeds].tolist(), seed_cos_msg=cos_msg[seeds].tolist())
@@ -399,7 +400,7 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     if n_visible < nodes.n:
         ok = visible[dst]
         ids, owner, dst = ids[ok], owner[ok], dst[ok]
-    w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, st.EDGE_TAU))
+    w = np.asarray(edge_eff(edges.w[ids], edges.last_ts[ids], now, cfg.EDGE_TAU))
     out_sum = np.bincount(owner, weights=w, minlength=seeds.size).astype(np.float64)
     is_gseed = np.zeros(nodes.n, bool)
     is_gseed[seeds] = True
@@ -414,12 +415,16 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     if n_visible < nodes.n:
         vis_src = visible[edges.src[in_ids]]
         in_ids, in_owner = in_ids[vis_src], in_owner[vis_src]
-    w_in = np.asarray(edge_eff(edges.w[in_ids], edges.last_ts[in_ids], now, st.EDGE_TAU))
+    w_in = np.asarray(edge_eff(edges.w[in_ids], edges.last_ts[in_ids], now, cfg.EDGE_TAU))
     in_sum = np.bincount(in_owner, weights=w_in, minlength=nbrs.size).astype(np.float64)
     o, i_ = out_sum[owner], in_sum[npos]
-    esig = w / np.sqrt(o * i_)
-    csig = esig * np.maximum(st.GRAPH_SEED_COS_FLOOR, cos_node[seeds][owner])
-    keep = _per_group_top(owner, csig, dst, st.GRAPH_PER_SEED)  # per seed, best first
+    den = np.sqrt(o * i_)
+    tiny = den == 0.0  # o · in underflowed (weights decayed below ~1e-162): w / 0 = inf
+    if tiny.any():
+        den[tiny] = np.sqrt(o[tiny]) * np.sqrt(i_[tiny])
+    esig = w / den
+    csig = esig * np.maximum(cfg.GRAPH_SEED_COS_FLOOR, cos_node[seeds][owner])
+    keep = _per_group_top(owner, csig, dst, cfg.GRAPH_PER_SEED)  # per seed, best first
     owner, dst = owner[keep], dst[keep]
     w, o, i_, esig, csig = w[keep], o[keep], i_[keep], esig[keep], csig[keep]
     s_rows = seeds[owner]
@@ -433,44 +438,44 @@ def graph_expand(nodes: NodeTable, edges: EdgeStore, cos_node: F64, cos_msg: F64
     seed_direct = np.maximum(0.0, cos_node[seeds] if direct is None else direct[seeds])
     share = seed_direct / max(float(seed_direct.sum()), 1e-12)
     _aggregate(out, nodes, edges, dst, s_rows, csig, w, esig * share[owner], cos_node, cos_msg,
-               now, st, direct)
+               now, cfg, direct)
     return out
 
 
 def _aggregate(out: GraphExpand, nodes: NodeTable, edges: EdgeStore, dst: NDArray[np.int64],
                s_rows: NDArray[np.int64], csig: F64, w_pairs: F64, step_pairs: F64,
-               cos_node: F64, cos_msg: F64, now: float, st: Settings,
+               cos_node: F64, cos_msg: F64, now: float, cfg: Settings,
                direct_all: F64 | None) -> None:
     kept, inv = _unique(dst)
     signal = np.bincount(inv, weights=csig, minlength=kept.size).astype(np.float64)
     paths = np.bincount(inv, minlength=kept.size)
     best = np.lexsort((s_rows, -csig, inv))
     first = best[np.r_[True, inv[best][1:] != inv[best][:-1]]]
-    long = node_long(nodes, kept, now, st, decayed=st.GRAPH_DECAYED_LONG)
+    long = node_long(nodes, kept, now, cfg, decayed=cfg.GRAPH_DECAYED_LONG)
     res = np.asarray(resource_eff(nodes.resource[kept], nodes.resource_ts[kept], now,
-                                  st.RESOURCE_TAU))
+                                  cfg.RESOURCE_TAU))
     direct = (np.maximum(0.0, cos_node[kept]) if direct_all is None else direct_all[kept])
     fan = edges.fan_of(kept)
-    if st.GRAPH_SETTLE:
+    if cfg.GRAPH_SETTLE:
         # one random-walk step from the graph seeds: each seed's share of their summed
         # direct terms times the anti-hub edge signal, on RWR's scale (RIPPLE_GAIN)
-        energy = st.RIPPLE_GAIN * np.bincount(inv, weights=step_pairs,
-                                              minlength=kept.size)
-        dterm = st.DIRECT_W_OTHER * direct
+        energy = cfg.RIPPLE_GAIN * np.bincount(inv, weights=step_pairs,
+                                               minlength=kept.size)
+        dterm = cfg.DIRECT_W_OTHER * direct
         strong, weak = np.maximum(energy, dterm), np.minimum(energy, dterm)
         base = strong + weak * np.maximum(0.0, 1.0 - strong)
         w_best = np.zeros(kept.size)
         np.maximum.at(w_best, inv, w_pairs)
-        sigma = effective_sigma(nodes, kept, st)
-        score = (base * (1.0 + st.GAIN_SIGMA * sigma) * (1.0 + st.GAIN_LONG * long)
-                 * (1.0 + st.GAIN_EDGE * np.minimum(1.0, w_best)) * res * st.HOP_1
-                 / (1.0 + fan) ** st.FAN_EXP)
+        sigma = effective_sigma(nodes, kept, cfg)
+        score = (base * (1.0 + cfg.GAIN_SIGMA * sigma) * (1.0 + cfg.GAIN_LONG * long)
+                 * (1.0 + cfg.GAIN_EDGE * np.minimum(1.0, w_best)) * res * cfg.HOP_1
+                 / (1.0 + fan) ** cfg.FAN_EXP)
         out.energy, out.content_base, out.edge = energy.tolist(), base.tolist(), w_best.tolist()
     else:
-        score = (st.GRAPH_SCALE * signal * (1.0 + np.log(paths)) * (st.GRAPH_COS_BASE + direct)
-                 * (1.0 + st.GRAPH_LONG_GAIN * long) * res)
+        score = (cfg.GRAPH_SCALE * signal * (1.0 + np.log(paths)) * (cfg.GRAPH_COS_BASE + direct)
+                 * (1.0 + cfg.GRAPH_LONG_GAIN * long) * res)
     sel = np.zeros(kept.size, bool)
-    sel[top_k(score, st.GRAPH_LIMIT)] = True
+    sel[top_k(score, cfg.GRAPH_LIMIT)] = True
     uid = nodes.uid
     out.rows = kept.tolist()
     out.uids = [uid[i] for i in out.rows]

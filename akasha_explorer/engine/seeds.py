@@ -138,42 +138,42 @@ def select_seeds(
     >>> t.source, t.fallback, [round(e, 4) for e in t.energy_fan]
     (['Dense(FB)', 'Dense(FB)'], True, [0.7071, 0.7071])
     """
-    st = settings
+    cfg = settings
     # the top DENSE_POOL by cos_node, then those above DENSE_SEED_MIN == the top DENSE_POOL
     # of those above DENSE_SEED_MIN (cheaper: usually few pass)
-    above = np.flatnonzero(visible & (cos_node > st.DENSE_SEED_MIN))
-    dense = above[top_k(cos_node[above], st.DENSE_POOL)]
+    above = np.flatnonzero(visible & (cos_node > cfg.DENSE_SEED_MIN))
+    dense = above[top_k(cos_node[above], cfg.DENSE_POOL)]
     fallback = dense.size == 0
     if fallback:
-        dense = top_k(cos_node, min(st.DENSE_TOP_K, st.DENSE_POOL), visible)
+        dense = top_k(cos_node, min(cfg.DENSE_TOP_K, cfg.DENSE_POOL), visible)
     label = "Dense(FB)" if fallback else "Dense"
     rows: list[int] = dense.tolist()
     source = [label] * len(rows)
-    energy = [st.SEED_ENERGY] * len(rows)
+    energy = [cfg.SEED_ENERGY] * len(rows)
     boosted = list(energy)
     pos = {r: k for k, r in enumerate(rows)}
-    hits = lexical_node_ranks(nodes, visible, lexical, st.FTS_TOP_K)
+    hits = lexical_node_ranks(nodes, visible, lexical, cfg.FTS_TOP_K)
     fts_only = 0
     for node in hits:
         k = pos.get(node)
         if k is not None:
             if "FTS" not in source[k].split("+"):
                 source[k] += "+FTS"
-            boosted[k] = min(st.FTS_BOOST_CAP, boosted[k] * st.FTS_BOOST)
-        elif fts_only < st.FTS_ONLY_MAX:
+            boosted[k] = min(cfg.FTS_BOOST_CAP, boosted[k] * cfg.FTS_BOOST)
+        elif fts_only < cfg.FTS_ONLY_MAX:
             pos[node] = len(rows)
             rows.append(node)
             source.append("FTS")
-            energy.append(st.SEED_ENERGY)
-            boosted.append(st.SEED_ENERGY)
+            energy.append(cfg.SEED_ENERGY)
+            boosted.append(cfg.SEED_ENERGY)
             fts_only += 1
-    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=st):
+    for node in blackhole_rows(nodes, cos_node, visible, rows, settings=cfg):
         rows.append(node)
         source.append("BlackHole")
-        energy.append(st.SEED_ENERGY)
-        boosted.append(st.SEED_ENERGY)
+        energy.append(cfg.SEED_ENERGY)
+        boosted.append(cfg.SEED_ENERGY)
     return seed_table(nodes, edges, cos_node, cos_msg, lexical, rows, source, energy, boosted,
-                      hits, settings=st, fallback=bool(fallback),
+                      hits, settings=cfg, fallback=bool(fallback),
                       relevant=any(s != "Dense(FB)" for s in source))
 
 
@@ -187,13 +187,13 @@ def blackhole_rows(nodes: NodeTable, cos_node: NDArray[np.float64],
     Settings read: ``BLACKHOLE_SIGMA``, ``BLACKHOLE_COS``, ``BLACKHOLE_MAX``,
     ``USE_SALIENCE``.
     """
-    st = settings
-    if not (st.USE_SALIENCE and st.BLACKHOLE_MAX > 0):
+    cfg = settings
+    if not (cfg.USE_SALIENCE and cfg.BLACKHOLE_MAX > 0):
         return []
-    mask = visible & (nodes.sigma > st.BLACKHOLE_SIGMA) & (cos_node > st.BLACKHOLE_COS)
+    mask = visible & (nodes.sigma > cfg.BLACKHOLE_SIGMA) & (cos_node > cfg.BLACKHOLE_COS)
     if seeds:
         mask[np.asarray(seeds)] = False
-    return top_k(cos_node, st.BLACKHOLE_MAX, mask).tolist()
+    return top_k(cos_node, cfg.BLACKHOLE_MAX, mask).tolist()
 
 
 def seed_table(nodes: NodeTable, edges: EdgeStore, cos_node: NDArray[np.float64],

@@ -58,7 +58,7 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
     >>> s.ripple, s.content_base, round(s.score[0], 4)     # 3.0 * 1.42
     ([3.0], [3.0], 4.26)
     """
-    st = settings
+    cfg = settings
     m = len(micro.rows)
     if m == 0:
         return Settlement()
@@ -66,25 +66,25 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
     is_seed = f(micro.is_seed, bool)
     direct = (np.maximum(0.0, f(micro.cos_node, np.float64)) if direct is None
               else f(direct, np.float64))
-    w_d = np.where(is_seed, st.DIRECT_W_SEED, st.DIRECT_W_OTHER)
+    w_d = np.where(is_seed, cfg.DIRECT_W_SEED, cfg.DIRECT_W_OTHER)
     state = f(micro.state, np.float64)
     state_norm = np.minimum(1.0, state / max(float(state.max()), 1e-10))
     current = f(micro.current[-1] if micro.current else micro.e0, np.float64)
-    ripple = current * st.RIPPLE_GAIN * state_norm
+    ripple = current * cfg.RIPPLE_GAIN * state_norm
     dterm = w_d * direct
     strong, weak = np.maximum(ripple, dterm), np.minimum(ripple, dterm)
     base = strong + weak * np.maximum(0.0, 1.0 - strong)
     edge = np.zeros(m, np.float64)
     if micro.cross_i:
         np.maximum.at(edge, f(micro.cross_i, np.int64), f(micro.cross_w, np.float64))
-    g_sigma = 1.0 + st.GAIN_SIGMA * f(micro.sigma, np.float64)
-    g_long = 1.0 + st.GAIN_LONG * f(micro.long, np.float64)
-    g_edge = 1.0 + st.GAIN_EDGE * np.minimum(1.0, edge)
-    hops = np.array([st.HOP_DIRECT, st.HOP_1, st.HOP_2])
+    g_sigma = 1.0 + cfg.GAIN_SIGMA * f(micro.sigma, np.float64)
+    g_long = 1.0 + cfg.GAIN_LONG * f(micro.long, np.float64)
+    g_edge = 1.0 + cfg.GAIN_EDGE * np.minimum(1.0, edge)
+    hops = np.array([cfg.HOP_DIRECT, cfg.HOP_1, cfg.HOP_2])
     hop = hops[[_PATH_CODE[p] for p in micro.path]]
     aonly = f(micro.assistant_only, bool)
-    role = np.where(aonly, st.ASSISTANT_ONLY_PENALTY, 1.0)
-    fan_pen = (1.0 + f(micro.fan, np.float64)) ** st.FAN_EXP
+    role = np.where(aonly, cfg.ASSISTANT_ONLY_PENALTY, 1.0)
+    fan_pen = (1.0 + f(micro.fan, np.float64)) ** cfg.FAN_EXP
     score = (base * g_sigma * g_long * g_edge * f(micro.resource_eff, np.float64) * hop * role
              / fan_pen)
     final = score.copy()
@@ -100,8 +100,8 @@ def settle(micro: MicroGraph, seeds: SeedTable, *, settings: Settings,
         b = pos[bu]
         if aonly[b]:
             continue
-        final[b] = max(final[b], st.BRIDGE_CHILD * score[c],
-                       st.BRIDGE_DIRECT * direct[b] + st.BRIDGE_STATE * state_norm[b])
+        final[b] = max(final[b], cfg.BRIDGE_CHILD * score[c],
+                       cfg.BRIDGE_DIRECT * direct[b] + cfg.BRIDGE_STATE * state_norm[b])
         source[b], path[b], seed[b], bridge[b] = "Bridge", "bridge", micro.path_seed[c], None
         promoted[b].append(micro.uids[c])
     return Settlement(
@@ -134,9 +134,9 @@ def dense_items(nodes: NodeTable, cos_msg: NDArray[np.float64], cos_node: NDArra
                     direct=np.maximum(0.0, cos_node[r]).tolist())
 
 
-def _ripple_limit(st: Settings) -> int:
-    return max(st.RIPPLE_MIN_ITEMS, st.RIPPLE_LIMIT_MULT * max(st.RIPPLE_LIMIT_FLOOR,
-                                                               st.RIPPLE_LIMIT))
+def _ripple_limit(cfg: Settings) -> int:
+    return max(cfg.RIPPLE_MIN_ITEMS, cfg.RIPPLE_LIMIT_MULT * max(cfg.RIPPLE_LIMIT_FLOOR,
+                                                                 cfg.RIPPLE_LIMIT))
 
 
 @dataclass
@@ -158,22 +158,22 @@ class _Cand:
 
 
 def _candidates(micro: MicroGraph, sett: Settlement, graph: GraphExpand, *, gate: bool,
-                st: Settings) -> list[_Cand]:
-    thr = st.ACTIVATION_THRESHOLD
+                cfg: Settings) -> list[_Cand]:
+    thr = cfg.ACTIVATION_THRESHOLD
     cands: dict[str, _Cand] = {}
     for i, src in enumerate(sett.source):
         if not src:
             continue
         sc, d = sett.score_final[i], sett.direct[i]
         c = cands.setdefault(micro.uids[i], _Cand(micro.uids[i], micro.rows[i], d))
-        soft = src == "Bridge" and sc >= st.SOFT_SCORE and d >= st.SOFT_DIRECT
+        soft = src == "Bridge" and sc >= cfg.SOFT_SCORE and d >= cfg.SOFT_DIRECT
         c.offer(sc, src, gate and sc >= thr, gate and soft)
     for k, u in enumerate(graph.uids):
         if not graph.selected[k]:
             continue
         sc = graph.score_graph[k]
         c = cands.setdefault(u, _Cand(u, graph.rows[k], max(0.0, graph.cos_node[k])))
-        passes = gate and (sc >= thr or not st.RELEVANCE_FLOOR)
+        passes = gate and (sc >= thr or not cfg.RELEVANCE_FLOOR)
         c.offer(sc, "Graph", passes, False)
     return list(cands.values())
 
@@ -222,11 +222,11 @@ def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, floor: ItemL
     >>> a.uids, a.sources, len(s)
     (['x'], ['Graph'], 0)
     """
-    st = settings
-    gate = relevant or not st.RELEVANCE_FLOOR
-    cands = _candidates(micro, sett, graph, gate=gate, st=st)
+    cfg = settings
+    gate = relevant or not cfg.RELEVANCE_FLOOR
+    cands = _candidates(micro, sett, graph, gate=gate, cfg=cfg)
     act = _by_score([(*c.act, c) for c in cands if c.act is not None])
-    activated = act[: st.ACTIVATION_K]
+    activated = act[: cfg.ACTIVATION_K]
     chosen = {c.uid for _, _, c in activated}
     in_dense = set(floor.uids)
     seen: set[bytes] = set()
@@ -237,7 +237,7 @@ def groups(micro: MicroGraph, sett: Settlement, graph: GraphExpand, floor: ItemL
             continue
         seen.add(key)
         ripple.append(e)
-    ripple = ripple[: _ripple_limit(st)]
+    ripple = ripple[: _ripple_limit(cfg)]
     sup: list[tuple[float, str, _Cand]] = []
     reasons: dict[str, str] = {}
     for c in cands:

@@ -37,8 +37,10 @@ from numpy.typing import ArrayLike, NDArray
 from .edges import EdgeStore
 from .growth import grow
 
-__all__ = ["EdgeStore", "NodeTable", "NodeVectors"]
+__all__ = ["F64", "EdgeStore", "NodeTable", "NodeVectors"]
 
+F64 = NDArray[np.float64]
+"""A float64 array: the type of the engine's scores and times."""
 
 
 class NodeTable:

@@ -320,6 +320,9 @@ class RecallTrace:
     log_uid: str | None = field(default=None, compare=False, metadata={"record": False})
     """The query-log row this recall wrote (``Memory.recall`` sets it; a commit marks that
     row committed). Not part of the record: not serialised, not compared."""
+    server_ref: str | None = field(default=None, compare=False, metadata={"record": False})
+    """The name a served store's client knows this trace by (``akasha serve`` keeps each
+    client's recalls; see :mod:`akasha_explorer.server.codec`). Not part of the record."""
 
     @property
     def graph_expand(self) -> GraphExpand:
@@ -396,22 +399,22 @@ class RecallTrace:
         gpos = {u: k for k, u in enumerate(g.uids) if g.selected[k]}
         nan = math.nan
         rows: list[dict[str, Any]] = []
-        m, st = self.micro, self.settle
+        m, sett = self.micro, self.settle
         for i, u in enumerate(m.uids):
-            src = st.source[i]
+            src = sett.source[i]
             kind = ("seed" if m.is_seed[i] else "bridge") if src else "carrier"
             r: dict[str, Any] = {
-                "uid": u, "row": m.rows[i], "kind": kind, "path": st.path[i],
-                "seed": st.seed[i], "bridge": st.bridge[i], "cos_node": m.cos_node[i],
+                "uid": u, "row": m.rows[i], "kind": kind, "path": sett.path[i],
+                "seed": sett.seed[i], "bridge": sett.bridge[i], "cos_node": m.cos_node[i],
                 "cos_msg": m.cos_msg[i], "sigma": m.sigma[i], "long": m.long[i],
                 "fan": m.fan[i], "current": m.current[-1][i] if m.current else nan,
                 "state": m.state[i], "resource_eff": m.resource_eff[i],
-                "score_settle": st.score_final[i],
+                "score_settle": sett.score_final[i],
             }
             for name in ("direct", "w_d", "state_norm", "ripple", "strong", "weak",
                          "content_base", "gain_sigma", "gain_long", "gain_edge", "edge", "hop",
                          "role", "fan_penalty"):
-                r[name] = getattr(st, name)[i]
+                r[name] = getattr(sett, name)[i]
             rows.append(r)
         by_uid = {r["uid"]: r for r in rows}
         for u, k in gpos.items():

@@ -205,13 +205,13 @@ def reinforce_boost(direct: ArrayLike, *, reinforce: bool, settings: Settings) -
 
 
 def _node_updates(nodes: NodeTable, rows: np.ndarray, s: np.ndarray, now: float,
-                  st: Settings) -> NodeUpdates:
+                  cfg: Settings) -> NodeUpdates:
     s_before, s_ts = nodes.strength[rows], nodes.strength_ts[rows]
     r_before, r_ts = nodes.resource[rows], nodes.resource_ts[rows]
-    s_eff = np.asarray(strength_eff(s_before, s_ts, now, st.STRENGTH_TAU))
-    s_after = np.asarray(bounded_add(s_eff, st.STRENGTH_LR * s, st.STRENGTH_CAP))
-    r_eff = np.asarray(resource_eff(r_before, r_ts, now, st.RESOURCE_TAU))
-    r_after = r_eff * np.maximum(st.RESOURCE_FLOOR, 1.0 - st.RESOURCE_COST * np.minimum(1.0, s))
+    s_eff = np.asarray(strength_eff(s_before, s_ts, now, cfg.STRENGTH_TAU))
+    s_after = np.asarray(bounded_add(s_eff, cfg.STRENGTH_LR * s, cfg.STRENGTH_CAP))
+    r_eff = np.asarray(resource_eff(r_before, r_ts, now, cfg.RESOURCE_TAU))
+    r_after = r_eff * np.maximum(cfg.RESOURCE_FLOOR, 1.0 - cfg.RESOURCE_COST * np.minimum(1.0, s))
     rc = nodes.recall_count[rows]
     return NodeUpdates(
         uids=[nodes.uid[i] for i in rows.tolist()], rows=rows.tolist(), score=s.tolist(),
@@ -223,7 +223,7 @@ def _node_updates(nodes: NodeTable, rows: np.ndarray, s: np.ndarray, now: float,
 
 
 def _edge_list(rows: list[int], s: list[float], b: list[float], t: int,
-               st: Settings) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
+               cfg: Settings) -> tuple[list[int], list[int], list[str], list[float], list[float]]:
     src: list[int] = []
     dst: list[int] = []
     kind: list[str] = []
@@ -235,7 +235,7 @@ def _edge_list(rows: list[int], s: list[float], b: list[float], t: int,
         src += [a, t]
         dst += [t, a]
         kind += ["causal", "anti"]
-        delta += [st.STDP_CAUSAL * sa * ba, st.STDP_ANTI * sa * ba]
+        delta += [cfg.STDP_CAUSAL * sa * ba, cfg.STDP_ANTI * sa * ba]
         boost += [ba, ba]
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
@@ -300,7 +300,7 @@ def compute_plan(
     >>> p.nodes.strength_after, p.depressed.w_after   # strength at cap; 0 -> 1 depressed
     ([3.0], [0.95])
     """
-    st = settings
+    cfg = settings
     r = np.asarray(rows, dtype=np.int64).ravel()
     s = np.asarray(scores, dtype=np.float64).ravel()
     d = np.asarray(direct, dtype=np.float64).ravel()
@@ -310,13 +310,13 @@ def compute_plan(
                            "add the turn first, then plan its write-back")
     if not (r.shape == s.shape == d.shape):
         raise InvalidInput("rows, scores and direct must have the same length")
-    b = reinforce_boost(d, reinforce=reinforce, settings=st)
-    node_up = _node_updates(nodes, r, s, now, st)
-    src, dst, kind, delta, boost = _edge_list(r.tolist(), s.tolist(), b.tolist(), t, st)
-    edge_up, eid = _edge_updates(nodes, edges, src, dst, kind, delta, boost, now, st)
-    dep, dep_ids = _depressions(nodes, edges, src, eid[eid >= 0], st)
+    b = reinforce_boost(d, reinforce=reinforce, settings=cfg)
+    node_up = _node_updates(nodes, r, s, now, cfg)
+    src, dst, kind, delta, boost = _edge_list(r.tolist(), s.tolist(), b.tolist(), t, cfg)
+    edge_up, eid = _edge_updates(nodes, edges, src, dst, kind, delta, boost, now, cfg)
+    dep, dep_ids = _depressions(nodes, edges, src, eid[eid >= 0], cfg)
     plan = WritebackPlan(now=float(now), current_uid=nodes.uid[t], current_row=t,
-                         reinforce=bool(reinforce), reinforce_boost=float(st.REINFORCE_BOOST),
+                         reinforce=bool(reinforce), reinforce_boost=float(cfg.REINFORCE_BOOST),
                          nodes=node_up, edges=edge_up, depressed=dep)
     plan._hint = (id(nodes), id(edges), edges.version, eid, dep_ids)
     return plan
@@ -340,22 +340,22 @@ def link_plan(nodes: NodeTable, edges: EdgeStore, a: int, b: int, *, now: float,
     >>> p.edges.kind, p.edges.w_after, p.edges.new
     (['link', 'link'], [0.12, 0.12], [True, True])
     """
-    st = settings
+    cfg = settings
     for r in (a, b):
         if not 0 <= r < nodes.n or not nodes.alive[r]:
             raise InvalidInput(f"node row {r} is not an alive node of this mirror")
     if a == b:
         raise InvalidInput("a link joins two different nodes")
     up, _ = _edge_updates(nodes, edges, [a, b], [b, a], ["link", "link"], [1.0, 1.0],
-                          [1.0, 1.0], now, st)
+                          [1.0, 1.0], now, cfg)
     return WritebackPlan(now=float(now), current_uid=nodes.uid[a], current_row=int(a),
-                         reinforce=False, reinforce_boost=float(st.REINFORCE_BOOST),
+                         reinforce=False, reinforce_boost=float(cfg.REINFORCE_BOOST),
                          nodes=NodeUpdates(), edges=up, depressed=Depressions())
 
 
 def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[int],
                   kind: list[str], delta: list[float], boost: list[float], now: float,
-                  st: Settings) -> tuple[EdgeUpdates, np.ndarray]:
+                  cfg: Settings) -> tuple[EdgeUpdates, np.ndarray]:
     k = len(src)
     eid = edges.find_many(src, dst)
     have = eid >= 0
@@ -364,8 +364,8 @@ def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[
     last0 = np.where(have, edges.last_ts[e] if edges.count else 0.0, now)
     co0 = np.where(have, edges.co_count[e] if edges.count else 0, 0)
     dl = np.asarray(delta, dtype=np.float64)
-    weff = np.where(have, np.asarray(edge_eff(w0, last0, now, st.EDGE_TAU)), 0.0)
-    after = np.asarray(bounded_add(weff, st.EDGE_LR * dl, st.EDGE_CAP))
+    weff = np.where(have, np.asarray(edge_eff(w0, last0, now, cfg.EDGE_TAU)), 0.0)
+    after = np.asarray(bounded_add(weff, cfg.EDGE_LR * dl, cfg.EDGE_CAP))
     new = ~have
     co1 = co0 + 1
     last_before: list[float | None] = [float(x) if h else None
@@ -378,7 +378,7 @@ def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[
             if p is not None:
                 w0[i], last_before[i], co0[i], new[i] = after[p], float(now), co1[p], False
                 weff[i] = after[p]
-                after[i] = float(bounded_add(after[p], st.EDGE_LR * dl[i], st.EDGE_CAP))
+                after[i] = float(bounded_add(after[p], cfg.EDGE_LR * dl[i], cfg.EDGE_CAP))
                 co1[i] = co1[p] + 1
             seen[key] = i
     uid = nodes.uid
@@ -392,11 +392,11 @@ def _edge_updates(nodes: NodeTable, edges: EdgeStore, src: list[int], dst: list[
 
 
 def _depressions(nodes: NodeTable, edges: EdgeStore, src: list[int], touched: np.ndarray,
-                 st: Settings) -> tuple[Depressions, np.ndarray]:
+                 cfg: Settings) -> tuple[Depressions, np.ndarray]:
     sources = list(dict.fromkeys(src))
     ids, _ = edges.out_edges_many(sources)
     ids = ids[~np.isin(ids, touched)]
-    factor = 1.0 - st.HETERO_DEPRESSION
+    factor = 1.0 - cfg.HETERO_DEPRESSION
     w0 = edges.w[ids]
     w1 = w0 * factor
     s_rows, d_rows = edges.src[ids].tolist(), edges.dst[ids].tolist()

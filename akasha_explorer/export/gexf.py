@@ -31,9 +31,9 @@ from ..analysis.views import GraphView
 from .sanitize import clean_frame, xml_attr, xml_cdata, xml_key_columns
 from .viz import colour, layout, rgb, sizes
 
-__all__ = ["NS", "NS_VIZ", "value_text", "write_gexf"]
+__all__ = ["GEXF_NS", "NS_VIZ", "value_text", "write_gexf"]
 
-NS = "http://gexf.net/1.3"
+GEXF_NS = "http://gexf.net/1.3"
 NS_VIZ = "http://gexf.net/1.3/viz"
 NS_XSI = "http://www.w3.org/2001/XMLSchema-instance"
 _TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
@@ -98,8 +98,8 @@ def write_gexf(view: GraphView, path: str | Path, *, seed: int = 0,
     with open(out, "w", encoding="utf-8", newline="\n") as fh:
         w: Callable[[str], Any] = fh.write
         w("<?xml version='1.0' encoding='utf-8'?>\n")
-        w(f'<gexf xmlns="{NS}" xmlns:viz="{NS_VIZ}" xmlns:xsi="{NS_XSI}" '
-          f'xsi:schemaLocation="{NS} {NS}/gexf.xsd" version="1.3">\n')
+        w(f'<gexf xmlns="{GEXF_NS}" xmlns:viz="{NS_VIZ}" xmlns:xsi="{NS_XSI}" '
+          f'xsi:schemaLocation="{GEXF_NS} {GEXF_NS}/gexf.xsd" version="1.3">\n')
         w(f' <meta lastmodifieddate="{at.date().isoformat()}"><creator>akasha-explorer'
           f"</creator><description>{xml_cdata(f'akasha {view.name} view at ')}"
           f"{at.isoformat(timespec='seconds')}</description></meta>\n")

@@ -18,9 +18,9 @@ from .formats import with_viz
 from .gexf import declare, value_text
 from .sanitize import clean_frame, xml_attr, xml_cdata, xml_key_columns
 
-__all__ = ["NS", "write_graphml"]
+__all__ = ["GRAPHML_NS", "write_graphml"]
 
-NS = "http://graphml.graphdrawing.org/xmlns"
+GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 _XSI = "http://www.w3.org/2001/XMLSchema-instance"
 
 
@@ -49,8 +49,8 @@ def write_graphml(view: GraphView, path: str | Path, *, seed: int = 0) -> Path:
     with open(out, "w", encoding="utf-8", newline="\n") as fh:
         w = fh.write
         w("<?xml version='1.0' encoding='utf-8'?>\n")
-        w(f'<graphml xmlns="{NS}" xmlns:xsi="{_XSI}" '
-          f'xsi:schemaLocation="{NS} {NS}/1.0/graphml.xsd">\n')
+        w(f'<graphml xmlns="{GRAPHML_NS}" xmlns:xsi="{_XSI}" '
+          f'xsi:schemaLocation="{GRAPHML_NS} {GRAPHML_NS}/1.0/graphml.xsd">\n')
         w(' <key id="g0" for="graph" attr.name="view" attr.type="string"/>\n')
         w(' <key id="g1" for="graph" attr.name="now" attr.type="double"/>\n')
         for cls, decl in (("node", ndecl), ("edge", edecl)):

@@ -28,7 +28,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +35,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._fs import os_error
 from ..errors import IntegrityError, InvalidInput, SchemaMismatch
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump
 from ..graphdb.kuzu_db import TX_SEQ
+from ..store.manifest import Manifest
 from ..vectors import VectorDB, messages_schema, turns_schema
 from ..vectors import queries as vq
 
@@ -90,7 +91,7 @@ def export_store(store: Store, out: str | Path) -> Path:
     journal = Path(store.journal.path)
     if journal.exists() and journal.stat().st_size:
         shutil.copyfile(journal, target / "journal.jsonl")
-    manifest = json.loads((store.path / "akasha.json").read_text("utf-8"))
+    manifest = store.manifest.to_json()
     files = {str(p.relative_to(target)): _sha256(p)
              for p in sorted(target.rglob("*")) if p.is_file()}
     head = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
@@ -196,7 +197,8 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
     if enclosing_store(target.parent) is not None:
         raise InvalidInput(f"{target} is inside the memory store {enclosing_store(target.parent)}; "
                            "put the new store elsewhere")
-    dim = int(head["manifest"]["model"]["dim"])
+    manifest = Manifest.from_json(head["manifest"], source)
+    dim = manifest.dim
     messages = _messages(source, dim)
     turns = pq.read_table(source / "vectors" / "turns.parquet")
     turns = turns.select([f.name for f in turns_schema(dim)]).cast(turns_schema(dim))
@@ -220,19 +222,13 @@ def import_store(src: str | Path, dst: str | Path) -> Path:
             vectors.close()
         if (source / "journal.jsonl").exists():
             shutil.copyfile(source / "journal.jsonl", target / "journal.jsonl")
-        tmp = target / "akasha.json.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(head["manifest"], ensure_ascii=False, indent=2,
-                                sort_keys=True) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target / "akasha.json")  # last: no manifest means no store
+        manifest.write(target)  # last: no manifest means no store
         folder.finish(target)
     except BaseException as e:
         if not (target / "akasha.json").is_file():
             folder.abandon(target, lock, made=made)
         if isinstance(e, OSError):
-            raise folder.os_error(e, target, "import the store") from e
+            raise os_error(e, target, "import the store") from e
         raise
     finally:
         lock.release()

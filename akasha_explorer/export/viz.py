@@ -5,7 +5,7 @@ one colour per community and a size per node.
   (each node's :data:`BACKBONE` strongest edges) when the graph is denser than that, with
   FR's grid approximation from :data:`GRID_FROM` nodes — seeded, scaled to
   ``[-scale, scale]`` (10k nodes / 380k edges: about 1 s; DrL took minutes);
-- **colour**: community ``c`` gets :data:`PALETTE` ``[c % 20]``; no community (−1) is grey;
+- **colour**: community ``c`` gets :data:`EXPORT_PALETTE` ``[c % 20]``; no community (−1) is grey;
 - **size**: ``5 + 20 · long`` for turns (decayed strength, SPEC §3), ``5 + 4 ln(1 + n)``
   for anchors (``n`` mentions), else from the weighted degree.
 
@@ -28,14 +28,15 @@ from numpy.typing import NDArray
 
 from ..analysis.views import GraphView, adjacency, backbone
 
-__all__ = ["BACKBONE", "GRID_FROM", "PALETTE", "colour", "layout", "rgb", "sizes"]
+__all__ = ["BACKBONE", "EXPORT_PALETTE", "GRID_FROM", "colour", "layout", "rgb", "sizes"]
 
-PALETTE = (
+EXPORT_PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
     "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
 )
-"""matplotlib's tab10 + tab20 light shades: 20 distinguishable colours."""
+"""Community colours of exported graphs: matplotlib's tab10 + tab20 light shades, 20
+distinguishable colours (the panels use their own, ``widgets._html.PALETTE``)."""
 
 BACKBONE = 8
 """Dense graphs are laid out on each node's this many strongest edges."""
@@ -45,7 +46,7 @@ GRID_FROM = 1000
 
 def colour(community: int) -> str:
     """Hex colour of a community id (−1: grey)."""
-    return "#b0b0b0" if community < 0 else PALETTE[int(community) % len(PALETTE)]
+    return "#b0b0b0" if community < 0 else EXPORT_PALETTE[int(community) % len(EXPORT_PALETTE)]
 
 
 def rgb(hex_colour: str) -> tuple[int, int, int]:

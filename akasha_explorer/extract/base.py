@@ -20,11 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["KINDS", "PREDICATES", "SELF", "Extraction", "Extractor", "MentionCandidate",
+__all__ = ["PREDICATES", "SELF", "Extraction", "Extractor", "MentionCandidate",
            "MessageIn", "Ref", "TripleCandidate"]
-
-KINDS = ("person", "account", "place", "org", "project", "game", "device", "thing")
-"""Anchor kinds, strongest first: a cluster takes the first kind any of its surfaces has."""
 
 PREDICATES = ("is_a", "has_attribute", "likes", "dislikes", "plays", "uses", "owns",
               "works_on", "works_with", "friend_of", "family_of", "lives_in", "visited",

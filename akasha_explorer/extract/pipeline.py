@@ -26,15 +26,17 @@ import numpy as np
 from ..graphdb import extraction as gx
 from ..graphdb import logs
 from ..graphdb.extraction import EPISODE_COLS
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY
+from ..model import ANCHOR_KINDS
 from ..vectors import queries as vq
-from .base import FUNCTIONAL, KINDS, Extraction, Extractor, MessageIn
+from .base import FUNCTIONAL, Extraction, Extractor, MessageIn
 from .normalize import alias_keys, norm
 from .resolve import Entity, Gazetteer, Proposal, cluster, select_mentions
 
 if TYPE_CHECKING:
     from ..store.store import Store
 
-__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "messages_of_nodes",
+__all__ = ["ExtractReport", "extract_after_ingest", "extract_nodes", "extractor_inputs",
            "uid_for"]
 
 log = logging.getLogger(__name__)
@@ -65,8 +67,9 @@ class ExtractReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def messages_of_nodes(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
-    """The messages of ``node_uids`` in time order, read in bulk from LanceDB."""
+def extractor_inputs(store: Store, node_uids: Sequence[str]) -> list[MessageIn]:
+    """The messages of ``node_uids`` as an extractor takes them, in time order, read in bulk
+    from LanceDB."""
     cols = ["uid", "node", "session", "seq", "ts", "role", "speaker", "text", "flags"]
     want = set(node_uids)
     if len(want) > 500:
@@ -99,7 +102,7 @@ def extract_after_ingest(store: Store, node_uids: Sequence[str]) -> None:
         g = store.graph
         with g.transaction():
             extract_nodes(store, node_uids, store.extractor)
-            g.meta_set("extract_pending", "")
+            g.meta_set(EXTRACT_PENDING_KEY, "")
 
 
 def extract_nodes(store: Store, node_uids: Sequence[str],
@@ -108,7 +111,7 @@ def extract_nodes(store: Store, node_uids: Sequence[str],
     from .rules import RuleExtractor
     t0 = time.perf_counter()
     rep = ExtractReport()
-    msgs = messages_of_nodes(store, node_uids)
+    msgs = extractor_inputs(store, node_uids)
     rep.messages = len(msgs)
     if not msgs:
         return rep
@@ -476,7 +479,7 @@ class _Batch:
 
 
 def _kind(votes: Counter[str]) -> str:
-    for k in KINDS:
+    for k in ANCHOR_KINDS:
         if votes.get(k) and k != "thing":
             return k
     return "thing"

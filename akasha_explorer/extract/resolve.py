@@ -195,11 +195,19 @@ def select_mentions(cands: Sequence[tuple[int, int, float, str]]) -> list[int]:
     """
     order = sorted(range(len(cands)), key=lambda i: (-(cands[i][1] - cands[i][0]),
                                                      -cands[i][2], cands[i][0]))
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(max((c[1] for c in cands), default=0) + 1)  # 1: a kept span covers it
     keep = []
     for i in order:
         a, b = cands[i][0], cands[i][1]
-        if all(b <= x or a >= y for x, y in taken):
-            taken.append((a, b))
-            keep.append(i)
+        if a < b:   # linear in the span (a long text has thousands of candidates)
+            if taken.find(1, a, b) < 0:
+                taken[a:b] = b"\x01" * (b - a)
+                keep.append(i)
+        elif not (0 < a < len(taken) and taken[a - 1] and taken[a]
+                  and _inside(a, [cands[k] for k in keep])):
+            keep.append(i)          # an empty span, kept unless strictly inside a kept one
     return sorted(keep, key=lambda i: cands[i][0])
+
+
+def _inside(pos: int, kept: Sequence[tuple[int, int, float, str]]) -> bool:
+    return any(x < pos < y for x, y, _, _ in kept)

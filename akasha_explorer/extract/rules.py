@@ -29,12 +29,14 @@ verbatim quote. Object phrases that look like names become mention candidates to
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
-from ..text.tokenize import STOPWORDS
+from ..text.tokenize import STOPWORDS, cut, pieces
 from .base import Extraction, MentionCandidate, MessageIn, Ref, TripleCandidate
 from .normalize import HONORIFIC_PREFIXES, HONORIFIC_SUFFIXES, SURNAMES
 
@@ -132,6 +134,12 @@ _OBJ_HEAD = re.compile(r"^(?:a|an|the|my|our|some)\s+", re.I)
 _PRONOUN = re.compile(r"[我你他她它们这那]|^(?:it|this|that|them|him|her|me|you)$", re.I)
 
 
+MAX_CANDIDATES = 2000
+"""Most mention candidates one message proposes (a long chat message has a few dozen; a
+100,000-character text of one repeated name had 99,000, and resolving them held the store
+for seconds): the rest of such a text proposes nothing."""
+
+
 class RuleExtractor:
     """Rule-based, offline :class:`~akasha_explorer.extract.base.Extractor`."""
 
@@ -142,7 +150,7 @@ class RuleExtractor:
         for m in messages:
             x = Extraction(m)
             if "injection" not in m.flags:  # hostile text proposes nothing
-                x.mentions = list(self.mentions(m.text))
+                x.mentions = list(itertools.islice(self.mentions(m.text), MAX_CANDIDATES))
                 if m.role == "user":
                     x.triples = list(self.triples(m.text, x.mentions))
                     x.mentions.extend(_object_mentions(x.triples, x.mentions))
@@ -177,7 +185,22 @@ class RuleExtractor:
                 yield from _zh_triples(clause, start, mentions)
 
 
-def _jieba_pos(text: str) -> list[tuple[str, str]]:
+_POS_CACHE: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
+_POS_CACHE_MIN = 2000
+"""Texts at least this long keep their part-of-speech tags (a few, the newest): tagging is
+most of the cost of extracting a long Chinese text (jieba's HMM, ~0.03-0.4 ms a character),
+and :func:`prepare` lets a server tag a text before it takes the store."""
+
+
+def prepare(texts: Sequence[str]) -> None:
+    """Tag the long texts among ``texts`` now (thread-safe), so their extraction later only
+    reads the tags (see :data:`_POS_CACHE_MIN`)."""
+    for t in texts:
+        if len(t) >= _POS_CACHE_MIN and re.search("[\u4e00-\u9fff]", t):
+            _jieba_pos(t)
+
+
+def _jieba_pos(text: str) -> tuple[tuple[str, str], ...]:
     import jieba
     import jieba.posseg as pseg
     if not jieba.dt.initialized:
@@ -185,7 +208,19 @@ def _jieba_pos(text: str) -> list[tuple[str, str]]:
             if not jieba.dt.initialized:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
-    return [(p.word, p.flag) for p in pseg.cut(text)]
+    cache = len(text) >= _POS_CACHE_MIN
+    if cache:
+        with _lock:
+            got = _POS_CACHE.get(text)
+        if got is not None:
+            return got
+    tags = tuple((p.word, p.flag) for piece in pieces(text) for p in pseg.cut(piece))
+    if cache:
+        with _lock:
+            _POS_CACHE[text] = tags
+            while len(_POS_CACHE) > 8:
+                _POS_CACHE.popitem(last=False)
+    return tags
 
 
 def _pos_mentions(text: str) -> Iterator[MentionCandidate]:
@@ -326,8 +361,7 @@ def _ref(text: str, a: int, b: int, kind: str,
 def _verb_alone(rest: str, verbs: tuple[str, ...]) -> bool:
     """True when jieba reads one of ``verbs`` as a word of its own in ``rest`` (打 in
     打杀戮尖塔, not in 打字 / 打开)."""
-    import jieba
-    return any(t in verbs for t in jieba.lcut(rest))
+    return any(t in verbs for t in cut(rest))
 
 
 def _split_owner(o: str, a: int) -> tuple[str, int, str]:

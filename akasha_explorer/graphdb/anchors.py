@@ -8,14 +8,15 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..model import Anchor, Episode, Fact, MentionedAnchor, Triple
 from .kuzu_db import GraphDB
 
 __all__ = [
     "alias_surfaces",
     "aliases_of",
-    "anchor",
     "anchor_graph_rows",
     "anchor_names",
+    "anchor_row",
     "anchors",
     "anchors_named",
     "anchors_of",
@@ -32,21 +33,24 @@ __all__ = [
 ]
 
 
-def anchor(g: GraphDB, uid: str) -> dict[str, Any] | None:
+def anchor_row(g: GraphDB, uid: str) -> dict[str, Any] | None:
     """One anchor's uid, name, kind, status, created_ts and note (None: no such anchor)."""
     rows = g.rows("MATCH (a:Anchor {uid: $u}) RETURN a.uid AS uid, a.name AS name, a.kind AS kind, "
                   "a.status AS status, a.created_ts AS created_ts, a.note AS note", {"u": uid})
     return rows[0] if rows else None
 
 
-def anchors(g: GraphDB, *, status: str | None, kind: str | None) -> list[dict[str, Any]]:
-    """Anchors (uid, name, kind, status, mentions, nodes) with a status and kind (None: any),
-    most mentioned first."""
-    return g.rows(
+def anchors(g: GraphDB, *, status: str | None, kind: str | None) -> list[Anchor]:
+    """Anchors with a status and kind (None: any), with their aliases (oldest first), most
+    mentioned first."""
+    aliases: dict[str, list[str]] = {}
+    for r in alias_surfaces(g):
+        aliases.setdefault(r["a"], []).append(r["s"])
+    return [Anchor(**r, aliases=tuple(aliases.get(r["uid"], ()))) for r in g.rows(
         "MATCH (a:Anchor) WHERE ($s IS NULL OR a.status = $s) AND ($k IS NULL OR a.kind = $k) "
         "OPTIONAL MATCH (t:Turn)-[m:MENTIONS]->(a) RETURN a.uid AS uid, a.name AS name, "
         "a.kind AS kind, a.status AS status, count(m) AS mentions, "
-        "count(DISTINCT t) AS nodes ORDER BY mentions DESC, name", {"s": status, "k": kind})
+        "count(DISTINCT t) AS nodes ORDER BY mentions DESC, name", {"s": status, "k": kind})]
 
 
 def alias_surfaces(g: GraphDB) -> list[dict[str, Any]]:
@@ -74,13 +78,12 @@ def mentions_of(g: GraphDB, uid: str) -> list[dict[str, Any]]:
                   "ORDER BY t.ord, m.msg, m.span_start", {"u": uid})
 
 
-def anchors_of(g: GraphDB, uid: str) -> list[dict[str, Any]]:
-    """Anchors turn ``uid`` mentions: uid, name, kind, surface, span_start (one row per
-    mention, in text order)."""
-    return g.rows(
+def anchors_of(g: GraphDB, uid: str) -> list[MentionedAnchor]:
+    """Anchors turn ``uid`` mentions (one row per mention, in text order)."""
+    return [MentionedAnchor(**r) for r in g.rows(
         "MATCH (t:Turn {uid: $u})-[m:MENTIONS]->(a:Anchor) RETURN a.uid AS uid, a.name AS "
         "name, a.kind AS kind, m.surface AS surface, m.span_start AS span_start "
-        "ORDER BY span_start, name", {"u": uid})
+        "ORDER BY span_start, name", {"u": uid})]
 
 
 def facts_of(g: GraphDB, uid: str) -> list[dict[str, Any]]:
@@ -92,23 +95,23 @@ def facts_of(g: GraphDB, uid: str) -> list[dict[str, Any]]:
                   {"u": uid})
 
 
-def triples_about(g: GraphDB, uid: str) -> list[dict[str, Any]]:
+def triples_about(g: GraphDB, uid: str) -> list[Fact]:
     """Triples with anchor ``uid`` as subject or object, with names and provenance, oldest
     first (an anchor's detail)."""
-    return g.rows(
+    return [Fact(**r) for r in g.rows(
         "MATCH (t:Triple)-[f:FACT]->(:Anchor {uid: $u}) "
         "OPTIONAL MATCH (t)-[:FACT {role: 'subject'}]->(s:Anchor) "
         "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) "
         "RETURN t.uid AS uid, f.role AS role, s.name AS subject, t.predicate AS predicate, "
         "o.name AS object, t.object_literal AS literal, t.status AS status, t.slot AS slot, "
         "t.confidence AS confidence, t.valid_from AS valid_from, t.superseded_by AS "
-        "superseded_by, t.node AS node, t.quote AS quote ORDER BY valid_from", {"u": uid})
+        "superseded_by, t.node AS node, t.quote AS quote ORDER BY valid_from", {"u": uid})]
 
 
-def triples(g: GraphDB, *, anchor: str | None, status: str | None) -> list[dict[str, Any]]:
+def triples(g: GraphDB, *, anchor: str | None, status: str | None) -> list[Triple]:
     """Triples (optionally of one anchor as subject or object, or with one status), oldest
     first, with subject / object names and provenance."""
-    return g.rows(
+    return [Triple(**r) for r in g.rows(
         "MATCH (t:Triple)-[:FACT {role: 'subject'}]->(s:Anchor) "
         "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) "
         "WITH t, s, o WHERE ($st IS NULL OR t.status = $st) AND "
@@ -119,7 +122,7 @@ def triples(g: GraphDB, *, anchor: str | None, status: str | None) -> list[dict[
         "t.confidence AS confidence, t.valid_from AS valid_from, "
         "t.superseded_by AS superseded_by, t.node AS node, t.span_start AS span_start, "
         "t.span_end AS span_end, t.quote AS quote ORDER BY valid_from, uid",
-        {"st": status, "a": anchor})
+        {"st": status, "a": anchor})]
 
 
 def triple(g: GraphDB, uid: str) -> dict[str, Any] | None:
@@ -190,15 +193,14 @@ def anchor_graph_rows(g: GraphDB) -> tuple[list[dict[str, Any]], list[dict[str, 
     return anchors_, mentions, roles
 
 
-def episodes(g: GraphDB, *, kind: str | None, session: str | None) -> list[dict[str, Any]]:
-    """Episodes (uid, kind, label, session, start_ts, end_ts, nodes) of a kind and session
-    (None: any), in time order."""
-    return g.rows(
+def episodes(g: GraphDB, *, kind: str | None, session: str | None) -> list[Episode]:
+    """Episodes of a kind and session (None: any), in time order."""
+    return [Episode(**{**r, "nodes": tuple(r["nodes"])}) for r in g.rows(
         "MATCH (t:Turn)-[:IN_EPISODE]->(e:Episode) WHERE ($k IS NULL OR e.kind = $k) AND "
         "($s IS NULL OR e.session = $s) RETURN e.uid AS uid, e.kind AS kind, "
         "e.label AS label, e.session AS session, e.start_ts AS start_ts, "
         "e.end_ts AS end_ts, collect(t.uid) AS nodes ORDER BY start_ts, uid",
-        {"k": kind, "s": session})
+        {"k": kind, "s": session})]
 
 
 def replace_episodes(g: GraphDB, kind: str, rows: Sequence[dict[str, Any]],

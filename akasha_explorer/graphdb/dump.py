@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._fs import GRAPH_RESERVE, ensure_free, size_of
 from ..errors import StoreError
-from ..store.space import GRAPH_RESERVE, ensure_free, size_of
 from .kuzu_db import TX_SEQ, GraphDB
 
 __all__ = ["read_table", "rebuild", "tables"]

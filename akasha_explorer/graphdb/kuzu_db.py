@@ -27,7 +27,7 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
   table exactly); not committed → the folder is dropped. :attr:`GraphDB.redone` says
   what was restored.
 - kuzu 0.11.3 aborts the process when a write meets a full disk (ENOSPC): every write
-  checks the free space it may need first (:mod:`..store.space`) and is refused whole with
+  checks the free space it may need first (:mod:`.._fs`) and is refused whole with
   :class:`~akasha_explorer.errors.DiskFull`; writes outside a transaction run as checked
   auto-commits followed by ``CHECKPOINT``, so the WAL is empty between writes.
 - :func:`graph_lock` names the process holding Kuzu's own lock on the file.
@@ -51,17 +51,21 @@ import kuzu
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free, fsync_dir
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
-from ..store.journal import fsync_dir
-from ..store.space import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["GraphDB", "graph_lock"]
+__all__ = ["EXTRACT_PENDING_KEY", "LAST_CONTEXT_KEY", "TX_SEQ", "GraphDB", "graph_lock"]
 
 log = logging.getLogger(__name__)
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
+EXTRACT_PENDING_KEY = "extract_pending"
+"""Meta key: the nodes (JSON list) an ingest wrote whose extraction has not committed yet."""
+LAST_CONTEXT_KEY = "brief.last_context"
+"""Meta key: the handle map of the last context block the brief area saved (a forget that
+names it drops it)."""
 
 
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER|INSTALL|LOAD)\b")
@@ -227,7 +231,7 @@ class GraphDB:
             raise ReadOnlyStore(f"the graph {self.path} is open read-only")
 
     def _need(self, extra: int = 0) -> None:
-        """Refuse a graph write the disk may not hold (see :mod:`..store.space`): the
+        """Refuse a graph write the disk may not hold (see :mod:`.._fs`): the
         reserve plus :data:`WRITE_FACTOR` times the data of this transaction so far."""
         self._tx_bytes += extra
         ensure_free(self.path.parent, GRAPH_RESERVE + WRITE_FACTOR * self._tx_bytes,

@@ -8,6 +8,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from ..model import Label
 from .kuzu_db import GraphDB
 
 __all__ = ["LABEL_COLUMNS", "delete_labels", "label_uid", "labels", "set_labels"]
@@ -35,11 +36,12 @@ def set_labels(g: GraphDB, rows: Sequence[dict[str, Any]]) -> None:
                      "l.relevant = r.relevant, l.ts = r.ts, l.by = r.by", list(rows))
 
 
-def labels(g: GraphDB, *, query: str | None = None) -> list[dict[str, Any]]:
-    """Label rows (every column), oldest first; ``query``: only that query's."""
-    return g.rows("MATCH (l:Label) WHERE $q IS NULL OR l.query = $q RETURN "
-                  + ", ".join(f"l.{c} AS {c}" for c in LABEL_COLUMNS)
-                  + " ORDER BY l.ts, l.uid", {"q": query})
+def labels(g: GraphDB, *, query: str | None = None) -> list[Label]:
+    """Labels, oldest first; ``query``: only that query's."""
+    return [Label(**r) for r in g.rows(
+        "MATCH (l:Label) WHERE $q IS NULL OR l.query = $q RETURN "
+        + ", ".join(f"l.{c} AS {c}" for c in LABEL_COLUMNS)
+        + " ORDER BY l.ts, l.uid", {"q": query})]
 
 
 def delete_labels(g: GraphDB, uids: Sequence[str]) -> int:

@@ -9,12 +9,12 @@ from typing import Any
 
 from .kuzu_db import GraphDB
 
-__all__ = ["REDACTED", "TEXT_COLUMNS", "delete_rows", "meta_delete", "redact", "text_rows"]
+__all__ = ["REDACTABLE_COLUMNS", "REDACTED", "delete_rows", "meta_delete", "redact", "text_rows"]
 
 REDACTED = "redacted"
 """What a redacted field holds afterwards."""
 
-TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
+REDACTABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "QueryLog": ("query", "session", "seeds", "items"),
     "AuditLog": ("target", "why", "before", "after", "action"),
     "ReviewItem": ("subject", "payload", "why"),
@@ -25,8 +25,8 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def text_rows(g: GraphDB, table: str) -> list[dict[str, Any]]:
-    """``uid`` and the :data:`TEXT_COLUMNS` of every row of ``table``."""
-    cols = TEXT_COLUMNS[table]
+    """``uid`` and the :data:`REDACTABLE_COLUMNS` of every row of ``table``."""
+    cols = REDACTABLE_COLUMNS[table]
     return g.rows(f"MATCH (x:{table}) RETURN x.uid AS uid, "
                   + ", ".join(f"x.{c} AS {c}" for c in cols))
 
@@ -34,7 +34,7 @@ def text_rows(g: GraphDB, table: str) -> list[dict[str, Any]]:
 def delete_rows(g: GraphDB, table: str, uids: list[str]) -> None:
     """Delete the rows ``uids`` of ``table`` (with their rels)."""
     if uids:
-        if table not in TEXT_COLUMNS:
+        if table not in REDACTABLE_COLUMNS:
             raise ValueError(f"not a scrubbed table: {table!r}")
         g.execute(f"MATCH (x:{table}) WHERE x.uid IN $u DETACH DELETE x", {"u": uids})
 
@@ -42,7 +42,7 @@ def delete_rows(g: GraphDB, table: str, uids: list[str]) -> None:
 def redact(g: GraphDB, table: str, columns: tuple[str, ...], uids: list[str]) -> None:
     """Set ``columns`` of the rows ``uids`` of ``table`` to :data:`REDACTED`."""
     if uids and columns:
-        if not set(columns) <= set(TEXT_COLUMNS.get(table, ())):
+        if not set(columns) <= set(REDACTABLE_COLUMNS.get(table, ())):
             raise ValueError(f"not scrubbed columns of {table}: {columns!r}")
         sets = ", ".join(f"x.{c} = $r" for c in columns)
         g.execute(f"MATCH (x:{table}) WHERE x.uid IN $u SET {sets}", {"u": uids, "r": REDACTED})

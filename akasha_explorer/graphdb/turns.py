@@ -15,8 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..model import SessionInfo
 from . import chains
-from .kuzu_db import GraphDB
+from .kuzu_db import EXTRACT_PENDING_KEY, GraphDB
 
 __all__ = [
     "add_coact",
@@ -90,12 +91,12 @@ def set_turn_state(g: GraphDB, rows: pa.Table) -> None:
                 "t.resource = r, t.resource_ts = rt, t.recall_count = c, t.replayed = p", rows)
 
 
-def sessions(g: GraphDB) -> list[dict[str, Any]]:
+def sessions(g: GraphDB) -> list[SessionInfo]:
     """Sessions with source, time range and node count, oldest first."""
-    return g.rows(
+    return [SessionInfo(**r) for r in g.rows(
         "MATCH (s:Session) OPTIONAL MATCH (t:Turn)-[:IN_SESSION]->(s) RETURN s.uid AS session, "
         "s.source AS source, s.first_ts AS first_ts, s.last_ts AS last_ts, count(t) AS nodes "
-        "ORDER BY first_ts, session")
+        "ORDER BY first_ts, session")]
 
 
 def known_sessions(g: GraphDB, uids: Sequence[str]) -> set[str]:
@@ -191,4 +192,4 @@ def write_ingest_batch(g: GraphDB, batch: dict[str, Any], *, extract_pending: st
             g.execute("MATCH (f:Forgotten) WHERE f.uid IN $u DELETE f",
                       {"u": batch["unforget"]})
         if extract_pending is not None:  # cleared with the extraction's own commit
-            g.meta_set("extract_pending", extract_pending)
+            g.meta_set(EXTRACT_PENDING_KEY, extract_pending)

@@ -46,9 +46,10 @@ from ..errors import InvalidInput
 from ..extract.pipeline import extract_after_ingest
 from ..graphdb import chains
 from ..graphdb import turns as gt
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY
 from ..graphdb.logs import REVIEW_SCHEMA
 from ..model import IngestReport, RawMessage, Skipped
-from ..text.gates import gate_flags, injection_reasons
+from ..text.gates import GATE_META, gate_flags, injection_reasons
 from ..text.indexing import index_text
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import messages_schema, turns_schema
@@ -163,10 +164,6 @@ def _check_against_store(store: Store, msgs: list[RawMessage],
     return new, dup_nodes
 
 
-GATE_META = ("injection_rules", "dup_of")
-"""Keys the write gates add to a message's stored ``meta`` (not part of the input)."""
-
-
 def _differences(store: Store, msgs: list[RawMessage]) -> dict[str, list[str]]:
     """For messages already stored with the same text: which other fields differ from the
     stored row (uid -> field names; messages that match exactly are left out)."""
@@ -279,8 +276,8 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
     texts = [index_text(m, settings) for m in msgs]
-    vecs = store.embedder.encode(texts, batch_size=settings.EMBED_BATCH,
-                               progress=_progress(progress) and len(texts) > 64)
+    vecs = store.embed_batch(texts, batch_size=settings.EMBED_BATCH,
+                             progress=_progress(progress) and len(texts) > 64)
     report.seconds["embed"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     sig = salience(vecs, store.mirror.nodes.msg_sum, settings.SALIENCE_GAIN)
@@ -494,7 +491,7 @@ def json_list(values: Sequence[str]) -> str:
 def pending_extraction(store: Store) -> list[str]:
     """Nodes of an earlier batch whose extraction a crash interrupted (Meta
     ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's)."""
-    raw = store.graph.meta_get("extract_pending", "") or ""
+    raw = store.graph.meta_get(EXTRACT_PENDING_KEY, "") or ""
     if not raw:
         return []
     try:

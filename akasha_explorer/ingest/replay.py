@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from tqdm.auto import tqdm
 
 from ..engine.recall import plan_writeback, recall
-from ..engine.writeback import apply_plan
 
 if TYPE_CHECKING:
     from ..store.store import Store
@@ -69,9 +68,7 @@ def replay_rows(store: Store, rows: list[int], *, progress: bool = False) -> int
         trace = recall(nodes, edges, nodes.msg_vec[j], lex, now=now, settings=st,
                        visible=visible, session=nodes.sessions[int(nodes.session[i])])
         plan = plan_writeback(trace, nodes, edges, i, now=now, settings=st)
-        apply_plan(plan, nodes, edges)
-        nodes.set_replayed(i)
-        mirror.journal_plan(store.journal, plan, replayed=[i], sync=sync)
+        store.write_plan(plan, replayed=[i], sync=sync)
         done += 1
     if rows:
         store.journal.sync()

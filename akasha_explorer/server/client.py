@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,8 @@ class RemoteMemory:
         self.url = url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self.client_id = f"nb-{uuid.uuid4().hex[:16]}"
+        """Who this client is to the server: its recalls and context blocks are its own."""
         info = self._request("GET", "/api/info")
         self.path = Path(info["path"])
         self.read_only = bool(info.get("read_only", False))
@@ -180,6 +183,7 @@ class RemoteMemory:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=verb)
         req.add_header("Content-Type", "application/json")
+        req.add_header("X-Akasha-Client", self.client_id)
         if self._token:
             req.add_header("Authorization", f"Bearer {self._token}")
         try:
@@ -238,11 +242,41 @@ class RemoteMemory:
         trace.writeback = plan
         return plan
 
-    def export(self, path: str | Path, **kwargs: Any) -> Any:
-        """Export through the server (``Memory.export``): the server writes the file(s), at
-        ``path`` made absolute here — on this machine when the server runs on it, on the
-        server's machine otherwise."""
-        return self.call("export", str(Path(path).expanduser().resolve()), **kwargs)
+    def export(self, path: str | Path, **kwargs: Any) -> Path:
+        """Export through the server (``Memory.export``): the server makes the file(s) and
+        sends them back, and they are written here at ``path`` (a file, or a folder for
+        parquet, csv and store) — never on the server's disk."""
+        from ..store.paths import output_path
+
+        fmt = kwargs.get("format")
+        folder = fmt in ("parquet", "csv", "store")
+        out = output_path(self.path, path, folder=folder)
+        got = self.call("export", **kwargs)
+        files: dict[str, bytes] = got["files"]
+        if got["folder"]:
+            out.mkdir(parents=True, exist_ok=True)
+            for rel, data in files.items():
+                target = (out / rel).resolve()
+                if out.resolve() not in target.parents:
+                    raise StoreError(f"the server sent a file outside the export ({rel!r})")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(next(iter(files.values())))
+        return out
+
+    def load_labels(self, source: str | Path | Sequence[dict[str, Any]], *,
+                    by: str | None = None) -> int:
+        """Add labels (``Memory.load_labels``): a JSON Lines file is read here and its
+        labels sent; the server records them under this client's principal (``by`` and
+        each label's own ``by`` are the server's to set)."""
+        if isinstance(source, str | Path):
+            from ..curate.labels import read_labels
+            source = read_labels(Path(source).expanduser())
+        items = [{k: v for k, v in item.items() if k != "by"} if isinstance(item, dict)
+                 else item for item in source]
+        return int(self.call("load_labels", items))
 
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch the served store to settings ``profile`` (``Memory.migrate``); this

@@ -4,117 +4,149 @@
 
 - ``GET /api/info`` — the store, its settings and the change version;
 - ``POST /api/call`` — ``{"method": "recall", "args": [...], "kwargs": {...}}`` runs one
-  ``Memory`` method of :data:`~.service.READS` / :data:`~.service.WRITES`; the answer is
-  ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {"type", "message"}}``;
+  ``Memory`` method of :data:`~.service.READS` / :data:`~.service.WRITES`, its arguments
+  checked (:mod:`.wire`); the answer is ``{"ok": true, "result": ...}`` or
+  ``{"ok": false, "error": {"type", "message"}}`` with a 4xx status;
 - ``GET /api/events?since=N&timeout=S`` — waits until the store changed after version
   ``N`` (a write through the server) and returns the new version: a panel's push.
 
+Every request passes one guard first (:mod:`.guard`: Host, Origin, token, content type,
+body size, JSON depth), so no web page the user opens can read or change the memory.
 Loopback only by default; binding another address needs a token (``--token`` or
 ``AKASHA_TOKEN``), which every request then carries as ``Authorization: Bearer <token>``.
+SECURITY.md has the threat model.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
+import json
 import logging
 import os
+import re
 import threading
+import uuid
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import AkashaError, InvalidInput
+from ..errors import AkashaError, InvalidInput, NotFound
 from . import codec
+from .guard import GuardPolicy, RequestGuard, is_loopback
 from .mcp_tools import build_mcp
-from .service import MemoryService
+from .service import Caller, MemoryService
 
-__all__ = ["DEFAULT_PORT", "build_app", "is_loopback", "serve"]
+__all__ = ["DEFAULT_PORT", "build_app", "is_loopback", "parse_tokens", "serve"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
 
+_CLIENT_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine reaches (127.0.0.0/8, ::1, localhost).
 
-    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
-    (True, True, False)
+def parse_tokens(values: Iterable[str] | str | None) -> dict[str, str]:
+    """Tokens as ``{name: secret}``: each value is ``NAME=SECRET`` or a bare secret (named
+    ``owner``). The name is the audit log's actor for what its holder writes.
+
+    >>> parse_tokens(["s3cret", "agent=abc123"])
+    {'owner': 's3cret', 'agent': 'abc123'}
     """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    if values is None:
+        return {}
+    out: dict[str, str] = {}
+    for v in [values] if isinstance(values, str) else values:
+        name, sep, secret = v.partition("=")
+        if not sep:
+            name, secret = "owner", v
+        name, secret = name.strip(), secret.strip()
+        if not secret or not re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", name):
+            raise InvalidInput(f"token {name!r}: give NAME=SECRET (a name of letters, digits, "
+                               "_ . @ -) or a bare secret")
+        if name in out:
+            raise InvalidInput(f"two tokens named {name!r}")
+        out[name] = secret
+    return out
 
 
-class _TokenGate:
-    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app, self.token = app, token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            ok = got.startswith(b"Bearer ") and hmac.compare_digest(got[7:].strip(),
-                                                                    self.token)
-            if not ok:
-                resp = JSONResponse({"ok": False, "error": {
-                    "type": "Unauthorized", "message": "this server needs a token: send "
-                    "Authorization: Bearer <token> (ak.connect(url, token=...))"}},
-                    status_code=401)
-                await resp(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _error(e: Exception, status: int) -> JSONResponse:
-    return JSONResponse({"ok": False, "error": {"type": type(e).__name__, "message": str(e)}},
+def _error(kind: str, message: str, status: int) -> JSONResponse:
+    return JSONResponse({"ok": False, "error": {"type": kind, "message": message}},
                         status_code=status)
 
 
-def build_app(service: MemoryService, *, token: str | None = None,
-              host: str = "127.0.0.1") -> Starlette:
-    """The ASGI app of ``akasha serve`` (see the module docstring)."""
+def _refuse_constant(name: str) -> Any:
+    raise InvalidInput(f"{name} is not a JSON number; send finite numbers only")
+
+
+def _caller(request: Request, channel: str = "api") -> Caller:
+    principal = getattr(request.state, "principal", None) or "local"
+    client = request.headers.get("x-akasha-client") or "default"
+    if not _CLIENT_ID.fullmatch(client):
+        raise InvalidInput("X-Akasha-Client must be 1 to 64 letters, digits, _ . -")
+    return Caller(principal=principal, client=client, channel=channel)
+
+
+def build_app(service: MemoryService, policy: GuardPolicy) -> Any:
+    """The ASGI app of ``akasha serve`` (see the module docstring): the routes behind
+    one :class:`~.guard.RequestGuard`."""
     mcp = build_mcp(service)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=host)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                         allowed_hosts=policy.mcp_hosts(),
+                                         allowed_origins=policy.mcp_origins())
+    app: Starlette = mcp.streamable_http_app(streamable_http_path="/mcp", host=policy.bind,
+                                             transport_security=security,
+                                             max_request_body_size=policy.max_body)
 
     async def info(_request: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "result": service.info()})
 
     async def call(request: Request) -> JSONResponse:
         try:
-            body = await request.json()
+            caller = _caller(request)
+            try:
+                body = json.loads(await request.body(), parse_constant=_refuse_constant)
+            except (ValueError, UnicodeDecodeError) as e:
+                if isinstance(e, AkashaError):
+                    raise
+                raise InvalidInput(f"the body is not JSON ({str(e)[:80]})") from None
             if not isinstance(body, dict) or not isinstance(body.get("method"), str):
                 raise InvalidInput('send {"method": "...", "args": [...], "kwargs": {...}}')
-            args = codec.decode(body.get("args") or [])
-            kwargs = codec.decode(body.get("kwargs") or {})
+            extra = sorted(set(body) - {"method", "args", "kwargs"})
+            if extra:
+                raise InvalidInput(f"unknown field(s) {', '.join(extra)} in the call; send "
+                                   "method, args and kwargs")
+            args = codec.decode(body.get("args") or [], inbound=True)
+            kwargs = codec.decode(body.get("kwargs") or {}, inbound=True)
             if not isinstance(args, list) or not isinstance(kwargs, dict):
                 raise InvalidInput("args must be a list and kwargs an object")
             result = await anyio.to_thread.run_sync(service.call, body["method"], args,
-                                                    kwargs)
+                                                    kwargs, caller)
             return JSONResponse({"ok": True, "result": codec.encode(result),
                                  "version": service.version})
-        except (AkashaError, ValueError, TypeError) as e:
-            return _error(e, 400)
-        except Exception as e:
-            log.exception("call %s failed", getattr(request, "url", "?"))
-            return _error(e, 500)
+        except NotFound as e:
+            return _error(type(e).__name__, str(e), 404)
+        except AkashaError as e:
+            return _error(type(e).__name__, str(e), 400)
+        except Exception:
+            ref = uuid.uuid4().hex[:8]
+            log.exception("call failed (ref %s)", ref)
+            return _error("InternalError", f"the server failed on this call (ref {ref}); its "
+                          "log has the details", 500)
 
     async def events(request: Request) -> JSONResponse:
         try:
             since = int(request.query_params.get("since", "-1"))
             timeout = float(request.query_params.get("timeout", "25"))
-        except ValueError as e:
-            return _error(InvalidInput(f"since and timeout must be numbers ({e})"), 400)
+            if not (abs(since) < 2**53 and 0.0 <= timeout <= 120.0):
+                raise ValueError("out of range")
+        except ValueError:
+            return _error("InvalidInput", "since must be a whole number and timeout 0 to "
+                          "120 seconds", 400)
         version = await anyio.to_thread.run_sync(service.wait, since, timeout)
         return JSONResponse({"ok": True, "result": {"version": version}})
 
@@ -127,34 +159,47 @@ def build_app(service: MemoryService, *, token: str | None = None,
     app.add_route("/api/call", call, methods=["POST"])
     app.add_route("/api/events", events, methods=["GET"])
     app.add_route("/", index, methods=["GET"])
-    if token:
-        app.add_middleware(_TokenGate, token=token)
+    app.add_middleware(RequestGuard, policy=policy)
     return app
 
 
 def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-          stdio: bool = False, http: bool = True, token: str | None = None,
-          checkpoint_seconds: float = 60.0, ready: threading.Event | None = None) -> None:
+          stdio: bool = False, http: bool = True,
+          token: str | Iterable[str] | Mapping[str, str] | None = None,
+          allow_hosts: Iterable[str] = (), allow_origins: Iterable[str] = (),
+          checkpoint_seconds: float = 60.0, ready: threading.Event | None = None,
+          announce: Any = None) -> None:
     """Serve ``store`` until interrupted (see the module docstring). With ``stdio`` the MCP
     tools also answer on stdin/stdout (an agent launches the server), and the HTTP API runs
-    beside them unless ``http=False``. A non-loopback ``host`` without a token is refused."""
-    token = token or os.environ.get("AKASHA_TOKEN") or None
-    if http and not is_loopback(host) and not token:
+    beside them unless ``http=False``. A non-loopback ``host`` without a token is refused.
+    ``token``: a secret, ``NAME=SECRET`` values, or ``{name: secret}`` (default: the
+    environment's ``AKASHA_TOKEN``). ``announce(url)`` is called once the server answers."""
+    if isinstance(token, Mapping):
+        tokens = dict(token)
+    else:
+        tokens = parse_tokens(token or os.environ.get("AKASHA_TOKEN") or None)
+    if http and not is_loopback(host) and not tokens:
         raise InvalidInput(f"refusing to serve {store} on {host}: anyone who reaches it could "
                            "read and change this memory. Give a token (--token or "
                            "AKASHA_TOKEN), or bind 127.0.0.1")
+    policy = GuardPolicy.make(port=port, bind=host, hosts=allow_hosts, origins=allow_origins,
+                              tokens=tokens)
     service = MemoryService(store, checkpoint_seconds=checkpoint_seconds)
     try:
         if http:
             import uvicorn
 
-            app = build_app(service, token=token, host=host)
+            app = build_app(service, policy)
             config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                     lifespan="on")
             server = uvicorn.Server(config)
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
             service.url = url
             service.mem.announce(url=url)
+            started = threading.Event()
+            threading.Thread(target=_signal_when_started, args=(server, started, ready,
+                                                                 announce, url),
+                             daemon=True).start()
             if stdio:
                 t = threading.Thread(target=server.run, name="akasha-http", daemon=True)
                 t.start()
@@ -162,20 +207,26 @@ def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = DEFAULT_POR
                 server.should_exit = True
                 t.join(timeout=10)
             else:
-                if ready is not None:
-                    threading.Thread(target=_signal_when_started, args=(server, ready),
-                                     daemon=True).start()
                 server.run()
+                if not started.is_set():
+                    raise InvalidInput(f"could not serve on {url}: the port is taken or the "
+                                       "address cannot be bound (see above)")
         else:
             _run_stdio(service, ready)
     finally:
         service.close()
 
 
-def _signal_when_started(server: Any, ready: threading.Event) -> None:
+def _signal_when_started(server: Any, started: threading.Event,
+                         ready: threading.Event | None, announce: Any, url: str) -> None:
     while not server.started and not server.should_exit:
         threading.Event().wait(0.05)
-    ready.set()
+    if server.started:
+        started.set()
+        if announce is not None:
+            announce(url)
+        if ready is not None:
+            ready.set()
 
 
 def _run_stdio(service: MemoryService, ready: threading.Event | None) -> None:

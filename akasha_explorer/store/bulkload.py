@@ -13,6 +13,10 @@ building the uid lists.
   the :class:`EdgeStore`; a store whose ords are not unique falls back to uids.
 - The verbatim texts (with speaker and sha256) are kept per message row for the agent's
   context (:meth:`Mirror.message_rows`): the live loop reads no LanceDB.
+
+The loader fills any object with the mirror's arrays (:class:`Target`, which
+:class:`~.mirror.Mirror` is); the mirror calls it (``Mirror.load``), so the dependency
+goes one way: ``mirror`` imports ``bulkload``, never the reverse.
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, MutableSequence
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..engine.state import EdgeStore
+from ..engine.bm25 import Postings
+from ..engine.state import EdgeStore, NodeTable
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import GraphDB
 from ..vectors import VectorDB, vectors_column
@@ -37,10 +42,7 @@ from .columns import Column, TermLists
 from .heap import release_freed_memory
 from .journal import Journal
 
-if TYPE_CHECKING:
-    from .mirror import Mirror
-
-__all__ = ["MESSAGE_COLUMNS", "TURN_COLUMNS", "load_mirror"]
+__all__ = ["MESSAGE_COLUMNS", "TURN_COLUMNS", "Target", "load_mirror"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,28 @@ TURN_COLUMNS = ("uid", "ord", "session", "ts", "message_uids", "assistant_only",
 """The Turn properties (Kuzu) the mirror loads."""
 BLOCK = 16_384
 """Nodes added per :meth:`NodeTable.add_nodes` call (bounds the temporary copies)."""
+
+
+class Target(Protocol):
+    """What :func:`load_mirror` fills: an empty :class:`~.mirror.Mirror`'s arrays and the
+    two methods it calls (see the attributes of ``Mirror`` for what each holds)."""
+
+    nodes: NodeTable
+    edges: EdgeStore
+    postings: Postings
+    ord: list[int]
+    next_ord: int
+    orphan_messages: list[str]
+    msg_flags: list[tuple[str, ...]]
+    msg_role: list[str]
+    msg_terms: MutableSequence[list[str]]
+    msg_text: MutableSequence[str | None]
+    msg_speaker: MutableSequence[str | None]
+    msg_sha: MutableSequence[str | None]
+
+    def set_loaded_edges(self, edges: EdgeStore) -> None: ...
+
+    def apply_record(self, rec: dict[str, Any]) -> None: ...
 
 
 def _ints(col: pa.ChunkedArray | pa.Array, fill: int = -1) -> np.ndarray:
@@ -115,7 +139,7 @@ def _read_edges(graph: GraphDB, ords: np.ndarray, cached: pa.Table | None
     return table, _edge_store(ords, ords, table)
 
 
-def load_mirror(m: Mirror, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
+def load_mirror(m: Target, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
                 cached: pa.Table | None = None) -> int:
     """Fill an empty mirror from the stores, then re-apply the journal tail; returns how
     many journal records were applied. ``cached``: the COACT edges by ord as Kuzu holds
@@ -190,7 +214,7 @@ def _loaded(si: np.ndarray, di: np.ndarray, e: pa.Table) -> EdgeStore:
     return store
 
 
-def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> None:
+def _load_nodes(m: Target, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> None:
     tuid = turns.column("uid")
     m.orphan_messages = sorted(pc.filter(msgs.column("uid"), pc.invert(pc.is_in(
         msgs.column("node"), value_set=tuid))).to_pylist())
@@ -239,7 +263,7 @@ def _load_nodes(m: Mirror, turns: pa.Table, msgs: pa.Table, tv: pa.Table) -> Non
     m.msg_sha = Column(mt.column("sha256"))
 
 
-def _add_node_blocks(m: Mirror, t: dict[str, Any], n_msg: np.ndarray,
+def _add_node_blocks(m: Target, t: dict[str, Any], n_msg: np.ndarray,
                      nvec: tuple[pa.ChunkedArray, np.ndarray],
                      mvec: tuple[pa.ChunkedArray, np.ndarray], msg_ts: np.ndarray,
                      msg_uid: list[str]) -> None:
@@ -260,7 +284,7 @@ def _add_node_blocks(m: Mirror, t: dict[str, Any], n_msg: np.ndarray,
             recall_count=t["recall_count"][a:b], replayed=t["replayed"][a:b])
 
 
-def _index_terms(m: Mirror, terms: pa.ChunkedArray) -> None:
+def _index_terms(m: Target, terms: pa.ChunkedArray) -> None:
     """Postings and the per-message term lists (each distinct term one string object)."""
     lengths = _ints(pc.list_value_length(terms), 0)
     offsets = np.concatenate([[0], np.cumsum(lengths)])

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,7 +45,8 @@ from ..text.xling import translate
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..store.store import Store
+    from ..graphdb import GraphDB
+    from .mirror import Mirror
 
 __all__ = ["AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
 
@@ -177,6 +178,17 @@ def _free_chars(text: str) -> list[str]:
     return out
 
 
+class ChannelStore(Protocol):
+    """What the channels read of a store (:class:`~akasha_explorer.store.store.Store`
+    satisfies it; typed here so the store imports this module, not the reverse)."""
+
+    graph: GraphDB
+    mirror: Mirror
+    anchor_channel: AnchorChannel
+
+    def postings(self, settings: Settings | None = None) -> Postings: ...
+
+
 class AnchorChannel:
     """The store's anchors as a recall channel: the alias lexicon and each anchor's
     mentions as message rows, read from the graph and kept until anchors, aliases or
@@ -189,7 +201,7 @@ class AnchorChannel:
         self._chars = CharIndex()
         self._cjk: tuple[int, bool] = (-1, False)
 
-    def chars(self, store: Store) -> Postings | None:
+    def chars(self, store: ChannelStore) -> Postings | None:
         """The character index (:class:`CharIndex`) of the store's messages, or None when
         no indexed term of the store is Chinese (nothing to find, nothing to build)."""
         vocab = store.postings().vocab
@@ -201,7 +213,7 @@ class AnchorChannel:
             self._chars = CharIndex(id(store.mirror))
         return self._chars.update(store.mirror.msg_text)
 
-    def _refresh(self, store: Store) -> None:
+    def _refresh(self, store: ChannelStore) -> None:
         n = store.mirror.nodes
         key = (id(store.graph), store.graph.anchor_version, n.m, int(n.msg_alive.sum()))
         if key != self._key:
@@ -210,12 +222,13 @@ class AnchorChannel:
             self._rows = {}
             self._key = key
 
-    def lexicon(self, store: Store) -> AnchorLexicon:
+    def lexicon(self, store: ChannelStore) -> AnchorLexicon:
         """The alias lexicon as of now."""
         self._refresh(store)
         return self._lexicon
 
-    def postings(self, store: Store, anchor: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    def postings(self, store: ChannelStore, anchor: str
+                 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Message rows that mention ``anchor`` and how often each does."""
         self._refresh(store)
         got = self._rows.get(anchor)
@@ -232,7 +245,7 @@ class AnchorChannel:
         return got
 
 
-def query_groups(store: Store, text: str, *, now: float, settings: Settings,
+def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
                  alive: NDArray[np.bool_], time_words: Iterable[str] = ()
                  ) -> tuple[list[TermGroup], set[str]]:
     """The extra term groups of query ``text`` (anchors, then translations) and the query

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import ipc
 
-from .journal import fsync_dir
+from .._fs import fsync_dir
 
 __all__ = ["FILE", "TOKEN_KEY", "read", "remove", "turns_of", "write"]
 

@@ -31,19 +31,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
 import json
 import logging
 import os
 import shutil
 from pathlib import Path
 
+from .._fs import fsync_dir, os_error
 from ..errors import StoreError
-from .journal import fsync_dir
 from .lock import WriterLock
 
 __all__ = ["CREATING", "CREATION_FILES", "abandon", "claim", "describe", "discard", "finish",
-           "kind", "os_error", "remove_half_made", "store_path"]
+           "kind", "remove_half_made", "store_path"]
 
 log = logging.getLogger(__name__)
 
@@ -54,27 +53,6 @@ CREATION_FILES = frozenset({
     "graph.kuzu.shadow", "graph.kuzu.lock", "graph.kuzu.redo", "graph.kuzu.redo.tmp",
     "vectors", "journal.jsonl", "journal.tmp"})
 """Every entry creating a store (or importing one) may leave before its manifest exists."""
-
-
-def os_error(e: OSError, path: Path | str, doing: str) -> StoreError:
-    """A :class:`StoreError` for an ``OSError`` met while ``doing`` something at ``path``,
-    saying what to do next (a full disk, a read-only file system, no permission …).
-
-    >>> print(os_error(OSError(errno.EROFS, "Read-only file system"), "/s", "make a store"))
-    cannot make a store at /s: read-only file system; open the store read-only, or copy it ...
-    """
-    advice = {
-        errno.ENOSPC: "the disk is full; free some space and retry",
-        errno.EDQUOT: "the disk quota is used up; free some space and retry",
-        errno.EROFS: "open the store read-only, or copy it to a writable place",
-        errno.EACCES: "check the folder's permissions",
-        errno.EPERM: "check the folder's permissions",
-        errno.ELOOP: "a symbolic link in the path points back at itself; give the real path",
-        errno.ENOTDIR: "a part of the path is a file, not a folder; pick another path",
-        errno.ENAMETOOLONG: "pick a shorter path",
-    }.get(e.errno or 0, "check the path and retry")
-    reason = (e.strerror or str(e)).lower()
-    return StoreError(f"cannot {doing} at {path}: {reason}; {advice}")
 
 
 def store_path(path: str | Path) -> Path:

@@ -39,20 +39,12 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .._fs import disk_full, fsync_dir, os_error
 from ..errors import DiskFull
 
-__all__ = ["Journal", "fsync_dir"]
+__all__ = ["Journal"]
 
 log = logging.getLogger(__name__)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a created/renamed directory entry durable."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 CHUNK = 1 << 20
@@ -161,8 +153,6 @@ class Journal:
             with contextlib.suppress(OSError):
                 size = os.fstat(fd).st_size
                 os.pwrite(fd, bytes(max(0, min(len(data), size - start))), start)
-            from .folder import os_error
-            from .space import disk_full
             if disk_full(e):
                 raise DiskFull(f"the disk of {self.path.parent} is full: the journal record "
                                "was not written and nothing was changed; free some space and "

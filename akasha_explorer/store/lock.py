@@ -21,6 +21,7 @@ import socket
 from pathlib import Path
 from typing import IO
 
+from .._fs import os_error
 from ..errors import StoreLocked
 
 __all__ = ["WriterLock"]
@@ -48,7 +49,6 @@ class WriterLock:
             try:
                 fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - until release()
             except OSError as e:
-                from .folder import os_error
                 raise os_error(e, self.path.parent, "take the writer lock of the store") from None
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
+from ..config import Settings, read_settings
 from ..errors import InvalidSettings, ModelMismatch, SchemaMismatch, StoreError
 from ..text.tokenize import TOKENIZER_VERSION, TermRules
 
@@ -54,6 +54,12 @@ class Manifest:
     created: str = field(
         default_factory=lambda: dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     format_version: int = FORMAT_VERSION
+    invalid: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    """Settings the file holds that this version refuses (``{name: (value, problem)}``,
+    see :func:`~akasha_explorer.config.read_settings`): ``settings`` has the profile's values
+    for them, and the file keeps the stored ones until ``akasha migrate`` or ``akasha
+    doctor --repair`` writes new ones (:meth:`Store.migrate
+    <akasha_explorer.store.store.Store.migrate>`)."""
 
     @staticmethod
     def path(folder: Path) -> Path:
@@ -65,9 +71,10 @@ class Manifest:
         return self.settings.profile_name()[0]
 
     def to_json(self) -> dict[str, Any]:
+        stored = {**self.settings.to_dict(), **{k: v for k, (v, _) in self.invalid.items()}}
         return {"format": FORMAT, "format_version": FORMAT_VERSION, "created": self.created,
                 "model": {"name": self.model, "dim": self.dim}, "tokenizer": self.tokenizer,
-                "profile": self.profile, "settings": self.settings.to_dict()}
+                "profile": self.profile, "settings": stored}
 
     def write(self, folder: Path) -> None:
         target = self.path(folder)
@@ -81,13 +88,20 @@ class Manifest:
 
     @classmethod
     def read(cls, folder: Path) -> Manifest:
+        """The manifest of the store at ``folder`` (see :meth:`from_json`)."""
         p = cls.path(folder)
         try:
             data = json.loads(p.read_text("utf-8"))
         except (OSError, ValueError) as e:
             raise StoreError(
                 f"{p} is missing or unreadable ({e}); is {folder} a memory store?") from e
-        if data.get("format") != FORMAT:
+        return cls.from_json(data, folder)
+
+    @classmethod
+    def from_json(cls, data: Any, folder: Path) -> Manifest:
+        """A manifest from its JSON (``akasha.json``, or the copy a whole-store export
+        carries), checked: the format, a version this code reads, known settings."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise StoreError(f"{folder} is not an akasha memory store (no '{FORMAT}' manifest)")
         version = int(data.get("format_version", 0))
         if version > FORMAT_VERSION:
@@ -96,13 +110,23 @@ class Manifest:
                 f"{FORMAT_VERSION}; upgrade akasha-explorer")
         profile = str(data.get("profile", "v1"))  # before profiles, every store was v1
         try:
-            settings = Settings.from_dict(data.get("settings", {}), profile=profile)
+            settings, invalid = read_settings(data.get("settings", {}), profile=profile)
         except InvalidSettings as e:
             raise StoreError(
                 f"store {folder} records settings this version does not know: {e}") from e
         return cls(settings=settings, model=data["model"]["name"], dim=int(data["model"]["dim"]),
                    tokenizer=_legacy_tokenizer(data.get("tokenizer", ""), settings),
-                   created=data.get("created", ""), format_version=version)
+                   created=data.get("created", ""), format_version=version, invalid=invalid)
+
+    def invalid_note(self, folder: Path) -> str:
+        """One line on the stored settings this version refuses (:attr:`invalid`): what is
+        wrong, what the store runs with meanwhile, and how to fix it."""
+        problems = "; ".join(dict.fromkeys(p for _, p in self.invalid.values()))
+        used = ", ".join(f"{k}={getattr(self.settings, k)!r}" for k in self.invalid)
+        return (f"store {folder}: akasha.json holds settings this version refuses "
+                f"({problems}); the store runs with its profile's values ({used}) until "
+                f"`akasha doctor --repair` writes them, or `akasha migrate STORE NAME=VALUE` "
+                "sets others")
 
     def check_model(self, name: str, dim: int, folder: Path) -> None:
         """Refuse to mix vectors of different models."""

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import time
 from collections.abc import Iterable, MutableSequence
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..engine._codec import dumps  # the query log's compact JSON (one definition)
 from ..engine.bm25 import Postings
 from ..engine.growth import grow
 from ..engine.state import EdgeStore, NodeTable
@@ -36,10 +36,11 @@ from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries
 from ..vectors import VectorDB
+from .bulkload import load_mirror
 from .heap import release_freed_memory
 from .journal import Journal
 
-__all__ = ["EdgeMask", "Mirror", "pack_edges", "unpack_edges"]
+__all__ = ["EdgeMask", "Mirror", "dumps", "pack_edges", "unpack_edges"]
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,6 @@ class Mirror:
              cached_edges: pa.Table | None = None) -> None:
         """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
         given: :mod:`.edgecache`), then re-apply the journal tail."""
-        from .bulkload import load_mirror
         load_mirror(self, graph, vectors, journal, cached=cached_edges)
 
     def set_loaded_edges(self, edges: EdgeStore) -> None:
@@ -448,6 +448,3 @@ def unpack_edges(rec: dict[str, Any]) -> list[tuple[str, str, float, float, int]
         strict=True)]
 
 
-def dumps(obj: Any) -> str:
-    """Compact JSON for query-log columns."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -25,6 +25,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import threading
 import time
 import warnings
 from collections.abc import Collection, Iterator, Sequence
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..config import Settings
+from ..config import Settings, time_zone
 from ..embed import Embedder, make_embedder
 from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
@@ -54,10 +55,10 @@ from ..errors import (
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
-from ..model import Message, NodeState
+from ..model import Message, NodeState, RawMessage, SessionInfo
 from ..text.gates import is_noise
-from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
-from ..text.timewords import parse_tz, time_windows
+from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
+from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
@@ -100,7 +101,10 @@ class Store:
         """The last recall made through this store (the trace context handles resolve
         against; see :mod:`akasha_explorer.brief.api`)."""
         self._embedder = embedder
+        self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
+        self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
+        self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
         self.anchor_channel = AnchorChannel()
         """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self._closed = False
@@ -137,6 +141,8 @@ class Store:
     def _open(self, settings: Settings | None, exists: bool) -> None:
         if exists:
             self.manifest = Manifest.read(self.path)
+            if self.manifest.invalid:
+                log.warning("%s", self.manifest.invalid_note(self.path))
             if settings is not None:
                 built = self.manifest.settings.EMBED_MODEL
                 if built != settings.EMBED_MODEL:
@@ -304,12 +310,32 @@ class Store:
         """A change applied to the mirror and appended to the journal, all or nothing:
         when the append fails (a full disk), the mirror is loaded again from what is
         durable — the stores and the journal — so the failed change is nowhere, and the
-        error says so."""
+        error says so. Nested blocks leave it to the outermost (one reload)."""
+        if self._journaled:
+            yield
+            return
+        self._journaled = True
         try:
             yield
         except BaseException:
             self.reload_mirror()
             raise
+        finally:
+            self._journaled = False
+
+    def write_plan(self, plan: WritebackPlan, *, replayed: Sequence[int] = (),
+                   sync: bool | None = None) -> None:
+        """The one write path of dynamic state (SPEC §1): ``plan`` applied to the mirror
+        and appended to the journal as one record, all or nothing (:meth:`journaled`) —
+        what a commit, a replay step and a confirmed link each write. ``replayed``: node
+        rows the record also marks replayed; ``sync``: fsync the journal (default: the
+        store's ``JOURNAL_FSYNC``)."""
+        m = self.mirror
+        with self.journaled():
+            apply_plan(plan, m.nodes, m.edges)
+            for i in replayed:
+                m.nodes.set_replayed(i)
+            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync)
 
     def reload_mirror(self) -> None:
         """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
@@ -335,14 +361,10 @@ class Store:
         query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
         commits. A trace can be committed once."""
         self.check_write()
-        if trace.writeback is not None and trace.writeback.applied:
-            raise InvalidInput("this trace was already committed; recall again to write again")
+        self.check_commit(trace)
         plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
-        m = self.mirror
         try:
-            with self.journaled():
-                apply_plan(plan, m.nodes, m.edges)
-                m.journal_plan(self.journal, plan)
+            self.write_plan(plan)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
@@ -382,7 +404,12 @@ class Store:
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch to settings ``profile``, keeping what the store set apart from its own
         profile and ``changes`` on top (see :meth:`Memory.migrate
-        <akasha_explorer.memory.Memory.migrate>`). Returns ``{setting: (old, new)}``."""
+        <akasha_explorer.memory.Memory.migrate>`). Returns ``{setting: (old, new)}``.
+
+        Values outside their ranges are refused (:class:`InvalidSettings`) before anything
+        is written. Stored values this version refuses (:attr:`Manifest.invalid
+        <akasha_explorer.store.manifest.Manifest.invalid>`) are replaced — by ``changes`` or
+        the profile's — and listed with the stored value as ``old``."""
         self.check_write()
         base, own = self.settings.profile_name()
         new = Settings.profile(profile, **{**own, **changes})
@@ -391,10 +418,12 @@ class Store:
             raise ModelMismatch("migrate cannot change the embedding model (every vector would "
                                 "have to be recomputed); build a new store for another model")
         diff = self.settings.diff(new)
+        diff.update({k: (v, getattr(new, k)) for k, (v, _) in self.manifest.invalid.items()})
         if not diff:
             return {}
         self.checkpoint()
         self.manifest.settings = new
+        self.manifest.invalid = {}
         self.settings = new
         self.manifest.write(self.path)
         if self.manifest.tokenizer != tokenizer_id(new):
@@ -418,14 +447,69 @@ class Store:
     def embed_query(self, text: str) -> np.ndarray:
         """L2-normalised query vector. The last :data:`QUERY_VECTORS` are kept, so a query
         recalled again (a what-if, a time slider, a labelled set) is not embedded again."""
-        v = self._query_vecs.pop(text, None)
+        with self._vec_lock:
+            v = self._query_vecs.pop(text, None)
         if v is None:
             v = self.embedder.encode([text])[0]
             v.setflags(write=False)
+        with self._vec_lock:
             while len(self._query_vecs) >= QUERY_VECTORS:
                 self._query_vecs.pop(next(iter(self._query_vecs)))
-        self._query_vecs[text] = v
+            self._query_vecs[text] = v
         return v
+
+    def embed_batch(self, texts: Sequence[str], *, batch_size: int = 64,
+                    progress: bool = False) -> np.ndarray:
+        """The vectors of an ingest batch's index texts: the ones :meth:`prepare_turn`
+        computed for exactly these texts (taken once), else the model's, in one call."""
+        with self._vec_lock:
+            ready = self._batch_vecs.pop(tuple(texts), None)
+        if ready is not None:
+            return ready
+        return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+
+    def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
+        """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
+        this turn will need — the query vector of ``user`` and the vectors of the turn's
+        messages, computed the same way ingest does — so a server can do it *before* taking
+        the store (the model is the slow part of a turn). Thread-safe; a no-op for a store
+        that is closed or read-only; the vectors are used once and a few are kept."""
+        if self._closed or self.read_only:
+            return
+        s = self.settings
+        raws = [RawMessage("prepare", k, when, role, text, source="add_turn")
+                for k, (role, text) in enumerate(
+                    (r, t) for r, t in (("user", user), ("assistant", assistant))
+                    if t is not None)]
+        texts = tuple(index_text(m, s) for m in raws)
+        if user is not None:
+            self.embed_query(user)
+        vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
+        with self._vec_lock:
+            self._batch_vecs[texts] = vecs
+            while len(self._batch_vecs) > 32:
+                self._batch_vecs.pop(next(iter(self._batch_vecs)))
+
+    def check_commit(self, trace: RecallTrace) -> None:
+        """Raise unless ``trace`` can be written back now: not committed yet, and every
+        node it activated still alive (a forget since the recall makes it stale)."""
+        if trace.writeback is not None and trace.writeback.applied:
+            raise InvalidInput("this trace was already committed; recall again to write again")
+        n = self.mirror.nodes
+        gone = [u for u in trace.activation.uids
+                if (i := n.index.get(u)) is None or not n.alive[i]]
+        if gone:
+            raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
+                               f"was made ({gone[0]!r}: forgotten?); recall again")
+
+    def turn_with_id(self, session: str, turn_id: str) -> str | None:
+        """The live node of ``session`` whose first message carries the caller's id
+        ``turn_id`` (``add_turn``'s retry key), or None."""
+        rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
+        for node, ext in zip(rows["node"], rows["ext_id"], strict=True):
+            if ext == turn_id and self.has_node(node):
+                return str(node)
+        return None
 
     # -- nodes and messages ----------------------------------------------------------------------
     def row(self, uid: str) -> int:
@@ -478,7 +562,7 @@ class Store:
         rows = vq.message_seqs(self.vectors, session)
         return (max(rows) + 1) if rows else 0
 
-    def sessions(self) -> list[dict[str, Any]]:
+    def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return gt.sessions(self.graph)
 
@@ -568,7 +652,7 @@ class Store:
         (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`); the caches follow.
         The free space the whole batch needs is checked first: a batch the disk cannot
         hold is refused before anything is written (:mod:`.space`)."""
-        from .space import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
+        from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
         ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
                     f"storing {messages.num_rows} messages")
         orphans = self.mirror.orphan_messages
@@ -703,7 +787,7 @@ class Store:
         if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
             return []
         return [(w.start, w.end, w.phrase)
-                for w in time_windows(text, now, tz=parse_tz(settings.TIME_ZONE))
+                for w in time_windows(text, now, tz=time_zone(settings.TIME_ZONE))
                 if w.relative or not relative]
 
 

@@ -26,7 +26,7 @@ import re
 
 from .tokenize import normalize
 
-__all__ = ["FILLERS", "gate_flags", "injection_reasons", "is_noise"]
+__all__ = ["FILLERS", "GATE_META", "gate_flags", "injection_reasons", "is_noise"]
 
 FILLERS = frozenset("""
 嗯 嗯嗯 嗯呢 哦 哦哦 噢 啊 呀 好 好的 好滴 好哒 好吧 行 行吧 可以 对 对的 是的 是 没事 没 收到
@@ -37,6 +37,10 @@ thanks thank you thx ty cool nice great lol haha hahaha hi hello hey yo bye good
 morning night afternoon evening see ya later got it alright fine np 👍 🙏 😂 🤣 😊 ❤️ 😴 🌙
 """.split())
 """Words that carry no memory on their own (normalised: NFKC + case folded)."""
+
+GATE_META = ("injection_rules", "dup_of")
+"""Keys the write gates add to a message's stored ``meta`` (not part of the input): the
+injection rules that fired, and the message a duplicate repeats. A forget scrubs them too."""
 
 _GREETING_HEADS = ("早", "晚安", "你好", "hi", "hello", "hey", "good", "morning", "night", "gn",
                    "在吗", "thanks", "谢谢")

@@ -9,7 +9,7 @@ on it: :func:`terminal_safe` for plain output (C0 controls except tab and newlin
 controls and bidirectional controls become ``\\x1b``, ``\\x9b``, ``\\u202e``),
 :func:`json_safe` for ``--json`` output (the same characters as JSON ``\\u`` escapes,
 so the document still decodes to the exact stored text). Every ``akasha`` command prints
-through :func:`akasha_explorer.clikit.echo`, which applies them, and log lines go through
+through :func:`akasha_explorer.cli.kit.echo`, which applies them, and log lines go through
 :class:`SafeFormatter` — on a terminal or not (click strips colours off a terminal, not
 OSC sequences).
 

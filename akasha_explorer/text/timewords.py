@@ -20,8 +20,9 @@ unless a year is named (去年国庆, 2025年9月底).
 [('去年圣诞节', '2022-12-24'), ('最近', '2023-10-31')]
 >>> [(w.phrase, _day(w.start), _day(w.end)) for w in time_windows("上周末和9月底", now)]
 [('上周末', '2023-11-11', '2023-11-13'), ('9月底', '2023-09-21', '2023-10-01')]
->>> t = time_windows("what did I do over national day?", now, tz=parse_tz("+08:00"))[0]
->>> t.phrase, dt.datetime.fromtimestamp(t.start, parse_tz("+08:00")).isoformat()
+>>> from akasha_explorer.config import time_zone
+>>> t = time_windows("what did I do over national day?", now, tz=time_zone("+08:00"))[0]
+>>> t.phrase, dt.datetime.fromtimestamp(t.start, time_zone("+08:00")).isoformat()
 ('national day', '2023-10-01T00:00:00+08:00')
 """
 
@@ -32,13 +33,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import InvalidInput, InvalidSettings
+from ..config import DAY
+from ..errors import InvalidInput
 from .festivals import FESTIVALS
 from .festivals import span as festival_span
 
-__all__ = ["TimeWindow", "parse_time", "parse_tz", "time_windows"]
+__all__ = ["TimeWindow", "parse_time", "time_windows"]
 
-DAY = 86400.0
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _MON = "|".join(_MONTHS)
@@ -61,33 +62,6 @@ class TimeWindow:
 
 def _day(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
-
-
-_OFFSET = re.compile(r"^(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?$")
-
-
-def parse_tz(name: str | None) -> dt.tzinfo:
-    """A time zone as the ``TIME_ZONE`` setting names it: ``""`` or ``"UTC"`` (UTC), an
-    offset (``"+08:00"``, ``"-0500"``, ``"UTC+8"``) or an IANA name (``"Asia/Shanghai"``).
-
-    >>> parse_tz("+08:00").utcoffset(None), parse_tz("")
-    (datetime.timedelta(seconds=28800), datetime.timezone.utc)
-    """
-    raw = (name or "").strip()
-    if not raw or raw.casefold() in ("utc", "z", "gmt"):
-        return dt.UTC
-    m = _OFFSET.match(raw.casefold())
-    if m:
-        sign = -1 if m.group(1) == "-" else 1
-        h, mi = int(m.group(2)), int(m.group(3) or 0)
-        if h <= 14 and mi < 60:
-            return dt.timezone(sign * dt.timedelta(hours=h, minutes=mi))
-    try:
-        from zoneinfo import ZoneInfo
-        return ZoneInfo(raw)
-    except (ImportError, ValueError, KeyError, OSError):
-        raise InvalidSettings(f"TIME_ZONE={name!r} is no time zone; use an offset like "
-                              "'+08:00' or an IANA name like 'Asia/Shanghai'") from None
 
 
 def _ts(d: dt.date, tz: dt.tzinfo) -> float:

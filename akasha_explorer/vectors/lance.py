@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from .._fs import WRITE_FACTOR, disk_full, ensure_free
 from ..errors import DiskFull, ReadOnlyStore
-from ..store.space import WRITE_FACTOR, disk_full, ensure_free
 
 __all__ = ["VectorDB", "messages_schema", "sql_str", "turns_schema"]
 

@@ -274,20 +274,20 @@ def table(df: pd.DataFrame, *, digits: int = 3) -> Any:
     to one or two characters per line.
 
     >>> import pandas as pd
-    >>> st = table(pd.DataFrame({"uid": ["a"], "text": ["<b>长文本</b>"]}))
-    >>> list(st.data.columns), 'title="&lt;b&gt;长文本&lt;/b&gt;"' in st.to_html()
+    >>> sty = table(pd.DataFrame({"uid": ["a"], "text": ["<b>长文本</b>"]}))
+    >>> list(sty.data.columns), 'title="&lt;b&gt;长文本&lt;/b&gt;"' in sty.to_html()
     (['text', 'uid'], True)
     """
     df = text_first(df)
     texts = [c for c in df.columns if c in TEXT_COLUMNS]
-    st = df.style.format(precision=digits, na_rep="")
-    st = st.format(lambda v: f'<span title="{esc(v)}">{esc(v)}</span>', subset=texts)
+    sty = df.style.format(precision=digits, na_rep="")
+    sty = sty.format(lambda v: f'<span title="{esc(v)}">{esc(v)}</span>', subset=texts)
     cell = {"min-width": f"{TEXT_MIN_EM}em", "max-width": f"{TEXT_MAX_EM}em",
             "white-space": "nowrap", "overflow": "hidden", "text-overflow": "ellipsis",
             "text-align": "left"}
-    st = st.set_properties(subset=texts, **cell)
-    return st.set_table_styles([{"selector": "th", "props": [("text-align", "left")]},
-                                {"selector": "td, th", "props": [("white-space", "nowrap")]}])
+    sty = sty.set_properties(subset=texts, **cell)
+    return sty.set_table_styles([{"selector": "th", "props": [("text-align", "left")]},
+                                 {"selector": "td, th", "props": [("white-space", "nowrap")]}])
 
 
 def kv_html(pairs: Sequence[tuple[str, object]]) -> str:

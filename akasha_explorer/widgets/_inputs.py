@@ -13,7 +13,19 @@ from ..text.timewords import parse_time
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["read_query"]
+__all__ = ["ALL", "read_query", "unset_to_none"]
+
+ALL = "all"
+"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
+
+
+def unset_to_none(value: str) -> str | None:
+    """A filter dropdown's value as the API wants it (ALL → None).
+
+    >>> unset_to_none(ALL), unset_to_none("person")
+    (None, 'person')
+    """
+    return None if value == ALL else value
 
 
 def read_query(mem: Memory, query_box: W.Text, when_box: W.Text | None,

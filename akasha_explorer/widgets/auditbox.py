@@ -29,9 +29,9 @@ class AuditBox:
     def frame(self, mem: Memory, limit: int = 50) -> pd.DataFrame:
         """The audit log, newest first: uid, time, actor, action, target, why, undone."""
         rows = mem.audit(limit=limit)
-        return pd.DataFrame([{"uid": r["uid"], "time": iso(r["ts"]), "actor": r["actor"],
-                              "action": r["action"], "target": r["target"], "why": r["why"],
-                              "undone": bool(r.get("undone"))} for r in rows],
+        return pd.DataFrame([{"uid": r.uid, "time": iso(r.ts), "actor": r.actor,
+                              "action": r.action, "target": r.target, "why": r.why,
+                              "undone": bool(r.undone)} for r in rows],
                             columns=["uid", "time", "actor", "action", "target", "why",
                                      "undone"])
 

@@ -4,7 +4,7 @@ the installed pyvis package ships, and reports clicks back to Python.
 - Nothing is fetched from the network: the vis-network source is read from the pyvis
   package folder at run time (:func:`vis_source`) and sent to the front end as a synced
   trait; our own code is ``canvas.js`` beside this file.
-- Positions come from Python (:func:`layout`: igraph Fruchterman–Reingold with a private,
+- Positions come from Python (:func:`pixel_layout`: igraph Fruchterman–Reingold with a private,
   seeded random generator, so the same graph always lays out the same); the front end runs
   with ``physics: false``.
 - Tooltips are HTML built by Python with every text escaped (:func:`~._html.tooltip`); the
@@ -44,7 +44,7 @@ import traitlets
 
 from ..errors import StoreError
 
-__all__ = ["DEFAULT_CAP", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE", "GraphCanvas", "layout",
+__all__ = ["DEFAULT_CAP", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE", "GraphCanvas", "pixel_layout",
            "separate", "vis_source"]
 
 log = logging.getLogger(__name__)
@@ -89,10 +89,11 @@ def vis_source() -> str:
     return max(found, key=lambda f: f[0])[1].read_text("utf-8")
 
 
-def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | None = None, *,
-           fixed: dict[int, tuple[float, float]] | None = None, seed: int = 0,
-           spread: float = 70.0, aspect: float = 1.0,
-           radii: Sequence[float] | None = None) -> np.ndarray:
+def pixel_layout(n: int, edges: Sequence[tuple[int, int]],
+                 weights: Sequence[float] | None = None, *,
+                 fixed: dict[int, tuple[float, float]] | None = None, seed: int = 0,
+                 spread: float = 70.0, aspect: float = 1.0,
+                 radii: Sequence[float] | None = None) -> np.ndarray:
     """Positions ``(n, 2)`` in pixels for a graph of ``n`` nodes (igraph Fruchterman–Reingold).
 
     Deterministic: igraph's random generator is swapped for ``random.Random(seed)`` during
@@ -102,10 +103,10 @@ def layout(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float] | 
     ``aspect`` (without ``fixed`` nodes). With ``radii`` the nodes that are not fixed are
     then pushed apart until no two discs overlap (:func:`separate`).
 
-    >>> p = layout(4, [(0, 1), (1, 2), (2, 3)])
-    >>> p.shape, bool(np.allclose(p, layout(4, [(0, 1), (1, 2), (2, 3)])))
+    >>> p = pixel_layout(4, [(0, 1), (1, 2), (2, 3)])
+    >>> p.shape, bool(np.allclose(p, pixel_layout(4, [(0, 1), (1, 2), (2, 3)])))
     ((4, 2), True)
-    >>> q = layout(5, [(0, 1), (1, 2), (2, 3), (3, 4)], fixed={0: (10.0, 20.0)})
+    >>> q = pixel_layout(5, [(0, 1), (1, 2), (2, 3), (3, 4)], fixed={0: (10.0, 20.0)})
     >>> q[0].tolist()
     [10.0, 20.0]
     """
@@ -246,8 +247,8 @@ class GraphCanvas(anywidget.AnyWidget):
             pairs = [(pos[str(e["from"])], pos[str(e["to"])]) for e in edges]
             w = [float(e.get("weight", 1.0)) for e in edges]
             radii = [min(float(n.get("size", 10.0)), MAX_NODE_SIZE) for n in nodes]
-            xy = layout(len(nodes), pairs, w, fixed=fixed or None, seed=seed,
-                        aspect=self.aspect, radii=radii)
+            xy = pixel_layout(len(nodes), pairs, w, fixed=fixed or None, seed=seed,
+                              aspect=self.aspect, radii=radii)
             for k, n in enumerate(nodes):
                 n["x"], n["y"] = round(float(xy[k, 0]), 2), round(float(xy[k, 1]), 2)
         for n in nodes:

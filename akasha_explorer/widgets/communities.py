@@ -4,7 +4,7 @@ semantic-vs-lived mismatches and knowledge gaps (SPEC §7, §8).
 
 It shows ``mem.communities(...)`` and ``mem.surprises(..., queue=False)``; the two buttons
 that write are explicit API calls: **Queue suggested links** (``mem.surprises(queue=True)``,
-review items) and **Store as episodes** (``mem.communities(store=True)``).
+review items) and **Store as episodes** (``mem.communities(save=True)``).
 
 >>> CommunitiesPanel.__mro__[1].__name__
 'VBox'
@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
+from ..analysis.surprises import SURPRISE_KINDS
 from ..errors import AkashaError
 from ..text.timewords import parse_time
 from ._data import StoreGraph
 from ._html import STYLE, esc, frame_html, kv_html, note, short, tooltip
+from ._inputs import ALL
 from .canvas import DEFAULT_CAP, GraphCanvas
 
 if TYPE_CHECKING:
@@ -28,10 +30,11 @@ if TYPE_CHECKING:
 
 __all__ = ["CommunitiesPanel"]
 
-EDGES_PER_NODE = 4
+COMMUNITY_EDGES_PER_NODE = 4
+"""Strongest co-activation edges drawn per shown turn of a community (the explorer draws
+:data:`~akasha_explorer.widgets.explorer.EDGES_PER_NODE`)."""
 TOP_TURNS = 30
 """Turns a community view draws: its strongest (all of a big community is a hairball)."""
-SURPRISE_KINDS = ("bridge", "suggested_link", "semantic_mismatch", "knowledge_gap")
 LINK_COLOURS = {"suggested_link": "#e15759", "semantic_mismatch": "#7b3fbf"}
 
 
@@ -62,7 +65,7 @@ class CommunitiesPanel(W.VBox):
         self.communities_html.add_class("ak-wide")
         self.community_list = W.Select(options=[], rows=7, description="community",
                                        layout=W.Layout(width="98%"))
-        self.kind = W.Dropdown(options=[("all surprises", "all")] + [(k, k)
+        self.kind = W.Dropdown(options=[("all surprises", ALL)] + [(k, k)
                                                                     for k in SURPRISE_KINDS],
                                description="surprises")
         self.surprise_list = W.Select(options=[], rows=8, description="found",
@@ -134,7 +137,7 @@ class CommunitiesPanel(W.VBox):
 
     def _fill_surprises(self) -> None:
         s = self.surprises
-        if self.kind.value != "all" and len(s):
+        if self.kind.value != ALL and len(s):
             s = s[s["kind"] == self.kind.value]
         self.surprise_list.options = [
             (f"[{r.kind}] {short(str(r.subject_text or r.subject), 40)}"
@@ -157,7 +160,7 @@ class CommunitiesPanel(W.VBox):
         order = sorted(range(len(everyone)), key=lambda i: (-float(strength[i]), everyone[i]))
         members = [everyone[i] for i in order[: min(top, self.view.cap)]]
         self.view.set_graph(self.data.nodes(members, labels=12),
-                            self.data.edges_among(members, per_node=EDGES_PER_NODE),
+                            self.data.edges_among(members, per_node=COMMUNITY_EDGES_PER_NODE),
                             relayout=True)
         row = self.table[self.table["community"] == community].iloc[0]
         self.view.caption = (f"community {community} ({row['label']}): the {len(members)} "
@@ -192,7 +195,7 @@ class CommunitiesPanel(W.VBox):
             if d["id"] in focus:
                 d["borderWidth"] = 5
                 d["color"] = {**d["color"], "border": "#d62728"}
-        edges = self.data.edges_among(shown, per_node=EDGES_PER_NODE)
+        edges = self.data.edges_among(shown, per_node=COMMUNITY_EDGES_PER_NODE)
         if r["other"] and len(focus) == 2 and r["kind"] in LINK_COLOURS:
             edges.append({"from": r["subject"], "to": r["other"], "dashes": True, "width": 3,
                           "color": {"color": LINK_COLOURS[r["kind"]]},
@@ -227,13 +230,13 @@ class CommunitiesPanel(W.VBox):
 
     def store_episodes(self) -> int:
         """Keep the communities as episodes of kind ``community``
-        (``mem.communities(store=True)``); returns how many."""
+        (``mem.communities(save=True)``); returns how many."""
         if self.mem.read_only:
             self.status.value = note("the store is open read-only", error=True)
             return 0
         try:
             t = self.mem.communities(now=self.now, resolution=self.resolution.value,
-                                     store=True)
+                                     save=True)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return 0

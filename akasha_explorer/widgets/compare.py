@@ -133,7 +133,7 @@ class CompareMethods(W.VBox):
             text, when = read_query(self.mem, self.query, self.when, query, now)
             if not methods:
                 raise AkashaError("pick at least one method")
-            labelled = [r["node"] for r in self.mem.labels(text)]
+            labelled = [r.node for r in self.mem.labels(text)]
             self.result = self.mem.compare_methods(text, now=when, methods=methods,
                                                    k=int(self.k.value), include=labelled)
         except AkashaError as err:

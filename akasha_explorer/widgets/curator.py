@@ -19,7 +19,9 @@ import ipywidgets as W
 import pandas as pd
 
 from ..errors import AkashaError
+from ..model import ANCHOR_KINDS, Anchor, AnchorDetail
 from ._html import STYLE, esc, frame_html, note, short
+from ._inputs import ALL, unset_to_none
 from .auditbox import AuditBox
 
 if TYPE_CHECKING:
@@ -27,10 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AnchorCurator", "quote_html"]
 
-ALL = "all"
-"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
-
-KINDS = ("person", "place", "project", "game", "device", "account", "thing")
 QUOTE_CONTEXT = 30
 """Characters shown on each side of a mention."""
 MAX_MENTIONS = 60
@@ -48,15 +46,6 @@ def quote_html(text: str, start: int, end: int, context: int = QUOTE_CONTEXT) ->
     return f"{pre}<mark>{esc(text[start:end])}</mark>{post}"
 
 
-def unset_to_none(value: str) -> str | None:
-    """A filter dropdown's value as the API wants it (ALL → None).
-
-    >>> unset_to_none(ALL), unset_to_none("person")
-    (None, 'person')
-    """
-    return None if value == ALL else value
-
-
 class AnchorCurator(W.VBox):
     """Curate the anchors of ``mem`` (see the module docstring).
 
@@ -70,12 +59,12 @@ class AnchorCurator(W.VBox):
 
     def __init__(self, mem: Memory) -> None:
         self.mem = mem
-        self.anchor: dict[str, Any] | None = None
-        self._rows: list[dict[str, Any]] = []
+        self.anchor: AnchorDetail | None = None
+        self._rows: list[Anchor] = []
         self._texts: dict[str, str] = {}
 
         self.search_box = W.Text(placeholder="name or alias", description="search")
-        self.kind = W.Dropdown(options=[("all kinds", ALL)] + [(k, k) for k in KINDS],
+        self.kind = W.Dropdown(options=[("all kinds", ALL)] + [(k, k) for k in ANCHOR_KINDS],
                                description="kind")
         self.status_pick = W.Dropdown(options=[("active", "active"), ("candidate", "candidate"),
                                                ("rejected", "rejected"), ("all", ALL)],
@@ -138,7 +127,7 @@ class AnchorCurator(W.VBox):
         self.refresh()
 
     # -- listing ---------------------------------------------------------------------------
-    def refresh(self) -> list[dict[str, Any]]:
+    def refresh(self) -> list[Anchor]:
         """Reload the anchor list (search, kind, status) and the audit log."""
         try:
             rows = self.mem.anchors(self.search_box.value.strip() or None,
@@ -150,13 +139,13 @@ class AnchorCurator(W.VBox):
         self._rows = rows
         keep = self.anchor_list.value
         self.anchor_list.options = [
-            (f"{r['name']} ({r['kind']}, {r['status']}) · {r['mentions']} mentions · "
-             f"{short(', '.join(r['aliases']), 60)}", r["uid"]) for r in rows]
-        if keep in {r["uid"] for r in rows}:
+            (f"{r.name} ({r.kind}, {r.status}) · {r.mentions} mentions · "
+             f"{short(', '.join(r.aliases), 60)}", r.uid) for r in rows]
+        if keep in {r.uid for r in rows}:
             self.anchor_list.value = keep
             self.show(keep)
         everyone = self.mem.anchors(status=None)
-        self._all = [(f"{r['name']} ({r['kind']}, {r['status']})", r["uid"]) for r in everyone]
+        self._all = [(f"{r.name} ({r.kind}, {r.status})", r.uid) for r in everyone]
         self._refresh_merge()
         self._refresh_audit()
         return rows
@@ -168,7 +157,7 @@ class AnchorCurator(W.VBox):
                                                  "nodes", "aliases"])
 
     def _refresh_merge(self) -> None:
-        cur = self.anchor["uid"] if self.anchor else None
+        cur = self.anchor.uid if self.anchor else None
         self.merge_pick.options = [("—", "")] + [o for o in getattr(self, "_all", [])
                                                   if o[1] != cur]
         self.merge_pick.value = ""
@@ -183,7 +172,7 @@ class AnchorCurator(W.VBox):
                 self._texts[m.uid] = m.text
         return self._texts.get(msg, "")
 
-    def show(self, uid: str) -> dict[str, Any] | None:
+    def show(self, uid: str) -> AnchorDetail | None:
         """Show anchor ``uid``: aliases, mentions with their quotes, triples."""
         try:
             a = self.mem.anchor(uid)
@@ -191,28 +180,28 @@ class AnchorCurator(W.VBox):
             self.status.value = note(str(err), error=True)
             return None
         self.anchor = a
-        aliases = [x["surface"] for x in a["aliases"]]
+        aliases = [x.surface for x in a.aliases]
         self.alias_pick.options = aliases
         self.split_pick.options = aliases
         self._refresh_merge()
         self.rename_box.value = ""
         rows = []
-        for m in a["mentions"][:MAX_MENTIONS]:
-            q = quote_html(self._text(m["node"], m["msg"]), m["span_start"], m["span_end"])
-            rows.append(f"<tr><td>{esc(m['node'])}</td><td>{esc(m['surface'])}</td>"
+        for m in a.mentions[:MAX_MENTIONS]:
+            q = quote_html(self._text(m.node, m.msg), m.span_start, m.span_end)
+            rows.append(f"<tr><td>{esc(m.node)}</td><td>{esc(m.surface)}</td>"
                         f"<td>{q}</td></tr>")
-        more = len(a["mentions"]) - MAX_MENTIONS
+        more = len(a.mentions) - MAX_MENTIONS
         mentions = ('<div class="ak-table"><table><thead><tr><th>turn</th><th>surface</th>'
                     f'<th>quote</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
                     + (f'<div class="ak-more">{more} more (mentions_df())</div>'
                        if more > 0 else "") + "</div>")
-        triples = pd.DataFrame(a["triples"], columns=["subject", "predicate", "object",
-                                                      "literal", "status", "confidence",
-                                                      "node", "quote"])
+        triples = pd.DataFrame(a.triples, columns=["subject", "predicate", "object",
+                                                   "literal", "status", "confidence",
+                                                   "node", "quote"])
         self.detail.value = (
-            f"<h4>{esc(a['name'])} <small>({esc(a['kind'])}, {esc(a['status'])})</small></h4>"
+            f"<h4>{esc(a.name)} <small>({esc(a.kind)}, {esc(a.status)})</small></h4>"
             f"<div><b>aliases</b>: {esc(', '.join(aliases)) or '<i>none</i>'}</div>"
-            f"<div><b>{len(a['mentions'])} mentions</b></div>{mentions}"
+            f"<div><b>{len(a.mentions)} mentions</b></div>{mentions}"
             f"<div><b>{len(triples)} triples</b></div>{frame_html(triples)}")
         return a
 
@@ -221,7 +210,7 @@ class AnchorCurator(W.VBox):
         if self.anchor is None:
             return pd.DataFrame(columns=["node", "msg", "span_start", "span_end", "surface",
                                          "text"])
-        df = pd.DataFrame(self.anchor["mentions"],
+        df = pd.DataFrame(self.anchor.mentions,
                           columns=["node", "msg", "span_start", "span_end", "surface"])
         df["text"] = [self._text(n, m) for n, m in zip(df["node"], df["msg"], strict=True)]
         return df
@@ -241,14 +230,14 @@ class AnchorCurator(W.VBox):
         self.why.value = ""
         self.refresh()
         if self.anchor is not None:
-            self.show(self.anchor["uid"])
+            self.show(self.anchor.uid)
         self.status.value = note(msg)
 
     def _need_anchor(self) -> str | None:
         if self.anchor is None:
             self.status.value = note("pick an anchor first", error=True)
             return None
-        return str(self.anchor["uid"])
+        return self.anchor.uid
 
     def _why(self) -> str | None:
         return self.why.value.strip() or None

@@ -33,6 +33,7 @@ from ._html import (
     short,
     timeline_svg,
 )
+from ._inputs import ALL
 from .canvas import DEFAULT_CAP, GraphCanvas
 from .follow import Follow
 
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 __all__ = ["MemoryExplorer"]
-
-ALL = "all"
-"""Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
 
 NEIGHBOURS_ON_OPEN = 20
 """Neighbours added around a node when it is opened."""
@@ -95,7 +93,7 @@ class MemoryExplorer(W.VBox):
         sessions = mem.sessions()
         self.sessions = W.Dropdown(
             options=[(f"— {len(sessions)} sessions —", "")] + [
-                (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+                (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
                 for s in sessions],
             description="session", layout=W.Layout(width="60%"))
         self.open_button = W.Button(description="Open selected", icon="folder-open")
@@ -164,7 +162,7 @@ class MemoryExplorer(W.VBox):
         self.data = StoreGraph(self.mem, now=self.mem.last_ts())
         sessions = self.mem.sessions()
         self.sessions.options = [(f"— {len(sessions)} sessions —", "")] + [
-            (f"{iso(s['first_ts'])} · {s['session']} ({s['nodes']} turns)", s["session"])
+            (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
             for s in sessions]
         days = self._days()
         self.time_range.options = [(d.isoformat(), d) for d in days]
@@ -364,19 +362,19 @@ class MemoryExplorer(W.VBox):
 
     def _show_detail(self, uid: str) -> None:
         try:
-            st = self.mem.node(uid)
+            node = self.mem.node(uid)
             msgs = self.mem.messages(uid)
         except AkashaError as err:
             self.detail.value = note(str(err), error=True)
             return
         comm = self.data.communities().get(uid)
-        state = kv_html([("session", st.session), ("time", iso(st.ts)),
-                         ("community", comm), ("strength (stored)", st.strength),
+        state = kv_html([("session", node.session), ("time", iso(node.ts)),
+                         ("community", comm), ("strength (stored)", node.strength),
                          ("strength at now", float(self.data.strength([uid])[0])),
-                         ("resource", st.resource), ("σ salience", st.sigma),
-                         ("recalled", st.recall_count)])
+                         ("resource", node.resource), ("σ salience", node.sigma),
+                         ("recalled", node.recall_count)])
         anchors = self.mem.anchors_of(uid)
-        anchor_html = (", ".join(f"{esc(a['name'])} <i>({esc(a['kind'])}: “{esc(a['surface'])}”)"
+        anchor_html = (", ".join(f"{esc(a.name)} <i>({esc(a.kind)}: “{esc(a.surface)}”)"
                                  "</i>" for a in anchors) or "<i>none</i>")
         nb = self.data.incident([uid])[:12]
         nb_df = pd.DataFrame([{"uid": b if a == uid else a, "dir": "→" if a == uid else "←",

@@ -109,7 +109,7 @@ class LabelBar(W.HBox):
             rows = self.mem.labels(q)
         except AkashaError:
             return {}
-        return {r["node"]: "✓" if r["relevant"] else "✗" for r in rows}
+        return {r.node: "✓" if r.relevant else "✗" for r in rows}
 
     def label(self, relevant: bool | None) -> bool:
         """Label the chosen node for the query (``None``: remove its label); True when

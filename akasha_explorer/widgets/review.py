@@ -20,9 +20,11 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..extract.base import PREDICATES
+from ..model import ANCHOR_KINDS, REVIEW_KINDS, REVIEW_STATUSES
 from ._html import STYLE, esc, iso, kv_html, messages_html, note, short
+from ._inputs import ALL, unset_to_none
 from .auditbox import AuditBox
-from .curator import ALL, KINDS, quote_html, unset_to_none
+from .curator import quote_html
 
 if TYPE_CHECKING:
     from ..curate.review import ReviewItem
@@ -37,7 +39,6 @@ EDITABLE = {
 }
 """What an edit can change, per item kind (see ``mem.review.edit``)."""
 
-STATUSES = ("pending", "approved", "rejected", "edited")
 
 
 class ReviewQueue(W.VBox):
@@ -54,12 +55,9 @@ class ReviewQueue(W.VBox):
         self.item: ReviewItem | None = None
         self._items: list[ReviewItem] = []
 
-        self.kind = W.Dropdown(options=[("all kinds", ALL), ("anchor", "anchor"),
-                                        ("alias_merge", "alias_merge"), ("triple", "triple"),
-                                        ("injection", "injection"),
-                                        ("suggested_link", "suggested_link")],
+        self.kind = W.Dropdown(options=[("all kinds", ALL), *[(k, k) for k in REVIEW_KINDS]],
                                description="kind")
-        self.status_pick = W.Dropdown(options=[*[(s, s) for s in STATUSES], ("all", ALL)],
+        self.status_pick = W.Dropdown(options=[*[(s, s) for s in REVIEW_STATUSES], ("all", ALL)],
                                       description="status")
         self.refresh_button = W.Button(description="Refresh", icon="refresh")
         self.summary = W.HTML()
@@ -214,14 +212,14 @@ class ReviewQueue(W.VBox):
     def _anchor_html(self, uid: str) -> str:
         a = self.mem.anchor(uid)
         quotes = []
-        for m in a["mentions"][:5]:
-            text = next((x.text for x in self.mem.messages(m["node"], verify=False)
-                         if x.uid == m["msg"]), "")
-            q = quote_html(text, m["span_start"], m["span_end"])
-            quotes.append(f"<li>{esc(m['node'])}: {q}</li>")
-        aliases = ", ".join(x["surface"] for x in a["aliases"])
-        return (f"<div><b>{esc(a['name'])}</b> ({esc(a['kind'])}, {esc(a['status'])}) — "
-                f"aliases: {esc(aliases)} — {len(a['mentions'])} mentions</div>"
+        for m in a.mentions[:5]:
+            text = next((x.text for x in self.mem.messages(m.node, verify=False)
+                         if x.uid == m.msg), "")
+            q = quote_html(text, m.span_start, m.span_end)
+            quotes.append(f"<li>{esc(m.node)}: {q}</li>")
+        aliases = ", ".join(x.surface for x in a.aliases)
+        return (f"<div><b>{esc(a.name)}</b> ({esc(a.kind)}, {esc(a.status)}) — "
+                f"aliases: {esc(aliases)} — {len(a.mentions)} mentions</div>"
                 f"<ul>{''.join(quotes)}</ul>")
 
     def _edit_choices(self) -> None:
@@ -230,7 +228,7 @@ class ReviewQueue(W.VBox):
         if f == "predicate":
             self.edit_value.options = list(PREDICATES)
         elif f == "kind":
-            self.edit_value.options = list(KINDS)
+            self.edit_value.options = list(ANCHOR_KINDS)
         elif f == "keep" and it is not None:
             self.edit_value.options = [it.payload.get("keep", ""), it.payload.get("absorb", "")]
         else:

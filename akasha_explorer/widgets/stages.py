@@ -206,13 +206,13 @@ def _graph_expand(t: RecallTrace, text: Callable[[str], str] | None) -> StageVie
 
 
 def _settlement(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
-    m, st = t.micro, t.settle
-    cand = [i for i, s in enumerate(st.source) if s]
-    scores = {m.uids[i]: st.score_final[i] for i in cand}
+    m, sett = t.micro, t.settle
+    cand = [i for i, s in enumerate(sett.source) if s]
+    scores = {m.uids[i]: sett.score_final[i] for i in cand}
     edges: list[dict[str, Any]] = []
     for i in cand:
         u = m.uids[i]
-        seed, bridge, path = st.seed[i], st.bridge[i], st.path[i]
+        seed, bridge, path = sett.seed[i], sett.bridge[i], sett.path[i]
         if path == "1hop" and seed:
             edges.append({"from": seed, "to": u, "kind": "path", "value": 0.6,
                           "title": [f"1hop path {seed} → {u}"]})
@@ -221,13 +221,13 @@ def _settlement(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
                        "title": [f"2hop path via bridge {bridge}"]},
                       {"from": bridge, "to": u, "kind": "path", "value": 0.4,
                        "title": [f"2hop path {seed} → {bridge} → {u}"]}]
-        for child in st.promoted_by[i]:
+        for child in sett.promoted_by[i]:
             edges.append({"from": u, "to": child, "kind": "bridge", "value": 0.8,
                           "title": [f"bridge {u} promoted by 2hop child {child}"]})
-    rings = {m.uids[i]: ("Bridge" if st.source[i] == "Bridge" else "candidate") for i in cand}
+    rings = {m.uids[i]: ("Bridge" if sett.source[i] == "Bridge" else "candidate") for i in cand}
     frame = _with_text(t.to_frame(), text)
     frame = frame.sort_values("score", ascending=False, kind="stable", na_position="last")
-    n_bridge = sum(1 for i in cand if st.source[i] == "Bridge")
+    n_bridge = sum(1 for i in cand if sett.source[i] == "Bridge")
     cap = (f"Stage 3 — settlement: {len(cand)} candidates of {len(m.uids)} micrograph nodes "
            f"({n_bridge} promoted bridges); the rest only carried energy. Size and halo = "
            "final score (brightness, not probability). The table has every term.")

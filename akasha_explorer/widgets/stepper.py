@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from ..engine.writeback import WritebackPlan
     from ..memory import Memory
 
-__all__ = ["EDGE_COLOURS", "LABELS", "RING_COLOURS", "RecallStepper", "labelled", "style_stage"]
+__all__ = ["EDGE_COLOURS", "RING_COLOURS", "STAGE_LABELS", "RecallStepper", "labelled",
+           "style_stage"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ FADED = {"color": {"background": "#eeeeee", "border": "#dddddd"},
          "font": {"color": "#bbbbbb"}, "borderWidth": 1, "shadow": {"enabled": False}}
 
 
-LABELS = 12
+STAGE_LABELS = 12
 """Most text labels a stage shows on the graph (its most important nodes; hover shows all)."""
 
 
@@ -72,7 +73,7 @@ def _ranked(view: StageView) -> list[str]:
                   key=lambda u: (-view.size.get(u, 0.0), -view.halo.get(u, 0.0), u))
 
 
-def labelled(views: Sequence[StageView], *, labels: int = LABELS) -> set[str]:
+def labelled(views: Sequence[StageView], *, labels: int = STAGE_LABELS) -> set[str]:
     """Every node some stage labels (the view reserves room for these labels once, so one
     zoom serves every stage).
 
@@ -83,7 +84,7 @@ def labelled(views: Sequence[StageView], *, labels: int = LABELS) -> set[str]:
 
 
 def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
-                labels: int = LABELS) -> tuple[list[dict], list[dict]]:
+                labels: int = STAGE_LABELS) -> tuple[list[dict], list[dict]]:
     """vis-network node and edge dicts for one stage: nodes the stage did not touch are
     faded; touched ones keep their community colour, get a ring (border) by role and an
     orange halo (shadow) by energy/score; edges are the ones the stage used. Only the

@@ -139,7 +139,7 @@ class TimeTravelPanel(W.VBox):
             sessions = self.mem.sessions()
         except AkashaError:
             return 0
-        firsts = [float(s["first_ts"]) for s in sessions if s.get("first_ts") is not None]
+        firsts = [float(s.first_ts) for s in sessions if s.first_ts is not None]
         return -int((self._last - min(firsts)) // DAY) - 1 if firsts else 0
 
     def now(self) -> float:

@@ -8,7 +8,10 @@ border colour saying what changed and the co-activation edges between them.
 
 Every recall here is ``mem.recall(..., settings=…, log=False)``: nothing is written. The
 one write is **Make these the store's settings**, which calls ``mem.migrate`` (the
-deliberate way a store changes its constants); labels are written by the label bar.
+deliberate way a store changes its constants); labels are written by the label bar. A
+slider offers only values inside its setting's range (``akasha settings``); a value
+outside it, given to :meth:`WhatIfPanel.set`, is refused with the setting's one-line
+message in the panel's status, and nothing moves.
 
 >>> WhatIfPanel.__mro__[1].__name__
 'VBox'
@@ -24,8 +27,9 @@ import ipywidgets as W
 import pandas as pd
 
 from ..analysis.whatif import WHATIF_SETTINGS, WhatIfDiff, changed_settings, diff_traces
-from ..config import DAY, PROFILES, Settings
+from ..config import DAY, PROFILES, Settings, setting_problem
 from ..errors import AkashaError
+from ..ranges import Range
 from ._data import StoreGraph
 from ._html import STYLE, esc, frame_html, iso, note, short
 from ._inputs import read_query
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..memory import Memory
 
-__all__ = ["CHANGE_COLOURS", "CONTROLS", "EVAL_METHODS", "LEFT_X", "ROW_PX", "WhatIfPanel"]
+__all__ = ["CHANGE_COLOURS", "CONTROLS", "LEFT_X", "ROW_PX", "WHATIF_METHODS", "WhatIfPanel",
+           "slider_bounds"]
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +63,22 @@ CONTROLS: dict[str, tuple[float, float, float, float, str]] = {
 }
 """Per numeric constant of :data:`~akasha_explorer.analysis.whatif.WHATIF_SETTINGS`: slider
 minimum, maximum, step, the unit it is shown in (seconds per unit) and the unit's name.
-The switches (``RELEVANCE_FLOOR``, ``USE_SALIENCE``) are check boxes."""
+The switches (``RELEVANCE_FLOOR``, ``USE_SALIENCE``) are check boxes. A slider never goes
+beyond its setting's range (:func:`slider_bounds`)."""
+
+
+def slider_bounds(name: str) -> tuple[float, float]:
+    """The slider's minimum and maximum for setting ``name``, in the unit it shows:
+    :data:`CONTROLS`' bounds narrowed to the setting's range (an open end one step inside).
+
+    >>> slider_bounds("EDGE_TAU"), slider_bounds("RWR_ALPHA")
+    ((1.0, 120.0), (0.05, 0.95))
+    """
+    lo, hi, step, unit, _ = CONTROLS[name]
+    valid = Settings.__dataclass_fields__[name].metadata["valid"]
+    assert isinstance(valid, Range), name
+    a, b = valid.inside(lo * unit, hi * unit, step * unit)
+    return a / unit, b / unit
 
 CHANGE_COLOURS = {"entered": "#2ca02c", "left": "#d62728", "up": "#ff7f0e", "down": "#1f77b4",
                   "same": "#9e9e9e"}
@@ -70,8 +90,10 @@ ROW_PX = 46.0
 LEFT_X = 320.0
 """How far left the items that left the top k stand (at their old rank)."""
 
-EVAL_METHODS = ("context", "akasha", "dense", "bm25")
-"""Methods the panel scores on the labelled set."""
+WHATIF_METHODS = ("context", "akasha", "dense", "bm25")
+"""Methods the panel scores on the labelled set before and after a change — fewer than
+``akasha eval``'s :data:`~akasha_explorer.analysis.methods.EVAL_METHODS` (no ``rrf``, no
+``ppr``): once the set is scored, every run of a change scores it again."""
 
 
 class WhatIfPanel(W.VBox):
@@ -189,7 +211,8 @@ class WhatIfPanel(W.VBox):
         style = {"description_width": "175px"}
         if isinstance(value, bool):
             return W.Checkbox(value=value, description=name, style=style, indent=False)
-        lo, hi, step, unit, unit_name = CONTROLS[name]
+        _, _, step, unit, unit_name = CONTROLS[name]
+        lo, hi = slider_bounds(name)
         shown = value / unit
         desc = f"{name} ({unit_name})" if unit_name else name
         if isinstance(value, int):
@@ -218,18 +241,36 @@ class WhatIfPanel(W.VBox):
 
     def set(self, **values: Any) -> WhatIfDiff | None:
         """Move controls from code, in the units they show (days, minutes…), then
-        re-settle once; returns the difference (None when there is no baseline)."""
+        re-settle once; returns the difference (None when there is no baseline, or when a
+        value is outside its setting's range: the status says which, nothing moves)."""
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
             raise ValueError(f"no control {', '.join(unknown)}; controls: "
                              f"{', '.join(self.controls)}")
+        for name, v in values.items():
+            problem = self._refusal(name, v)
+            if problem:
+                self.status.value = note(problem, error=True)
+                return None
         self._busy = True
         try:
             for name, v in values.items():
-                self.controls[name].value = v
+                w = self.controls[name]
+                if not isinstance(v, bool):  # a value in range the slider did not reach
+                    w.min, w.max = min(w.min, v), max(w.max, v)
+                w.value = v
         finally:
             self._busy = False
         return self.update()
+
+    def _refusal(self, name: str, shown: Any) -> str | None:
+        """Why ``shown`` (in the control's unit) is refused for setting ``name``, or None."""
+        base = getattr(self.base_settings, name)
+        if isinstance(base, bool) or isinstance(shown, bool):
+            return setting_problem(name, shown)
+        unit = CONTROLS[name][3]
+        value = shown * unit if isinstance(shown, int | float) and unit != 1.0 else shown
+        return setting_problem(name, value)
 
     def _show_baseline_values(self) -> None:
         self._busy = True
@@ -295,8 +336,8 @@ class WhatIfPanel(W.VBox):
         if base is None:
             return None
         t0 = time.perf_counter()
-        s = self.settings()
         try:
+            s = self.settings()
             variant = base if s == self.base_settings else self.mem.recall(
                 base.query, now=base.now, settings=s, log=False)
         except AkashaError as err:
@@ -382,17 +423,17 @@ class WhatIfPanel(W.VBox):
             return None
         try:
             if self._base_eval is None:
-                self._base_eval = self.mem.evaluate(methods=EVAL_METHODS, k=self.k,
+                self._base_eval = self.mem.evaluate(methods=WHATIF_METHODS, k=self.k,
                                                     now=self.baseline.now,
                                                     settings=self.base_settings)
             s = self.settings()
             after = self._base_eval if s == self.base_settings else self.mem.evaluate(
-                methods=EVAL_METHODS, k=self.k, now=self.baseline.now, settings=s)
+                methods=WHATIF_METHODS, k=self.k, now=self.baseline.now, settings=s)
         except AkashaError as err:
             self.eval_box.value = note(str(err), error=True)
             return None
         k, rows = self.k, []
-        for m in EVAL_METHODS:
+        for m in WHATIF_METHODS:
             a, b = self._base_eval["methods"][m], after["methods"][m]
             rows.append({"method": m, f"recall@{k} before": a[f"recall@{k}"],
                          f"recall@{k} after": b[f"recall@{k}"],

@@ -7,7 +7,9 @@ message matches ``match`` and names ``where`` — file:line or record — with t
 unchanged), ``ingested`` (stored verbatim: ``messages`` added) or ``flagged`` (stored with
 ``flags`` on the messages). ``stage`` says who refuses it: the importer (before the store
 is opened) or the pipeline (checks against the store). ``export`` entries are output paths
-for ``akasha export``.
+for ``akasha export``. ``migrate`` entries are ``NAME=VALUE`` settings for ``akasha migrate``
+(and, as ``value`` or the text parsed as the setting's type, for ``Memory.migrate``) that
+must be refused with one line matching ``match``, nothing written.
 """
 
 from __future__ import annotations
@@ -270,6 +272,57 @@ def main() -> None:
     ]:
         ENTRIES.append({"export": out, "kind": kind, "expect": "error" if match else "written",
                         "match": match})
+    # -- settings for migrate: outside their ranges, of the wrong type, breaking a rule
+    out_of = "is outside its range"
+    for arg, kind, match, *value in [
+        ("EDGE_LR=-5", "a negative learning rate (edges shrink below zero: NaN in every "
+         "later recall)", rf"^EDGE_LR=-5\.0 {out_of} \(0, 1\]$"),
+        ("EDGE_LR=1e9", "a learning rate far above 1", rf"^EDGE_LR=1000000000\.0 {out_of} "),
+        ("EDGE_LR=nan", "NaN for a learning rate", rf"^EDGE_LR=nan {out_of} \(0, 1\]$"),
+        ("EDGE_LR=true", "a bool for a number",
+         r"^EDGE_LR=(True|'true') is not a number; its range is \(0, 1\]$", True),
+        ("EDGE_TAU=inf", "an infinite time constant", rf"^EDGE_TAU=inf {out_of} \[1, inf\)$"),
+        ("STRENGTH_TAU=0", "a zero time constant (a division by zero)",
+         rf"^STRENGTH_TAU=0\.0 {out_of} \[1, inf\)$"),
+        ("RESOURCE_TAU=-1800", "a negative time constant", rf"^RESOURCE_TAU=-1800\.0 {out_of}"),
+        ("DENSE_POOL=0", "an empty dense pool", rf"^DENSE_POOL=0 {out_of} \[1, 1_000_000\]$"),
+        ("DENSE_POOL=2.5", "a fraction for a count",
+         r"^DENSE_POOL=(2\.5|'2\.5') is not a whole number; its range is \[1, 1_000_000\]$",
+         2.5),
+        ("DENSE_POOL=1" + "0" * 400, "a 401-digit count",
+         rf"^DENSE_POOL=<an int of 401 digits> {out_of} "),
+        ("DENSE_TOP_K=-3", "a negative count", rf"^DENSE_TOP_K=-3 {out_of} \[1, 10_000\]$"),
+        ("RWR_TOP_EDGES=0", "no transition entry kept per column (an index error in every "
+         "recall)", rf"^RWR_TOP_EDGES=0 {out_of} \[1, 10_000\]$"),
+        ("RWR_STEPS=1000000000", "a random walk of a billion steps (a hang)",
+         rf"^RWR_STEPS=1000000000 {out_of} \[0, 20\]$"),
+        ("RWR_ALPHA=1.5", "a restart probability above 1", rf"^RWR_ALPHA=1\.5 {out_of} \[0, 1\]$"),
+        ("PPR_DAMPING=1", "PageRank that never restarts",
+         rf"^PPR_DAMPING=1\.0 {out_of} \[0, 0\.99\]$"),
+        ("CROSS_BOOST=1e308", "a boost that overflows to inf",
+         rf"^CROSS_BOOST=1e\+308 {out_of} \[0, 1000\]$"),
+        ("STATE_SIGMA_GAIN=1000", "a gain whose exp() overflows",
+         rf"^STATE_SIGMA_GAIN=1000\.0 {out_of} \[0, 20\]$"),
+        ("HOP_1=-0.5", "a negative path penalty (negative scores)", rf"^HOP_1=-0\.5 {out_of}"),
+        ("STDP_CAUSAL=-1", "a negative edge delta", rf"^STDP_CAUSAL=-1\.0 {out_of}"),
+        ("HEALTH_WINDOW=0", "a zero-width health window", rf"^HEALTH_WINDOW=0\.0 {out_of}"),
+        ("LEIDEN_SEED=-1", "a negative random seed", rf"^LEIDEN_SEED=-1 {out_of}"),
+        ("FTS_STEM=klingon", "a stemmer PyStemmer does not have",
+         r"^FTS_STEM='klingon' is outside its range: '' \(none\) or a Snowball language .*english"),
+        ("EMBED_MODEL= ", "a blank model name", r"^EMBED_MODEL=' ' is outside its range: "),
+        ("USE_SALIENCE=maybe", "a switch that is neither on nor off",
+         r"^USE_SALIENCE='maybe' is not True or False$", "maybe"),
+        ("ALIAS_REVIEW_MIN=0.9", "the alias review band above automatic merging",
+         r"^ALIAS_REVIEW_MIN=0\.9 with ALIAS_AUTO_MERGE=0\.75 breaks the rule "
+         r"ALIAS_REVIEW_MIN <= ALIAS_AUTO_MERGE$"),
+        ("EXPAND_AROUND=50", "expand's default above its maximum",
+         r"^EXPAND_AROUND=50 with EXPAND_MAX_AROUND=10 breaks the rule "),
+        ("STRENGTH_INIT_BASE=0.9", "a new node's strength above its cap",
+         r"^STRENGTH_INIT_BASE=0\.9 with STRENGTH_INIT_SIGMA=0\.3 breaks the rule "),
+        ("NOPE=1", "a setting that does not exist", r"^unknown setting\(s\): NOPE; ", 1),
+    ]:
+        ENTRIES.append({"migrate": arg, "kind": f"migrate: {kind}", "expect": "error",
+                        "match": match, **({"value": value[0]} if value else {})})
     (HERE / "manifest.json").write_text(
         json.dumps({"about": __doc__.strip().splitlines()[0], "entries": ENTRIES},
                    ensure_ascii=False, indent=1) + "\n", "utf-8")

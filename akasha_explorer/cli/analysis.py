@@ -1,4 +1,4 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
+"""``akasha`` commands of the analysis area, registered by :mod:`akasha_explorer.cli`:
 ``communities``, ``surprises``, ``ppr``, ``export``, ``import`` and ``eval``."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json, parse_now
+from ..analysis.methods import EVAL_METHODS, RANK_METHODS
+from ..analysis.surprises import SURPRISE_KINDS
+from ..analysis.views import VIEWS
 from ..config import PROFILES, Settings
 from ..export.api import EXPORT_FORMATS
-from .methods import EVAL_METHODS, METHODS
-from .surprises import KINDS
-from .views import VIEWS
+from .kit import echo, echo_json, parse_now
 
 __all__ = ["COMMANDS"]
 
@@ -51,7 +51,7 @@ def communities_cmd(store: str, view: str, resolution: float | None, seed: int |
     """Leiden communities of STORE's co-activation graph (or anchor graphs)."""
     with open_store(store, read_only=not store_episodes) as mem:
         table = mem.communities(view, now=_when(now, mem), resolution=resolution, seed=seed,
-                                store=store_episodes)
+                                save=store_episodes)
     if as_json:
         echo_json(table.to_dict(orient="records"))
         return
@@ -92,7 +92,7 @@ def surprises_cmd(store: str, top: int, no_queue: bool, resolution: float | None
     if as_json:
         echo_json(json.loads(frame.to_json(orient="records", force_ascii=False)))
         return
-    for kind in KINDS:
+    for kind in SURPRISE_KINDS:
         part = frame[frame["kind"] == kind]
         echo(f"\n== {kind} ({len(part)})")
         if part.empty:
@@ -174,7 +174,7 @@ def import_cmd(store: str, path: str) -> None:
 @_STORE
 @click.option("--k", "k", type=int, default=10, show_default=True,
               help="Cut-off of recall@k, hit@k and false@k.")
-@click.option("--method", "methods", multiple=True, type=click.Choice(METHODS),
+@click.option("--method", "methods", multiple=True, type=click.Choice(RANK_METHODS),
               help="A method to score (repeat for several; default: "
                    f"{', '.join(EVAL_METHODS)}).")
 @click.option("--profile", type=click.Choice(list(PROFILES)), default=None,

@@ -1,4 +1,10 @@
-"""Free space before writing (issue 18, item 4): a write the disk cannot hold is refused
+"""File-system helpers at the bottom of the package (they import nothing of ours but
+:mod:`.errors`): a folder's entries made durable (:func:`fsync_dir`), an ``OSError`` turned
+into a :class:`~akasha_explorer.errors.StoreError` that says what to do (:func:`os_error`),
+and the free-space reserves and checks below. The query layer (``graphdb/``, ``vectors/``)
+and the store both use them, so they live under both.
+
+**Free space before writing** (issue 18, item 4): a write the disk cannot hold is refused
 whole with :class:`~akasha_explorer.errors.DiskFull` *before* it starts.
 
 Why before: kuzu 0.11.3 cannot survive ``ENOSPC`` — measured on a small tmpfs, a ``COPY``,
@@ -31,9 +37,10 @@ import errno
 import os
 from pathlib import Path
 
-from ..errors import DiskFull
+from .errors import DiskFull, StoreError
 
-__all__ = ["GRAPH_RESERVE", "WRITE_FACTOR", "disk_full", "ensure_free", "free_bytes", "size_of"]
+__all__ = ["GRAPH_RESERVE", "WRITE_FACTOR", "disk_full", "ensure_free", "free_bytes",
+           "fsync_dir", "os_error", "size_of"]
 
 GRAPH_RESERVE = 32 << 20
 """Bytes kept free for any Kuzu write beyond its data (measured on a tmpfs: a first
@@ -80,3 +87,33 @@ def disk_full(e: BaseException) -> bool:
     text = str(e)
     return "No space left on device" in text or "os error 28" in text \
         or "Disk quota exceeded" in text
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a created/renamed directory entry durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def os_error(e: OSError, path: Path | str, doing: str) -> StoreError:
+    """A :class:`StoreError` for an ``OSError`` met while ``doing`` something at ``path``,
+    saying what to do next (a full disk, a read-only file system, no permission …).
+
+    >>> print(os_error(OSError(errno.EROFS, "Read-only file system"), "/s", "make a store"))
+    cannot make a store at /s: read-only file system; open the store read-only, or copy it ...
+    """
+    advice = {
+        errno.ENOSPC: "the disk is full; free some space and retry",
+        errno.EDQUOT: "the disk quota is used up; free some space and retry",
+        errno.EROFS: "open the store read-only, or copy it to a writable place",
+        errno.EACCES: "check the folder's permissions",
+        errno.EPERM: "check the folder's permissions",
+        errno.ELOOP: "a symbolic link in the path points back at itself; give the real path",
+        errno.ENOTDIR: "a part of the path is a file, not a folder; pick another path",
+        errno.ENAMETOOLONG: "pick a shorter path",
+    }.get(e.errno or 0, "check the path and retry")
+    reason = (e.strerror or str(e)).lower()
+    return StoreError(f"cannot {doing} at {path}: {reason}; {advice}")

@@ -1,5 +1,5 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
-``doctor``."""
+"""``akasha doctor`` (registered by :mod:`akasha_explorer.cli`): the checks and repairs of
+:mod:`akasha_explorer.doctor`, and half-made store folders (:mod:`akasha_explorer.store.folder`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json
 from ..errors import StoreError
-from . import folder
+from ..store import folder
+from .kit import echo, echo_json
 
 __all__ = ["COMMANDS"]
 

@@ -1,13 +1,9 @@
-"""``akasha`` — the command line, a thin layer over :class:`~akasha_explorer.memory.Memory`.
-
-Every error the package raises on purpose becomes one clear line on stderr and exit
-status 1 (in one place: :class:`_Group`). ``python -m akasha_explorer`` runs the same.
-"""
+"""``akasha`` commands over one memory: ``ingest``, ``stats``, ``show``, ``recall``,
+``explain``, and the demo's ``demo`` and ``lab``."""
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 import shutil
 import signal
@@ -20,41 +16,19 @@ from typing import Any
 
 import click
 
-from . import open as open_store
-from .clikit import echo, echo_doc, echo_json, parse_now
-from .config import DEFAULT_PROFILE, PROFILES, Settings, setting_docs
-from .curate.labels import demo_labels_path
-from .errors import AkashaError
-from .ingest.importers import load
-from .text.terminal import SafeFormatter, terminal_safe
+from .. import open as open_store
+from ..config import DEFAULT_PROFILE, Settings
+from ..curate.labels import demo_labels_path
+from ..errors import AkashaError
+from ..ingest.importers import load
+from .kit import echo, echo_doc, echo_json, parse_now
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "DEMO_TOUR"]
 
 DEFAULT_DEMO_STORE = "demo_store"
 
 
-class _Group(click.Group):
-    """Turns every :class:`AkashaError` into ``click.ClickException`` (one line, exit 1)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except AkashaError as e:  # messages may quote stored text: escaped like all output
-            raise click.ClickException(terminal_safe(str(e))) from e
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-@click.version_option(package_name="akasha-explorer")
-def cli(verbose: int) -> None:
-    """akasha — see, debug and curate what a personal agent remembers."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    handler = logging.StreamHandler()  # log lines quote ids and paths: escaped like output
-    handler.setFormatter(SafeFormatter("%(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler])
-
-
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(file_okay=False))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
@@ -78,7 +52,7 @@ def ingest(store: str, file: str, fmt: str, replay: bool, session: str | None,
             echo(f"  ... and {len(report.skipped) - 20} more skipped")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def stats(store: str, as_json: bool) -> None:
@@ -95,7 +69,7 @@ def stats(store: str, as_json: bool) -> None:
         echo(f"{k:<{width}}  {v}")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("node_id")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -134,7 +108,7 @@ def _print_group(mem: Any, title: str, items: Any) -> None:
                    f"{_preview(mem, u)}")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("query")
 @click.option("--now", default="now", show_default=True,
@@ -175,7 +149,7 @@ def recall(store: str, query: str, now: str, commit_to: str | None, as_json: boo
                        f"{len(wb.depressed.src) if wb else 0} depressed")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", type=click.Path(exists=True, file_okay=False))
 @click.argument("query")
 @click.argument("node_id")
@@ -209,7 +183,7 @@ DEMO_TIME_ZONE = "+08:00"
 """Where the demo's people live (every timestamp of the demo conversations is +08:00)."""
 
 
-@cli.command()
+@click.command()
 @click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
 @click.option("--no-replay", is_flag=True, help="Ingest without growing edges (faster).")
 def demo(store: str, no_replay: bool) -> None:
@@ -241,7 +215,7 @@ def demo(store: str, no_replay: bool) -> None:
                f"edges, {s['review_pending']} review items pending")
 
 
-@cli.command()
+@click.command()
 @click.argument("store", default=DEFAULT_DEMO_STORE, type=click.Path(file_okay=False))
 @click.option("--notebooks", default="notebooks", show_default=True,
               type=click.Path(file_okay=False), help="Folder JupyterLab opens.")
@@ -250,7 +224,7 @@ def lab(store: str, notebooks: str, port: int | None) -> None:
     """Open JupyterLab on the notebooks with STORE (built from the demo if missing), served
     by a memory server this command starts (`akasha serve`), so every notebook shares the
     one store and none locks another out; the server stops with JupyterLab."""
-    from .server.client import served_at
+    from ..server.client import served_at
 
     if not (Path(store) / "akasha.json").exists():
         click.get_current_context().invoke(demo, store=store)
@@ -284,8 +258,8 @@ def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
     answers; returns its URL and process."""
     import socket
 
-    from .server.client import connect
-    from .server.http import DEFAULT_PORT
+    from ..server.client import connect
+    from ..server.http import DEFAULT_PORT
 
     with socket.socket() as sock:
         try:
@@ -309,73 +283,4 @@ def _start_server(store: str) -> tuple[str, subprocess.Popen[bytes]]:
             time.sleep(0.3)
 
 
-@cli.command("settings")
-@click.argument("store", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def settings_cmd(store: str | None, as_json: bool) -> None:
-    """Every setting with its default (profile v2), its v1 value where it differs, SPEC
-    section and help; with STORE, the store's profile and its own values too."""
-    docs = setting_docs()
-    own: Settings | None = None
-    if store is not None:
-        with open_store(store, read_only=True) as mem:
-            own = mem.settings
-        profile, diff = own.profile_name()
-        for d in docs:
-            d["store"] = getattr(own, d["name"])
-    if as_json:
-        echo_json({"profile": profile, "differs_from_profile": diff, "settings": docs}
-                  if own is not None else docs)
-        return
-    if own is not None:
-        extra = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "nothing"
-        echo(f"store {store}: profile {profile} (set apart from it: {extra}); "
-             f"`akasha migrate STORE --profile v1|v2` switches it\n")
-    for d in docs:
-        ours = " [ours]" if d["ours"] else ""
-        v1 = f"   v1: {d['v1']!r}" if d["v1"] != d["default"] else ""
-        here = f"   store: {d['store']!r}" if own is not None else ""
-        echo(f"{d['name']} = {d['default']!r}{v1}{here}  ({d['section']}{ours})\n"
-             f"    {d['help']}")
-
-
-@cli.command("migrate")
-@click.argument("store", type=click.Path(exists=True, file_okay=False))
-@click.option("--profile", type=click.Choice(list(PROFILES)), required=True,
-              help="The settings profile to switch the store to.")
-def migrate_cmd(store: str, profile: str) -> None:
-    """Switch STORE to a settings profile (v2: the improved engine; v1: the V1-faithful
-    one). What the store set apart from its profile (model, index options…) is kept; the
-    lexical index is rebuilt when its term rules change; edges, node state and the raw
-    messages stay as they are."""
-    with open_store(store) as mem:
-        before = mem.settings.profile_name()[0]
-        diff = mem.migrate(profile)
-    if not diff:
-        echo(f"store {store} already uses profile {profile}; nothing changed")
-        return
-    echo(f"store {store}: profile {before} -> {profile}")
-    for k, (a, b) in diff.items():
-        echo(f"  {k}: {a!r} -> {b!r}")
-
-
-def _register_areas() -> None:
-    """Subcommands defined beside the code they drive (one module per area)."""
-    from .analysis import commands as analysis_cmds
-    from .bench import commands as bench_cmds
-    from .brief import commands as brief_cmds
-    from .curate import commands as curate_cmds
-    from .server import commands as server_cmds
-    from .store import commands as store_cmds
-
-    for mod in (curate_cmds, analysis_cmds, brief_cmds, store_cmds, bench_cmds, server_cmds):
-        for command in mod.COMMANDS:
-            cli.add_command(command)
-
-
-_register_areas()
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="akasha")
+COMMANDS: list[click.Command] = [ingest, stats, show, recall, explain, demo, lab]

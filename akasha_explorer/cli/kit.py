@@ -1,5 +1,5 @@
-"""Helpers shared by every ``akasha`` subcommand module (kept apart from :mod:`.cli` so
-area modules can import them without a cycle)."""
+"""Helpers shared by every ``akasha`` command module (kept apart from the group in
+:mod:`akasha_explorer.cli`, which imports the command modules)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .text.terminal import json_safe, terminal_safe
-from .text.timewords import parse_time
+from ..text.terminal import json_safe, terminal_safe
+from ..text.timewords import parse_time
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 __all__ = ["echo", "echo_doc", "echo_json", "parse_now"]
 

@@ -1,4 +1,4 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
+"""``akasha`` commands of the curate area, registered by :mod:`akasha_explorer.cli`:
 ``anchors``, ``review list|approve|reject``, ``forget``."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json
 from ..errors import InvalidInput
 from ..text.terminal import terminal_safe
+from .kit import echo, echo_json
 
 __all__ = ["COMMANDS"]
 
@@ -27,12 +27,12 @@ def anchors(store: str, search: str | None, kind: str | None, show_all: bool,
     with open_store(store, read_only=True) as mem:
         rows = mem.anchors(search, kind=kind, status=None if show_all else "active")
     if as_json:
-        echo_json(rows)
+        echo_json([r.to_dict() for r in rows])
         return
     for r in rows:
-        status = "" if r["status"] == "active" else f" [{r['status']}]"
-        echo(f"{r['uid']}  {r['name']}  ({r['kind']}{status})  {r['mentions']} mentions"
-                   f" in {r['nodes']} nodes  aliases: {' / '.join(r['aliases']) or '-'}")
+        status = "" if r.status == "active" else f" [{r.status}]"
+        echo(f"{r.uid}  {r.name}  ({r.kind}{status})  {r.mentions} mentions"
+             f" in {r.nodes} nodes  aliases: {' / '.join(r.aliases) or '-'}")
     if not rows:
         echo("no anchors" + (f" matching {search!r}" if search else ""))
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..clikit import echo
-from .madial import MADIAL_METHODS
-from .recall import METHODS
+from ..bench.madial import MADIAL_METHODS
+from ..bench.recall import RANK_METHODS
+from .kit import echo
 
 __all__ = ["COMMANDS"]
 
@@ -30,7 +32,7 @@ def _methods(value: str, known: tuple[str, ...]) -> list[str]:
 
 
 def _report(result: dict[str, object], out: str) -> None:
-    from .report import write_reports
+    from ..bench.report import write_reports
 
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     for path in write_reports(result, out, command=command):
@@ -41,25 +43,33 @@ def _report(result: dict[str, object], out: str) -> None:
 _PROFILE = click.option("--profile", type=click.Choice(["v2", "v1"]), default="v2",
                         show_default=True, help="Settings profile of the stores (v1: the "
                         "V1-faithful engine).")
+_NO_ABLATIONS = click.option("--no-ablations", is_flag=True,
+                             help="Skip the ablation stores and runs.")
+
+
+def _report_to(default: str) -> Callable[..., Any]:
+    """``--out``: where a quality benchmark writes its JSON (``default``)."""
+    return click.option("--out", default=default, show_default=True,
+                        type=click.Path(dir_okay=False),
+                        help="JSON output; .md and .png beside it.")
 
 
 @bench.command()
 @click.option("--data", default="../shared/data/locomo-dev.json", show_default=True,
               type=click.Path(exists=True, dir_okay=False), help="A LoCoMo-format JSON file.")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
-@click.option("--methods", default=",".join(METHODS), show_default=True,
+@click.option("--methods", default=",".join(RANK_METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
-@click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
-@click.option("--out", default="benchmarks/results/locomo-dev.json", show_default=True,
-              type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
+@_NO_ABLATIONS
+@_report_to("benchmarks/results/locomo-dev.json")
 def locomo(data: str, conversations: int | None, methods: str, profile: str,
            no_ablations: bool, out: str) -> None:
     """Evidence recall on LoCoMo: the context an agent receives, Akasha's ranking, dense,
     BM25, RRF and PPR."""
-    from .locomo import run_locomo
+    from ..bench.locomo import run_locomo
 
-    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, METHODS),
+    _report(run_locomo(data, conversations=conversations, methods=_methods(methods, RANK_METHODS),
                        ablations=not no_ablations, profile=profile), out)
 
 
@@ -70,15 +80,14 @@ def locomo(data: str, conversations: int | None, methods: str, profile: str,
 @click.option("--methods", default=",".join(MADIAL_METHODS), show_default=True,
               help="Comma-separated methods.")
 @_PROFILE
-@click.option("--no-ablations", is_flag=True, help="Skip the ablation stores and runs.")
-@click.option("--out", default="benchmarks/results/madial-zh-dev.json", show_default=True,
-              type=click.Path(dir_okay=False), help="JSON output; .md and .png beside it.")
+@_NO_ABLATIONS
+@_report_to("benchmarks/results/madial-zh-dev.json")
 def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) -> None:
     """Memory recall on MADial-Bench-zh (Chinese): one store per user, query = the
     dialogue before the test turn."""
-    from .madial import run_madial
+    from ..bench.madial import run_madial
 
-    _report(run_madial(data, methods=_methods(methods, METHODS), ablations=not no_ablations,
+    _report(run_madial(data, methods=_methods(methods, RANK_METHODS), ablations=not no_ablations,
                        profile=profile), out)
 
 
@@ -87,7 +96,7 @@ def madial(data: str, methods: str, profile: str, no_ablations: bool, out: str) 
 def engine(quick: bool) -> None:
     """Engine speed on synthetic mirrors: recall and write-back of both settings profiles
     (v1, v2) side by side, beside a numpy brute-force top-10."""
-    from .engine import main
+    from ..bench.engine import main
 
     main(["--quick"] if quick else [])
 
@@ -113,7 +122,7 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
     the live loop (recall + commit), commit and checkpoint of real stores at several sizes."""
     import json
 
-    from .scale import run_scale
+    from ..bench.scale import run_scale
 
     result = run_scale([int(x) for x in sizes.split(",") if x.strip()], commits=commits)
     text = json.dumps(result, indent=2)

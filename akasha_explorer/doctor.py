@@ -1,5 +1,7 @@
 """Store health: find every way the stores of one memory disagree, and repair what a crash
-can leave behind (``Memory.doctor``, ``akasha doctor``).
+can leave behind (``Memory.doctor``, ``akasha doctor``). An area like the others: it takes a
+:class:`~akasha_explorer.store.Store` and, to repair, runs the ingest, extraction and
+forget areas' own steps — so it sits above them, not inside ``store/``.
 
 What is checked (each problem is a :class:`Finding` with a ``kind``):
 
@@ -19,9 +21,13 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
   (``mirror_differs``); no live edge touches a forgotten node (``orphan_edges``). On a
   writable store the journal is checkpointed first, so this compares the running mirror
   with one rebuilt from Kuzu alone.
+- **settings** — every value ``akasha.json`` holds is inside its range and keeps the rules
+  between settings (``invalid_settings``: written by an older version or by hand; the store
+  runs with its profile's values for them meanwhile, and ``--repair`` writes those —
+  ``akasha migrate STORE NAME=VALUE`` sets others).
 - **leftovers** — temporary files of an interrupted write (``stale_files``), the redo
   folder of a Kuzu transaction a crash interrupted, seen only on a read-only open
-  (``graph_redo``; a read-write open restores it, see :mod:`..graphdb.kuzu_db`), nodes whose
+  (``graph_redo``; a read-write open restores it, see :mod:`.graphdb.kuzu_db`), nodes whose
   extraction never ran (``extract_pending``), a forget whose purge did not finish
   (``forget_pending``).
 
@@ -51,16 +57,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ReadOnlyStore
-from ..graphdb import chains
-from ..graphdb import turns as gt
-from ..model import sha256_text
-from ..vectors import queries as vq
-from .journal import Journal
-from .mirror import Mirror
+from .curate.forget import purge
+from .errors import ReadOnlyStore
+from .extract.pipeline import extract_after_ingest
+from .graphdb import chains
+from .graphdb import turns as gt
+from .ingest.pipeline import pending_extraction
+from .model import sha256_text
+from .store.journal import Journal
+from .store.mirror import Mirror
+from .vectors import queries as vq
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .store.store import Store
 
 __all__ = ["DoctorReport", "Finding", "check", "repair", "run"]
 
@@ -173,6 +182,7 @@ def check(store: Store) -> DoctorReport:
     found = _Found()
     checked: dict[str, int] = {}
     _check_files(store, found)
+    _check_settings(store, found)
     _check_journal(store, found, checked)
     if not store.read_only:
         store.checkpoint()
@@ -195,6 +205,16 @@ def _check_files(store: Store, found: _Found) -> None:
     found.add("graph_redo", "leftover", redo,
               "the redo folder of a Kuzu transaction a crash interrupted (its rows may be "
               "missing from the graph until then); the next read-write open restores them")
+
+
+def _check_settings(store: Store, found: _Found) -> None:
+    bad = store.manifest.invalid
+    found.add("invalid_settings", "error", list(dict.fromkeys(p for _, p in bad.values())),
+              "akasha.json holds settings outside their ranges (an older version or a hand "
+              "edit); the store runs with its profile's values for them "
+              f"({', '.join(f'{k}={getattr(store.settings, k)!r}' for k in bad)}); --repair "
+              "writes those, `akasha migrate STORE NAME=VALUE` sets others")
+    found.data["invalid_settings"] = bool(bad)
 
 
 def _check_journal(store: Store, found: _Found, checked: dict[str, int]) -> None:
@@ -294,7 +314,6 @@ def _check_graph(store: Store, found: _Found, checked: dict[str, int]) -> None:
               "COACT edges stored twice for one pair, or from a node to itself")
     orphan_tr = gt.orphan_triples(g)
     found.add("orphan_triples", "error", orphan_tr, "triples whose source node is gone")
-    from ..ingest.pipeline import pending_extraction
     pending = pending_extraction(store)
     found.add("extract_pending", "leftover", pending,
               "nodes whose extraction (anchors, mentions, triples) was interrupted by a "
@@ -419,6 +438,10 @@ def repair(store: Store, report: DoctorReport) -> DoctorReport:
         elif p.exists():
             p.unlink()
         did.append(f"removed stale file {name}")
+    if data.get("invalid_settings"):
+        fixed = store.migrate(store.manifest.profile)
+        did.append("wrote the profile's values for the settings outside their ranges: "
+                   + ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in fixed.items()))
     if data.get("journal_cleanup"):
         store.checkpoint()
         store.journal.truncate()
@@ -444,12 +467,10 @@ def repair(store: Store, report: DoctorReport) -> DoctorReport:
         did.append(f"relinked the NEXT chain of {len(relink)} session(s) in seq order: "
                    f"{', '.join(relink[:_EXAMPLES])}")
     if data.get("forget_pending"):
-        from ..curate.forget import purge
         purge(store)
         did.append("finished an interrupted forget: removed LanceDB's older versions and "
                    "rebuilt the Kuzu file")
     if data.get("extract_pending"):
-        from ..extract.pipeline import extract_after_ingest
         uids = data["extract_pending"]
         extract_after_ingest(store, uids)
         did.append(f"ran the interrupted extraction of {len(uids)} nodes")

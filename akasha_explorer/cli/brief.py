@@ -1,4 +1,4 @@
-"""``akasha`` subcommands of this area, registered by :mod:`akasha_explorer.cli`:
+"""``akasha`` commands of the brief area, registered by :mod:`akasha_explorer.cli`:
 ``context``, ``expand`` and ``health``."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import click
 
 from .. import open as open_store
-from ..clikit import echo, echo_json, parse_now
-from .context import STYLES
-from .health import format_health
+from ..brief.context import STYLES
+from ..brief.health import format_health
+from .kit import echo, echo_json, parse_now
 
 __all__ = ["COMMANDS"]
 
