@@ -197,6 +197,10 @@ class Settings:
     FTS_CJK_STOPWORDS: bool = _s(
         True, "§4.1", "With INDEX_STOPWORDS, also drop Chinese function words (怎么样, 我们, "
         "时候…) from the lexical index and queries.", ours=True)
+    FTS_VERSIONS: bool = _s(
+        True, "§4.1", "Index version and dotted numbers whole (v0.3.1 -> 0.3.1, 3.11): the "
+        "word tokens cut them into pieces too short to be terms, so a question about a "
+        "release found nothing.", ours=True)
     FTS_STEM: str = _s(
         "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
         "(cities -> citi), '' for none.", ours=True, valid=STEMMER)
@@ -251,6 +255,14 @@ class Settings:
         0.5, "§4.1", "A node's relevance gains this times the better relevance of its session "
         "neighbours (the turns just before and after it): the answer is often the line next "
         "to the one that matches. 0 turns it off.", ours=True, valid=UNIT)
+
+    ANSWER_HANDOFF: float = _s(
+        0.75, "§4.1", "A turn whose matching message (its best BM25 message, else its last) "
+        "asks something (a question mark, 吗 / 呢 at its end) is answered by the next turn "
+        "of its session: that turn takes this times the asking turn's relevance as its "
+        "context (instead of CONTEXT_NEIGHBOR times it), so the answer ranks beside the "
+        "question that matched the query's words. 0 (or anything up to CONTEXT_NEIGHBOR) "
+        "turns it off.", ours=True, valid=UNIT)
 
     ANCHOR_WEIGHT: float = _s(
         1.0, "§4.1", "A query that names an anchor by any alias (阿岚, 岚姐, Lan…) searches "
@@ -508,7 +520,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "v1": {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
-        "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
+        "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0, "ANSWER_HANDOFF": 0.0, "FTS_VERSIONS": False,
         "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
     },

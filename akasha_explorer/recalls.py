@@ -63,6 +63,9 @@ class MethodInput:
     session: str | None = None
     windows: tuple[tuple[float, float, str], ...] = ()
     filler: np.ndarray | None = field(default=None, compare=False)
+    asks: np.ndarray | None = field(default=None, compare=False)
+    """The messages that ask something (``ANSWER_HANDOFF``:
+    :meth:`Store.asking_mask <akasha_explorer.store.store.Store.asking_mask>`)."""
 
 
 RecallMethod = Callable[["NodeTable", "EdgeStore", np.ndarray, "LexicalHits", MethodInput],
@@ -93,14 +96,14 @@ def _akasha(nodes: NodeTable, edges: EdgeStore, q: np.ndarray, lexical: LexicalH
             x: MethodInput) -> RecallTrace:
     return engine_recall(nodes, edges, q, lexical, now=x.now, settings=x.settings,
                          query=x.query, session=x.session, windows=list(x.windows),
-                         filler=x.filler)
+                         filler=x.filler, asks=x.asks)
 
 
 @register("ppr")
 def _ppr(nodes: NodeTable, edges: EdgeStore, q: np.ndarray, lexical: LexicalHits,
          x: MethodInput) -> RecallTrace:
     return ppr_recall(nodes, edges, q, lexical, now=x.now, settings=x.settings,
-                      query=x.query, session=x.session, filler=x.filler)
+                      query=x.query, session=x.session, filler=x.filler, asks=x.asks)
 
 
 def method_input(store: Store, method: str, query: str, *, now: float, settings: Settings,
@@ -110,7 +113,8 @@ def method_input(store: Store, method: str, query: str, *, now: float, settings:
     windows = store.time_windows(query, now=now, settings=settings) \
         if method in WINDOWED else []
     return MethodInput(now=now, settings=settings, query=query, session=session,
-                       windows=tuple(windows), filler=store.filler_mask(query, settings))
+                       windows=tuple(windows), filler=store.filler_mask(query, settings),
+                       asks=store.asking_mask(settings))
 
 
 def run_method(store: Store, method: str, q: Any, lexical: LexicalHits, x: MethodInput
@@ -169,7 +173,7 @@ def replay(store: Store, trace: RecallTrace) -> RecallTrace:
     lex = store.lexical(trace.query, now=trace.now, settings=s)
     again = run_method(store, method, np.asarray(trace.q, np.float32), lex, MethodInput(
         now=trace.now, settings=s, query=trace.query, session=trace.session, windows=windows,
-        filler=store.filler_mask(trace.query, s)))
+        filler=store.filler_mask(trace.query, s), asks=store.asking_mask(s)))
     a, b = trace.to_dict(), again.to_dict()
     for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
         a.pop(part, None)

@@ -19,7 +19,7 @@ from akasha_explorer.engine.hybrid import relevance
 from akasha_explorer.engine.toy import toy_nodes
 from akasha_explorer.model import RawMessage
 from akasha_explorer.store.channels import AnchorLexicon
-from akasha_explorer.text.gates import is_noise
+from akasha_explorer.text.gates import asks, is_noise
 from akasha_explorer.text.timewords import time_windows
 from akasha_explorer.text.tokenize import TermRules
 from akasha_explorer.text.xling import lexicon, translate
@@ -35,6 +35,19 @@ def _window(q: str, now: float) -> list[tuple[str, str, str]]:
     return [(w.phrase, dt.datetime.fromtimestamp(w.start, TZ).date().isoformat(),
              dt.datetime.fromtimestamp(w.end, TZ).date().isoformat())
             for w in time_windows(q, now, tz=TZ)]
+
+
+def _on_off(tmp_path: Path, msgs: list[RawMessage], query: str, **off: object
+            ) -> tuple[list[str], list[str]]:
+    """The context order of ``query`` over a new store of ``msgs``, with the store's
+    settings and with ``off`` changed."""
+    with ak.open(tmp_path / "s") as mem:
+        mem.ingest(msgs, progress=False)
+        now = mem.last_ts()
+        on = context_order(mem.recall(query, now=now, log=False))
+        changed = context_order(mem.recall(query, now=now, log=False,
+                                           settings=mem.settings.replace(**off)))
+    return on, changed
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -86,12 +99,7 @@ def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
             for i, t in enumerate([
                 "今天去医院看了医生，说伤口没事", "周末和朋友去爬山了", "晚饭吃了牛肉面",
                 "The weather was nice today", "I bought a new keyboard"])]
-    with ak.open(tmp_path / "s") as mem:
-        mem.ingest(msgs, progress=False)
-        now = mem.last_ts()
-        on = context_order(mem.recall("What did the doctor say?", now=now, log=False))
-        off = context_order(mem.recall("What did the doctor say?", now=now, log=False,
-                                       settings=mem.settings.replace(XLING_WEIGHT=0.0)))
+    on, off = _on_off(tmp_path, msgs, "What did the doctor say?", XLING_WEIGHT=0.0)
     target = "s1:0"
     assert on[0] == target
     assert off[0] != target
@@ -166,3 +174,69 @@ def test_dense_knowable_changes_nothing_for_a_model_that_reads_both() -> None:
     b, _ = relevance(nodes, cos, np.ones(6, bool), hits,
                      settings=base.replace(DENSE_KNOWABLE=False), q=nodes.vec[0])
     assert a.uids == b.uids and a.score == b.score
+
+
+# -- phrases and versions ------------------------------------------------------------------------
+def test_an_english_phrase_is_translated_whole() -> None:
+    rules = TermRules()
+    got = {t.source: t.targets for t in translate("Did I go to West Lake over the National "
+                                                  "Day holiday?", rules=rules, per_word=3)}
+    assert got["west lake"] == ("西湖",)          # not west -> 西, lake -> 湖
+    assert "国庆" in got["national day"]
+    assert "west" not in got and "lake" not in got
+    # a phrase with a stop word keeps its words' own translations too
+    got = {t.source: t.targets for t in translate("the lights turn on at night", rules=rules,
+                                                  per_word=3)}
+    assert "开" in got["turn on"] and "night" in got
+
+
+def test_a_phrase_question_finds_the_chinese_turn(tmp_path: Path) -> None:
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 3600 * i, "user", t)
+            for i, t in enumerate([
+                "今天终于去了西湖，早上六点去的，人很少", "周末在家打游戏", "晚饭吃了牛肉面",
+                "I walked by the lake in the park", "The west wing of the office is cold"])]
+    on, off = _on_off(tmp_path, msgs, "Did I go to West Lake?", XLING_WEIGHT=0.0)
+    # the English turn about a lake still matches a word of the question; the Chinese
+    # turn is reached through 西湖 alone, and only with the translation
+    assert "s0:0" in on[:2]
+    assert "s0:0" not in off[:3]
+
+
+def test_version_numbers_are_terms(tmp_path: Path) -> None:
+    assert TermRules().signature.endswith(";ver=1")
+    assert not TermRules.of(Settings.profile("v1")).versions   # v1 indexes as it did
+    msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t)
+            for i, t in enumerate(["星图 v0.3 发布了", "星图 v0.3.1 released, UNC paths fixed",
+                                   "快到 v0.4 了", "今天发了个周报"])]
+    on, off = _on_off(tmp_path, msgs, "v0.3.1 什么时候发的", FTS_VERSIONS=False)
+    assert on[0] == "s1:1"
+    assert off[0] != "s1:1"
+
+
+# -- questions and answers -----------------------------------------------------------------------
+def test_the_turn_after_a_matching_question_takes_its_relevance() -> None:
+    """n0 asks "how's the finger?" (the query's word), n1 answers without the word: with
+    ANSWER_HANDOFF the answer takes the question's relevance instead of half of it; a
+    question in a turn whose matching message is a statement hands nothing over."""
+    nodes = toy_nodes([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], ts=[0, 1, 2])
+    hits = LexicalHits((), (0,), (2.0,), 3)
+    cos = np.zeros(3)
+    vis = np.ones(3, bool)
+    cfg = Settings()
+    asks = np.array([True, False, False])
+    rel, _ = relevance(nodes, cos, vis, hits, settings=cfg, asks=asks)
+    ctx = dict(zip(rel.uids, rel.context, strict=True))
+    base = dict(zip(rel.uids, rel.base, strict=True))
+    assert ctx["n1"] == pytest.approx(cfg.ANSWER_HANDOFF * base["n0"])
+    off, _ = relevance(nodes, cos, vis, hits, settings=cfg.replace(ANSWER_HANDOFF=0.0),
+                       asks=asks)
+    assert dict(zip(off.uids, off.context, strict=True))["n1"] == pytest.approx(
+        cfg.CONTEXT_NEIGHBOR * base["n0"])
+    no_q, _ = relevance(nodes, cos, vis, hits, settings=cfg, asks=np.zeros(3, bool))
+    assert no_q.context == off.context
+
+
+def test_what_asks() -> None:
+    assert asks("How's the finger today — still throbbing like yesterday?")
+    assert asks("手指现在怎么样了？😄") and asks("明天回上海吗")
+    assert not asks("Is it? I think so.") and not asks("好的") and not asks("")

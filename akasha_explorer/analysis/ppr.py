@@ -190,7 +190,8 @@ def _coact_graph(nodes: NodeTable, edges: EdgeStore) -> tuple[ig.Graph, NDArray[
 
 def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: LexicalHits, *,
                now: float, settings: Settings, query: str = "", session: str | None = None,
-               visible: ArrayLike | None = None, filler: ArrayLike | None = None) -> PPRTrace:
+               visible: ArrayLike | None = None, filler: ArrayLike | None = None,
+               asks: ArrayLike | None = None) -> PPRTrace:
     """Recall by personalized PageRank from Akasha's stage-1 seeds (module docstring).
 
     Settings read: ``PPR_DAMPING``, ``PPR_DIRECTED``, ``EDGE_TAU``, ``USE_SALIENCE``, the
@@ -212,7 +213,7 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
         vis = vis & np.asarray(visible, bool)
     # stages 1 and dense_items exactly as Akasha computes them: run the engine itself
     base = recall(nodes, edges, q, lexical, now=now, settings=cfg, visible=vis, query=query,
-                  session=session, filler=filler)
+                  session=session, filler=filler, asks=asks)
     table = PPRTable(damping=cfg.PPR_DAMPING, directed=cfg.PPR_DIRECTED)
     if base.n_visible == 0:
         return PPRTrace(**_fields(base), ppr=table)

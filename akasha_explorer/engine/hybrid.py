@@ -55,7 +55,8 @@ from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
-__all__ = ["dense_weight", "floor_items", "hybrid_seeds", "knowable", "relevance"]
+__all__ = ["asking_nodes", "dense_weight", "floor_items", "hybrid_seeds", "knowable",
+           "relevance"]
 
 
 def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits
@@ -72,6 +73,34 @@ def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHit
     node = nodes.msg_node[rows]
     ok = visible[node]
     np.maximum.at(out, node[ok], sc[ok])
+    return out
+
+
+def asking_nodes(nodes: NodeTable, lexical: LexicalHits, asks: NDArray[np.bool_]
+                 ) -> NDArray[np.bool_]:
+    """Per node: its matching message asks something (``asks``, per message) — the best
+    BM25 message of a node the query's terms hit, else the node's last message.
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> nodes = toy_nodes([[1, 0], [0, 1]])                  # one message per node
+    >>> asking_nodes(nodes, LexicalHits((), (1,), (2.0,), 2), np.array([False, True]))
+    array([False,  True])
+    """
+    m = nodes.m
+    flags = np.zeros(m, bool)
+    k = min(m, asks.shape[0])
+    flags[:k] = asks[:k]
+    last = nodes.first_msg + np.maximum(nodes.n_msg, 1) - 1
+    out = np.where(nodes.n_msg > 0, flags[np.clip(last, 0, max(m - 1, 0))], False) \
+        if m else np.zeros(nodes.n, bool)
+    if lexical.msg_rows:
+        rows = np.asarray(lexical.msg_rows, np.int64)
+        sc = np.asarray(lexical.scores, np.float64)
+        ok = (rows >= 0) & (rows < m)
+        rows, sc = rows[ok], sc[ok]
+        rows = rows[np.argsort(-sc, kind="stable")]          # best first
+        node, first = np.unique(nodes.msg_node[rows], return_index=True)
+        out[node] = flags[rows[first]]                       # each node's best message
     return out
 
 
@@ -133,11 +162,13 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               lexical: LexicalHits, *, settings: Settings,
               windows: Sequence[tuple[float, float, str]] = (),
               q: NDArray[np.floating[Any]] | None = None,
-              filler: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
+              filler: NDArray[np.bool_] | None = None,
+              asks: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
     Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
-    ``FILLER_FACTOR``, ``DENSE_KNOWABLE`` and those of :func:`dense_weight`.
+    ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF`` and those of
+    :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
@@ -146,7 +177,12 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     no lexical term matched (the query's only content is a time), is at least
     ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
     night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR`` (the
-    caller passes None when the query is itself such a greeting). Returns the trace part
+    caller passes None when the query is itself such a greeting). ``asks`` marks messages
+    that ask something ("How's the finger today?"); a node whose matching message asks (its
+    best BM25 message, or its last message when no term matched: :func:`asking`) is
+    answered by the next turn, which takes ``ANSWER_HANDOFF`` times the node's base as its
+    context (instead of ``CONTEXT_NEIGHBOR`` times it) — so the answer ranks beside or
+    above the question that matched the query's words. Returns the trace part
     (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
     for invisible nodes and nodes no channel reached).
     """
@@ -169,12 +205,18 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     base = lex + weight * (known * dense + (1.0 - known) * lex)
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
-    if cfg.CONTEXT_NEIGHBOR > 0:
+    asking = (asking_nodes(nodes, lexical, asks)
+              if asks is not None and cfg.ANSWER_HANDOFF > cfg.CONTEXT_NEIGHBOR else None)
+    if cfg.CONTEXT_NEIGHBOR > 0 or asking is not None:
         prev, nxt = nodes.neighbors()
         for nb in (prev, nxt):      # prev first: on a tie the earlier turn gives context
             ok = (nb >= 0) & visible
             val = np.zeros(n)
             val[ok] = base[nb[ok]] * cfg.CONTEXT_NEIGHBOR
+            if nb is prev and asking is not None:
+                answered = ok.copy()
+                answered[ok] = asking[nb[ok]]
+                val[answered] = base[nb[answered]] * cfg.ANSWER_HANDOFF
             better = val > context
             context[better], source[better] = val[better], nb[better]
         context[~visible] = 0.0

@@ -152,6 +152,7 @@ def recall(
     session: str | None = None,
     windows: Sequence[tuple[float, float, str]] = (),
     filler: ArrayLike | None = None,
+    asks: ArrayLike | None = None,
 ) -> RecallTrace:
     """SPEC §4 stages 1–4: recall for one query over the mirror; nothing is written.
 
@@ -183,6 +184,10 @@ def recall(
     filler
         Optional bool mask over nodes: turns with nothing to remember (greetings,
         acknowledgements), demoted by ``FILLER_FACTOR`` (:func:`~.hybrid.relevance`).
+    asks
+        Optional bool mask over messages: those that ask something; the turn after a turn
+        whose matching message asks takes its relevance by ``ANSWER_HANDOFF``
+        (:func:`~.hybrid.relevance`).
 
     Returns
     -------
@@ -213,7 +218,8 @@ def recall(
     if cfg.HYBRID:
         rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=cfg, windows=windows,
                                 q=qv, filler=None if filler is None
-                                else np.asarray(filler, dtype=bool))
+                                else np.asarray(filler, dtype=bool),
+                                asks=None if asks is None else np.asarray(asks, dtype=bool))
         floor = floor_items(rel, cos_node, settings=cfg)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
                              settings=cfg)

@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
-from ..text.tokenize import TermRules, is_cjk, normalize, terms
+from ..text.tokenize import STOPWORDS, TermRules, is_cjk, normalize, terms
 from ..text.xling import translate
 
 if TYPE_CHECKING:
@@ -310,7 +310,8 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                     members.append((t, *index.postings(t)))
                 if len(members) == s.XLING_PER_WORD:
                     break
-            if members:
-                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT,
+            if members:  # a phrase (west lake -> 西湖) stands for each of its words
+                words = sum(1 for w in tr.source.split() if w not in STOPWORDS) or 1
+                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT * words,
                                         tuple(members)))
     return groups, replaced

@@ -35,6 +35,7 @@ from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries
+from ..text.gates import asks
 from ..vectors import VectorDB
 from .bulkload import load_mirror
 from .heap import release_freed_memory
@@ -82,6 +83,7 @@ class Mirror:
         """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
         self.pending_queries: list[dict[str, Any]] = []
         self._filler = np.zeros(0, bool)
+        self._asks = np.zeros(0, bool)
 
     # -- load ------------------------------------------------------------------------------
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
@@ -123,6 +125,19 @@ class Mirror:
                 more[i - have] = bool(user) and all("noise" in self.msg_flags[j] for j in user)
             self._filler = np.concatenate([self._filler, more])
         return self._filler[: n.n]
+
+    def asking_messages(self) -> np.ndarray:
+        """Per message row: True when the message ends by asking something
+        (:func:`~akasha_explorer.text.gates.asks`: "How's the finger today?", 明天回上海吗).
+        Computed for new rows as messages are added; a message whose text the mirror does
+        not hold asks nothing."""
+        m = self.nodes.m
+        have = self._asks.shape[0]
+        if have < m:
+            more = np.array([t is not None and asks(t) for t in self.msg_text[have:m]],
+                            dtype=np.bool_)
+            self._asks = np.concatenate([self._asks, more])
+        return self._asks[:m]
 
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],

@@ -778,6 +778,15 @@ class Store:
             return None
         return self.mirror.filler_nodes()
 
+    def asking_mask(self, settings: Settings) -> np.ndarray | None:
+        """The messages that ask something, whose relevance the next turn (the answer)
+        takes (``ANSWER_HANDOFF``: :meth:`Mirror.asking_messages
+        <akasha_explorer.store.mirror.Mirror.asking_messages>`), or None when the setting
+        is off."""
+        if not settings.HYBRID or settings.ANSWER_HANDOFF <= 0:
+            return None
+        return self.mirror.asking_messages()
+
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
                      ) -> list[tuple[float, float, str]]:

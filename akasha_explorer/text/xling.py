@@ -40,13 +40,13 @@ import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .tokenize import STOPWORDS, TermRules, is_cjk, segment, terms
+from .tokenize import STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 
 __all__ = ["DICTIONARY", "Lexicon", "Translation", "dictionary_path", "lexicon", "translate"]
 
@@ -108,6 +108,7 @@ class Lexicon:
     def __init__(self) -> None:
         self._zh: dict[str, list[str]] = {}
         self._en: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+        self._phrases: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
 
     @classmethod
     def from_lines(cls, lines: Iterable[str]) -> Lexicon:
@@ -131,6 +132,8 @@ class Lexicon:
         other: list[str] = []
         for rank, sense in enumerate(senses):
             for g in sense:
+                for key in _phrase_keys(g, proper):
+                    self._phrases[key].append((rank, 0, word))
                 low = g.casefold()
                 if low.startswith("to "):
                     low = low[3:]
@@ -165,6 +168,46 @@ class Lexicon:
                 if h not in found or key < found[h]:
                     found[h] = key
         return sorted(found, key=lambda h: (found[h], h))
+
+    def phrase_to_zh(self, words: Sequence[str]) -> list[str]:
+        """Chinese headwords one of whose senses is the English phrase ``words`` (two or
+        three words: west lake → 西湖, living room → 客厅, mid-autumn festival → 中秋节; the
+        last word also as its base form), best first like :meth:`en_to_zh`."""
+        found: dict[str, tuple[int, int]] = {}
+        for form in _base_forms(words[-1].casefold()):
+            key = " ".join([*(w.casefold() for w in words[:-1]), form])
+            for rank, _, h in self._phrases.get(key, ()):
+                k = (rank, -_frequency(h))
+                if h not in found or k < found[h]:
+                    found[h] = k
+        return sorted(found, key=lambda h: (found[h], h))
+
+
+_LATIN = re.compile(r"[A-Za-z]+")
+_ARTICLE = re.compile(r"^(?:to|the|a|an)\s+", re.IGNORECASE)
+
+
+def _phrase_keys(gloss: str, proper: bool) -> list[str]:
+    """The English phrases a gloss names, as lower-case words joined by spaces: the whole
+    gloss when it is two or three words (living room, west lake, mid-autumn festival), and
+    for a name its leading capitalised words (West Lake in Hangzhou → west lake)."""
+    g = _ARTICLE.sub("", gloss.strip())
+    out = []
+    words = g.split()
+    if all(_LATIN.fullmatch(w.replace("-", "")) for w in words):
+        parts = _LATIN.findall(g)
+        if 2 <= len(parts) <= 3:
+            out.append(" ".join(parts).casefold())
+    if proper:
+        caps: list[str] = []
+        for w in words:
+            if not (w[:1].isupper() and _LATIN.fullmatch(w.replace("-", ""))):
+                break
+            caps.extend(_LATIN.findall(w))
+        if 2 <= len(caps) <= 3:
+            out.append(" ".join(caps).casefold())
+    return [k for k in dict.fromkeys(out)
+            if any(len(w) >= 3 and w not in _GLOSS_STOP for w in k.split())]
 
 
 def _base_forms(w: str) -> list[str]:
@@ -224,6 +267,10 @@ def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None
     skipped = set(skip)
     out: list[Translation] = []
     seen: set[str] = set()
+    for phrase in _phrases(text, lex, rules, per_word, skipped):
+        out.append(phrase)
+        if not any(w in STOPWORDS for w in phrase.source.split()):
+            seen.update(phrase.source.split())  # west lake: not also west, lake
     for tok in segment(text):
         if tok in seen or tok in skipped or is_cjk(tok):
             continue
@@ -243,6 +290,29 @@ def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None
     return out
 
 
+def _phrases(text: str, lex: Lexicon, rules: TermRules, per_word: int, skip: set[str]
+             ) -> list[Translation]:
+    """The English phrases of ``text`` the dictionary lists (three words, then two;
+    left to right, a word in one phrase at most), as translations. The words of a phrase
+    without stop words are not translated one by one (west lake is not west + lake); those
+    of one with a stop word (turn on, at night) are."""
+    words = _LATIN.findall(normalize(text))
+    used = [False] * len(words)
+    out = []
+    for n in (3, 2):
+        for i in range(len(words) - n + 1):
+            span = words[i:i + n]
+            if any(used[i:i + n]) or any(w in skip for w in span):
+                continue
+            if all(w in STOPWORDS for w in span):
+                continue
+            targets = _as_terms(lex.phrase_to_zh(span), rules, per_word)
+            if targets:
+                out.append(Translation(" ".join(span), targets, "en>zh"))
+                used[i:i + n] = [True] * n
+    return out
+
+
 def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, ...]:
     """Index terms of the target words, each word whole; a one-character Chinese word
     (住, 切, 药 — no index term under the default rules) is kept as that character, for
@@ -253,6 +323,8 @@ def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, .
         ts = terms(w, rules=rules)
         if not ts and len(w) == 1 and is_cjk(w):
             ts = [w]
+        if len(ts) > 1 and ts[0] == normalize(w):
+            ts = ts[:1]  # the word whole, without the sub-words the index also holds
         if len(ts) == 1 and ts[0] not in got:
             got.append(ts[0])
         if len(got) == per_word:
