@@ -152,7 +152,7 @@ def recall(store: Store, query: str, *, now: float | None = None, session: str |
     attach_messages(store, trace)
     store.last_trace = trace
     if log and not store.read_only:
-        trace.log_uid = store.log_query(_query_row(trace, latency, method))
+        trace.log_uid = store.log_query(_query_row(trace, latency, method), trace)
     return trace
 
 

@@ -59,7 +59,7 @@ def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) 
         now = mem.last_ts()
         before = context_order(mem.recall("Who is Lanny?", now=now, log=False))
         (lan,) = [a for a in mem.anchors() if "阿岚" in a.aliases]
-        mem.add_alias(lan.uid, "Lanny", why="her nickname in English chats")
+        mem.anchors.add_alias(lan.uid, "Lanny", why="her nickname in English chats")
         trace = mem.recall("Who is Lanny?", now=now, log=False)
         after = context_order(trace)
         off = context_order(mem.recall("Who is Lanny?", now=now, log=False,

@@ -102,6 +102,13 @@ def test_panels_follow_an_agent_writing_through_the_server(served_demo: tuple[st
     turn2 = _agent_turn(url, 1, now + 600)
     t = stepper.latest()
     assert t is not None and t.query == turn2["query"]
+    # as the agent received it, marked written back to the agent's own turn, and refused
+    assert t.written_back is not None and t.written_back["node"] == turn2["node"]
+    assert "written back to " + turn2["node"] in stepper.status.value
+    assert stepper.commit_button.disabled
+    pending = mem.stats()["journal_pending"]
+    assert stepper.commit() is None and "nothing to commit" in stepper.status.value
+    assert mem.stats()["journal_pending"] == pending                # nothing written
 
 
 def test_notebooks_connect_to_the_served_store(served_demo: tuple[str, Path],
@@ -148,4 +155,4 @@ def test_issue_16_panels_on_a_served_store(served_demo: tuple[str, Path]) -> Non
     assert ak.connect(url).settings.RWR_STEPS == 0
     mem.migrate("v2", ACTIVATION_K=8, GRAPH_LIMIT=8, RWR_STEPS=2)  # back, for who runs next
     assert ak.connect(url).settings == mem.settings and mem.settings.RWR_STEPS == 2
-    assert mem.unlabel("Where does Lan live?", uid)
+    assert mem.labels.remove("Where does Lan live?", uid)

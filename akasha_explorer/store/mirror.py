@@ -34,7 +34,7 @@ from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..graphdb import turns as gt
-from ..graphdb.logs import add_queries
+from ..graphdb.logs import add_queries, mark_query_committed
 from ..text.gates import asks
 from ..vectors import VectorDB
 from .bulkload import load_mirror
@@ -82,6 +82,9 @@ class Mirror:
         self.dropped_edges: dict[tuple[str, str], None] = {}
         """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
         self.pending_queries: list[dict[str, Any]] = []
+        self.committed_queries: set[str] = set()
+        """Query-log rows written back whose row Kuzu already holds (marked at the next
+        checkpoint; a row still pending is marked in place)."""
         self._filler = np.zeros(0, bool)
         self._asks = np.zeros(0, bool)
 
@@ -222,6 +225,8 @@ class Mirror:
         self.dirty_edges.add(written)
         if "dep" in rec:
             self._depress(rec["dep"], np.asarray(written, np.int64))
+        if rec.get("query"):
+            self.mark_query(str(rec["query"]))
         for uid in rec.get("replayed", ()):
             i = idx.get(uid)
             if i is not None:
@@ -270,7 +275,8 @@ class Mirror:
         return journal.append({"kind": "commit", "nodes": [], "dropped": gone}, sync=True)
 
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
-                     replayed: Iterable[int] = (), sync: bool | None = None) -> int:
+                     replayed: Iterable[int] = (), sync: bool | None = None,
+                     query: str | None = None) -> int:
         """Journal the mirror values a just-applied write-back plan changed.
 
         Heterosynaptic depression is journaled as what it is — the sources and the factor
@@ -279,9 +285,13 @@ class Mirror:
         record in order on the state Kuzu holds (:func:`.bulkload.load_mirror` applies each
         record once, after Kuzu's ``journal_seq``) multiplies the same edges by the same
         factor, so the mirror comes back bit for bit. A plan read back from JSON (no
-        factor) journals the depressed edges' values as before."""
+        factor) journals the depressed edges' values as before. ``query``: the query-log
+        row of the recall written back, marked committed by the same record (so a replayed
+        journal knows it too)."""
         dep = plan.depressed
         extra: dict[str, Any] = {"current": plan.current_uid, "now": plan.now}
+        if query:
+            extra["query"] = query
         ids = plan_edge_ids(plan, self.nodes, self.edges)  # strengthened, then depressed
         if dep.factor is not None and dep.src:
             self.dirty_edges.add(ids)
@@ -300,6 +310,25 @@ class Mirror:
         ids = ids[~np.isin(ids, written)]
         self.edges.set_weights(ids, self.edges.w[ids] * float(dep["f"]))
         self.dirty_edges.add(ids)
+
+    def mark_query(self, uid: str) -> None:
+        """Mark query-log row ``uid`` written back: in place while it waits for a
+        checkpoint, else at the next checkpoint."""
+        for row in self.pending_queries:
+            if row["uid"] == uid:
+                row["committed"] = True
+                return
+        self.committed_queries.add(uid)
+
+    def query_committed(self, uid: str) -> bool | None:
+        """Whether a query-log row this mirror holds or marked is written back (None: the
+        row is not here — ask Kuzu)."""
+        if uid in self.committed_queries:
+            return True
+        for row in self.pending_queries:
+            if row["uid"] == uid:
+                return bool(row.get("committed"))
+        return None
 
     def log_query(self, journal: Journal, row: dict[str, Any]) -> None:
         """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint);
@@ -322,6 +351,7 @@ class Mirror:
         n_kuzu = int(self._edge_in_kuzu[: ed.count].sum())
         rewrite = rewrite_edges(int(in_kuzu.sum()), n_kuzu)
         queries, self.pending_queries = self.pending_queries, []
+        marks, self.committed_queries = self.committed_queries, set()
         uid = pa.array(nd.uid, pa.string())
         with graph.transaction():
             if self.dropped_edges and not rewrite:  # first: a pair dropped, linked again is new
@@ -341,6 +371,8 @@ class Mirror:
                 "st": nd.strength_ts[rows], "r": nd.resource[rows], "rt": nd.resource_ts[rows],
                 "c": nd.recall_count[rows], "p": nd.replayed[rows]}))
             add_queries(graph, queries)
+            for q in sorted(marks):
+                mark_query_committed(graph, q)
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
             self._edge_in_kuzu[dirty] = True

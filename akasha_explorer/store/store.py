@@ -68,6 +68,7 @@ from .journal import Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
 from .mirror import Mirror
+from .recalled import RecallRecords
 
 if TYPE_CHECKING:
     from ..extract.base import Extractor
@@ -100,6 +101,9 @@ class Store:
         self.last_trace: RecallTrace | None = None
         """The last recall made through this store (the trace context handles resolve
         against; see :mod:`akasha_explorer.brief.api`)."""
+        self.recalls = RecallRecords(self.path)
+        """The newest logged recalls as they were made (``recalls/``, see
+        :mod:`.recalled`)."""
         self._embedder = embedder
         self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
@@ -324,18 +328,21 @@ class Store:
             self._journaled = False
 
     def write_plan(self, plan: WritebackPlan, *, replayed: Sequence[int] = (),
-                   sync: bool | None = None) -> None:
+                   sync: bool | None = None, query: str | None = None) -> None:
         """The one write path of dynamic state (SPEC §1): ``plan`` applied to the mirror
         and appended to the journal as one record, all or nothing (:meth:`journaled`) —
         what a commit, a replay step and a confirmed link each write. ``replayed``: node
         rows the record also marks replayed; ``sync``: fsync the journal (default: the
-        store's ``JOURNAL_FSYNC``)."""
+        store's ``JOURNAL_FSYNC``); ``query``: the query-log row of the recall written
+        back, marked committed by the same record."""
         m = self.mirror
         with self.journaled():
             apply_plan(plan, m.nodes, m.edges)
             for i in replayed:
                 m.nodes.set_replayed(i)
-            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync)
+            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync, query=query)
+            if query:
+                m.mark_query(query)
 
     def reload_mirror(self) -> None:
         """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
@@ -355,23 +362,29 @@ class Store:
                               settings=self.settings, reinforce=reinforce)
 
     def commit(self, trace: RecallTrace, current_node: str, *,
-               reinforce: bool = False) -> WritebackPlan:
+               reinforce: bool = False, by: str = "user") -> WritebackPlan:
         """Write ``trace`` back with ``current_node`` as current: the plan is applied to the
-        mirror and appended to the journal in one record (all or nothing), the trace's
-        query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
-        commits. A trace can be committed once."""
+        mirror and appended to the journal in one record (all or nothing) that also marks
+        the trace's query-log row committed, and a checkpoint run every
+        ``CHECKPOINT_EVERY`` commits. A recall is written back once: a second commit of the
+        same trace — or of any trace naming the same query-log row — is refused. ``by`` is
+        kept with the recall's record (:meth:`logged_recall`)."""
         self.check_write()
         self.check_commit(trace)
         plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         try:
-            self.write_plan(plan)
+            self.write_plan(plan, query=trace.log_uid)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
-        try:
-            self.mark_committed(trace.log_uid)
-        except DiskFull as e:  # the commit is durable; only the log's flag waits
-            log.warning("commit: the query log row was not marked committed: %s", e)
+        if trace.log_uid:
+            at = time.time()
+            trace.written_back = {"committed": True, "node": current_node, "by": by, "at": at}
+            try:  # the record takes the plan written: the recall as it was delivered
+                self.recalls.save(trace.log_uid, trace)
+                self.recalls.mark_written(trace.log_uid, node=current_node, by=by, at=at)
+            except OSError as e:  # the commit is durable; only who and where is not kept
+                log.warning("commit: not kept with the recall's record: %s", e)
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
             self.checkpoint_or_defer()
         return plan
@@ -495,6 +508,10 @@ class Store:
         node it activated still alive (a forget since the recall makes it stale)."""
         if trace.writeback is not None and trace.writeback.applied:
             raise InvalidInput("this trace was already committed; recall again to write again")
+        if trace.log_uid and self.query_committed(trace.log_uid):
+            raise InvalidInput(f"the recall {trace.log_uid} was already written back (its "
+                               "query-log row says so); a recall is written back once — "
+                               "recall again to write again")
         n = self.mirror.nodes
         gone = [u for u in trace.activation.uids
                 if (i := n.index.get(u)) is None or not n.alive[i]]
@@ -675,26 +692,58 @@ class Store:
                                    messages.column("text").to_pylist(), strict=True))
 
     # -- the query log ---------------------------------------------------------------------------
-    def log_query(self, row: dict[str, Any]) -> str | None:
-        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint). Returns
-        its uid, or None when the disk is full (logged: the recall itself is fine)."""
+    def log_query(self, row: dict[str, Any], trace: RecallTrace | None = None) -> str | None:
+        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint) and keep
+        ``trace`` as that recall's record (:attr:`recalls`). Returns the row's uid, or
+        None when the disk is full (logged: the recall itself is fine)."""
         try:
             self.mirror.log_query(self.journal, row)
         except DiskFull as e:
             log.warning("recall %r: not written to the query log: %s",
                         str(row.get("query", ""))[:60], e)
             return None
-        return str(row["uid"])
+        uid = str(row["uid"])
+        if trace is not None:
+            try:
+                self.recalls.save(uid, trace)
+            except OSError as e:  # a view of the recall, not the memory: the row is kept
+                log.warning("recall %r: not kept as made: %s", trace.query[:60], e)
+        return uid
 
-    def mark_committed(self, log_uid: str | None) -> None:
-        """Mark the query-log row ``log_uid`` as written back (None: nothing to mark)."""
-        if log_uid is None:
-            return
-        for row in self.mirror.pending_queries:
-            if row["uid"] == log_uid:
-                row["committed"] = True
-                return
-        logs.mark_query_committed(self.graph, log_uid)
+    def query_committed(self, log_uid: str) -> bool:
+        """Whether the recall of query-log row ``log_uid`` was written back (False: not
+        yet, or no such row)."""
+        got = self.mirror.query_committed(log_uid)
+        return bool(logs.query_committed(self.graph, log_uid)) if got is None else got
+
+    def why_not(self, trace: RecallTrace, uid: str) -> dict[str, Any]:
+        """Where node ``uid`` fell out of ``trace`` (:meth:`RecallTrace.why_not`), with
+        what the store knows of it: its time, whether it is alive, its cosines with the
+        query and its messages' lexical terms (under the store's term rules)."""
+        self.check_open()
+        n = self.mirror.nodes
+        i = n.index.get(uid) if isinstance(uid, str) else None
+        if i is None:
+            raise NotFound(f"no node {uid!r}; a node uid looks like 'session:seq'")
+        cos_node, cos_msg = n.cosines(np.asarray(trace.q, np.float32))
+        a = int(n.first_msg[i])
+        terms = sorted({t for j in range(a, a + int(n.n_msg[i]))
+                        for t in self.mirror.msg_terms[j]})
+        return trace.why_not(uid, {"row": i, "ts": float(n.ts[i]), "alive": bool(n.alive[i]),
+                                   "cos_node": float(cos_node[i]),
+                                   "cos_msg": float(cos_msg[i]), "terms": terms})
+
+    def logged_recall(self, log_uid: str) -> RecallTrace:
+        """The recall of query-log row ``log_uid`` as it was made and delivered (its
+        record, :mod:`.recalled`), with ``log_uid`` set and ``written_back`` saying
+        whether, to which node, by whom and when it was written back (``{"committed":
+        False}`` when not). Raises :class:`NotFound` when no record is kept."""
+        self.check_open()
+        trace = self.recalls.load(log_uid)
+        done = self.query_committed(log_uid)
+        trace.written_back = ({"committed": True, **(self.recalls.written(log_uid) or {})}
+                              if done else {"committed": False})
+        return trace
 
     def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The query log, oldest first: the rows Kuzu holds and those still waiting in the

@@ -8,6 +8,12 @@ nothing. The write-back stage shows the plan ``mem.plan_writeback`` computes (a 
 the chosen current node — before → after, nothing applied — and only the **Commit** button
 writes, through ``mem.commit(trace, node)``.
 
+A recall picked from the query log, or **Latest recall** (the agent's newest, on a served
+store), is shown as it was made and delivered (``mem.logged_recall``), not recalled again:
+the status line says whether it was written back, to which turn and by whom, and Commit is
+off once it was — a recall is written back once. Recall re-runs its query at its time on
+today's state: a separate dry run, labelled so.
+
 >>> RecallStepper.__mro__[1].__name__
 'VBox'
 """
@@ -34,7 +40,7 @@ from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
 if TYPE_CHECKING:
     from ..engine.writeback import WritebackPlan
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["EDGE_COLOURS", "RING_COLOURS", "STAGE_LABELS", "RecallStepper", "labelled",
            "style_stage"]
@@ -187,7 +193,7 @@ class RecallStepper(W.VBox):
     :attr:`trace`, :attr:`views`, :meth:`frame`, :meth:`stage_frame`.
     """
 
-    def __init__(self, mem: Memory, *, query: str = "", now: str | float = "last",
+    def __init__(self, mem: MemoryAPI, *, query: str = "", now: str | float = "last",
                  settings: Settings | None = None, cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
         self.settings = settings
@@ -285,29 +291,56 @@ class RecallStepper(W.VBox):
             log.warning("cannot read the query log: %s", err)
             rows = []
         opts: list[tuple[str, Any]] = [(f"— {len(rows)} logged queries —", "")]
-        opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}", (r["query"], r["ts"]))
-                 for r in rows]
+        opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}"
+                  + (" · written back" if r.get("committed") else ""), r["uid"]) for r in rows]
         self.log_pick.options = opts
         self.log_pick.value = ""
 
     def latest(self) -> RecallTrace | None:
         """Step through the newest recall in the query log — with a served store, the one
-        the agent just made (recalled again, as a dry run, at its own time)."""
+        the agent just made — as it was made and delivered (:meth:`show_logged`)."""
         self.refresh_query_log()
         rows = self.mem.query_log(limit=1)
         if not rows:
             self.status.value = note("the query log is empty: nothing has been recalled yet",
                                      error=True)
             return None
-        return self.run(rows[-1]["query"], stamp(rows[-1]["ts"]))
+        return self.show_logged(rows[-1]["uid"])
+
+    def show_logged(self, log_uid: str) -> RecallTrace | None:
+        """Step through the logged recall ``log_uid`` as it was made and delivered
+        (``mem.logged_recall``), not recalled again: marked written back or not, and
+        committable only when it was not. Its query and time go in the boxes, so Recall
+        re-runs it on today's state — a separate dry run, labelled so."""
+        try:
+            trace = self.mem.logged_recall(log_uid)
+        except AkashaError as err:
+            self.status.value = note(f"{err} — press Recall to re-run it on today's state "
+                                     "(a dry run)", error=True)
+            rows = [r for r in self.mem.query_log() if r["uid"] == log_uid]
+            if rows:
+                self.query.value, self.when.value = rows[0]["query"], stamp(rows[0]["ts"])
+            return None
+        self.query.value, self.when.value = trace.query, stamp(trace.now)
+        self.settings = None
+        done = trace.written_back or {}
+        if done.get("committed"):
+            who = (f" to {done['node']}" if done.get("node") else "") + \
+                  (f" by {done['by']}" if done.get("by") else "") + \
+                  (f" at {iso(done['at'])}" if done.get("at") else "")
+            said = (f"the recall {log_uid} as it was made at {iso(trace.now)}: written back"
+                    f"{who} — it cannot be written again; Recall re-runs it on today's "
+                    "state (a dry run)")
+        else:
+            said = (f"the recall {log_uid} as it was made at {iso(trace.now)}: not written "
+                    "back — Commit writes it once; Recall re-runs it on today's state "
+                    "(a dry run)")
+        self._show(trace, said, committable=not done.get("committed"))
+        return trace
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
-        if not change["new"]:
-            return
-        text, ts = change["new"]
-        self.query.value = text
-        self.when.value = stamp(ts)
-        self.run()
+        if change["new"]:
+            self.show_logged(change["new"])
 
     def _on_profile(self, change: dict[str, Any]) -> None:
         """Another profile: the store's own settings moved onto it (what the store set
@@ -337,23 +370,38 @@ class RecallStepper(W.VBox):
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return None
-        self.trace = trace
-        self.committed = None
-        self._data = StoreGraph(self.mem, now=trace.now)
-        self._fill_current()
-        self._plan()
-        self._layout()
         other = self.settings is not None and self.settings != self.mem.settings
         profile = (self.settings or self.mem.settings).profile_name()[0]
-        self.status.value = note(
-            f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible nodes "
-            f"and {trace.n_edges} edges with profile {profile} — a dry run: nothing was "
-            "written" + ("; other settings than the store's, so Commit is off" if other else ""))
-        self.commit_button.disabled = (self.mem.read_only or trace.writeback is None
-                                       or other)
+        self._show(trace,
+                   f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible "
+                   f"nodes and {trace.n_edges} edges with profile {profile} — a dry run: "
+                   "nothing was written"
+                   + ("; other settings than the store's, so Commit is off" if other else ""),
+                   committable=not other)
+        return trace
+
+    def _show(self, trace: RecallTrace, said: str, *, committable: bool) -> None:
+        """Show ``trace`` from stage 1, ``said`` in the status line; Commit is on when
+        ``committable`` (and the store writable and the plan not empty)."""
+        self.trace = trace
+        written = trace.writeback if trace.writeback is not None and \
+            trace.writeback.applied else None
+        self.committed = written
+        self._data = StoreGraph(self.mem, now=trace.now)
+        self._fill_current()
+        if written is not None and written.current_uid in {v for _k, v in self.current.options}:
+            self._busy = True
+            try:
+                self.current.value = written.current_uid
+            finally:
+                self._busy = False
+        self._plan()
+        self._layout()
+        self.status.value = note(said)
+        self.commit_button.disabled = (self.mem.read_only or written is not None
+                                       or trace.writeback is None or not committable)
         self.stage.disabled = False
         self.goto(STAGES[0])
-        return trace
 
     def _parse_now(self, value: str) -> float:
         got = parse_time(value.strip() or "last", self.mem.last_ts)
