@@ -4,6 +4,8 @@ against the trace's own lists on the demo store, one turn of every kind."""
 
 from __future__ import annotations
 
+import pytest
+
 import akasha_explorer as ak
 
 QUERY = "阿岚的生日是哪天"
@@ -60,12 +62,8 @@ def test_a_later_turn_is_invisible_and_an_unknown_one_refused(ro_mem: ak.Memory)
     t = mem.recall(QUERY, now=early, log=False)
     late = next(u for u, ts in zip(nodes.uid, nodes.ts, strict=True) if ts > early)
     assert mem.why_not(t, late)["stage"] == "invisible"
-    try:
+    with pytest.raises(ak.NotFound, match="no node"):
         mem.why_not(t, "nobody:0")
-    except ak.NotFound as e:
-        assert "no node" in str(e)
-    else:
-        raise AssertionError("an unknown node was explained")
 
 
 def test_a_labelled_turn_that_missed_is_explained(labelled_demo) -> None:  # type: ignore[no-untyped-def]
@@ -82,3 +80,28 @@ def test_a_labelled_turn_that_missed_is_explained(labelled_demo) -> None:  # typ
         assert missed, "every labelled turn was delivered: nothing to explain"
         for got in missed:
             assert got["stage"] != "delivered" and got["reason"]
+
+
+def test_the_stepper_says_why_and_names_labelled_turns_that_missed(labelled_demo) -> None:  # type: ignore[no-untyped-def]
+    from akasha_explorer.widgets import RecallStepper
+
+    with ak.open(labelled_demo, read_only=True) as mem:
+        for lab in mem.labels():
+            if not lab.relevant:
+                continue
+            t = mem.recall(lab.query, now=mem.last_ts(), log=False)
+            if lab.node not in t.first_block().uids:
+                break
+        else:
+            raise AssertionError("every labelled turn was delivered")
+        s = RecallStepper(mem, query=lab.query)
+        assert f"labelled turn {lab.node} missed: lost at" in s.status.value
+        s.why_box.value = lab.node
+        s.why_button.click()
+        assert "ak-why" in s.detail.value and lab.node in s.detail.value
+        s.why_box.value = "nobody:0"
+        s.why_button.click()
+        assert "no node" in s.detail.value
+        delivered = s.trace.first_block().uids[0]
+        s._on_select([delivered])                        # a click on the canvas
+        assert "delivered" in s.detail.value

@@ -239,6 +239,11 @@ class RecallStepper(W.VBox):
                                       icon="save", disabled=True,
                                       layout=W.Layout(width="auto", flex="0 0 auto"))
         self.status = W.HTML()
+        self.why_box = W.Text(placeholder="any turn id, e.g. 2026-09-20-evening:2",
+                              description="why not", layout=W.Layout(width="60%"))
+        self.why_button = W.Button(description="Why not this turn?", icon="question",
+                                   layout=W.Layout(width="auto"))
+        self.why_button.on_click(lambda _b: self.why_not(self.why_box.value.strip()))
         self.detail.value = note("click a node to read its messages and every term of its "
                                  "score; ctrl-click selects several")
 
@@ -268,6 +273,7 @@ class RecallStepper(W.VBox):
             W.HBox([self.back_button, self.stage, self.next_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
+            W.HBox([self.why_box, self.why_button]),
             self.table_pick, self.table,
             W.HBox([self.current, self.reinforce, self.commit_button]),
             self.status,
@@ -397,7 +403,7 @@ class RecallStepper(W.VBox):
                 self._busy = False
         self._plan()
         self._layout()
-        self.status.value = note(said)
+        self.status.value = note(said + self._missed())
         self.commit_button.disabled = (self.mem.read_only or written is not None
                                        or trace.writeback is None or not committable)
         self.stage.disabled = False
@@ -543,6 +549,41 @@ class RecallStepper(W.VBox):
                              f"{', '.join(tables) or 'none'}")
         return tables[table].copy()
 
+    # -- why (not) this turn -----------------------------------------------------------------
+    def why_not(self, uid: str) -> dict[str, Any] | None:
+        """Show where turn ``uid`` fell out of this recall (``mem.why_not``) in the side
+        panel, with its messages; returns the answer (None when refused)."""
+        if self.trace is None:
+            self.status.value = note("recall first, then ask about a turn", error=True)
+            return None
+        try:
+            got = self.mem.why_not(self.trace, uid)
+        except AkashaError as err:
+            self.detail.value = note(str(err), error=True)
+            return None
+        try:
+            msgs = messages_html(self.mem.messages(uid))
+        except AkashaError as err:
+            msgs = note(str(err), error=True)
+        self.detail.value = f"<b>{esc(uid)}</b>" + _why_html(got) + msgs
+        return got
+
+    def _missed(self) -> str:
+        """For each turn labelled relevant to this query that the first block lacks: where
+        it was lost (said without being asked)."""
+        t = self.trace
+        if t is None:
+            return ""
+        try:
+            wanted = [lab.node for lab in self.mem.labels(t.query) if lab.relevant]
+            first = set(t.first_block().uids)
+            lost = [self.mem.why_not(t, u) for u in wanted if u not in first]
+        except AkashaError as err:
+            log.warning("cannot check the labelled turns: %s", err)
+            return ""
+        return "".join(f" · labelled turn {w['uid']} missed: lost at {w['stage']} "
+                       f"({w['reason']})" for w in lost)
+
     # -- selection -------------------------------------------------------------------------
     def _on_select(self, ids: list[str]) -> None:
         self._show_table()
@@ -557,8 +598,12 @@ class RecallStepper(W.VBox):
             msgs = messages_html(self.mem.messages(uid))
         except AkashaError as err:
             msgs = note(str(err), error=True)
+        try:
+            why = _why_html(self.mem.why_not(self.trace, uid))
+        except AkashaError as err:
+            why = note(str(err), error=True)
         more = f" (+{len(ids) - 1} more selected)" if len(ids) > 1 else ""
-        self.detail.value = (f"<b>{esc(uid)}</b>{esc(more)}" + msgs + kv_html(pairs))
+        self.detail.value = (f"<b>{esc(uid)}</b>{esc(more)}" + why + msgs + kv_html(pairs))
 
     # -- commit ----------------------------------------------------------------------------
     def commit(self) -> Any:
@@ -595,6 +640,14 @@ class RecallStepper(W.VBox):
             f"written back with current node {node} (journaled; recall again to see the "
             "new state)")
         return plan
+
+
+def _why_html(got: dict[str, Any]) -> str:
+    """A ``why_not`` answer as HTML: the stage and reason, then its numbers."""
+    nums = [(k, v) for k, v in got.get("numbers", {}).items()
+            if not (isinstance(v, float) and np.isnan(v))]
+    return (f"<div class='ak-why'><b>{esc(got['stage'])}</b>: {esc(got['reason'])}</div>"
+            + kv_html(nums))
 
 
 def _wall() -> float:
