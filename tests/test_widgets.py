@@ -198,6 +198,11 @@ def test_stepper_picks_from_query_log_and_reports_bad_input(rw_mem: ak.Memory) -
     s.query.value = "   "
     s.run_button.click()
     assert "type a query" in s.status.value
+    frac = m.last_ts() - 1800.123456                # an agent's recall, at time.time()
+    s.show_logged(m.recall("加湿器 湿度 自动化", now=frac).log_uid)
+    assert "." not in s.when.value                  # the box reads to the second …
+    s.run_button.click()
+    assert s.trace.now == frac and "a dry run" in s.status.value  # … and means the time
 
 
 def test_stepper_selection_shows_terms_and_escaped_messages(ro_mem: ak.Memory) -> None:

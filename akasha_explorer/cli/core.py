@@ -20,7 +20,7 @@ from .. import open as open_store
 from ..config import DEFAULT_PROFILE, Settings
 from ..curate.labels import demo_labels_path
 from ..errors import AkashaError
-from ..ingest.importers import load
+from ..ingest.importers import FORMATS, load
 from .kit import echo, echo_doc, echo_json, parse_now
 
 __all__ = ["COMMANDS", "DEMO_TOUR"]
@@ -32,7 +32,7 @@ DEFAULT_DEMO_STORE = "demo_store"
 @click.argument("store", type=click.Path(file_okay=False))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "jsonl", "locomo", "chatgpt", "messages"]),
+              type=click.Choice(["auto", *FORMATS]),
               help="Input format; auto sniffs it from the file.")
 @click.option("--replay", is_flag=True, help="Grow co-activation edges as a live agent would.")
 @click.option("--session", default=None, help="Session id for a plain message list.")

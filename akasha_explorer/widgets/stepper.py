@@ -204,6 +204,7 @@ class RecallStepper(W.VBox):
         self._data: StoreGraph | None = None
         self._base: dict[str, dict[str, Any]] = {}
         self._busy = False
+        self._exact: tuple[str, float] | None = None  # the now box's text, the time it means
 
         self.query = W.Text(value=query, placeholder="ask the memory, e.g. 最近手指的伤怎么样了",
                             description="query", layout=W.Layout(width="60%"))
@@ -325,9 +326,11 @@ class RecallStepper(W.VBox):
                                      "(a dry run)", error=True)
             rows = [r for r in self.mem.query_log() if r["uid"] == log_uid]
             if rows:
-                self.query.value, self.when.value = rows[0]["query"], stamp(rows[0]["ts"])
+                self.query.value = rows[0]["query"]
+                self._set_when(rows[0]["ts"])
             return None
-        self.query.value, self.when.value = trace.query, stamp(trace.now)
+        self.query.value = trace.query
+        self._set_when(trace.now)
         self.settings = None
         done = trace.written_back or {}
         if done.get("committed"):
@@ -365,7 +368,10 @@ class RecallStepper(W.VBox):
         if query is not None:
             self.query.value = query
         if now is not None:
-            self.when.value = str(now)
+            if isinstance(now, int | float):
+                self._set_when(float(now))
+            else:
+                self.when.value = str(now)
         text = self.query.value.strip()
         if not text:
             self.status.value = note("type a query first", error=True)
@@ -409,7 +415,16 @@ class RecallStepper(W.VBox):
         self.stage.disabled = False
         self.goto(STAGES[0])
 
+    def _set_when(self, ts: float) -> None:
+        """Put time ``ts`` in the now box to the second (what a person reads); the box
+        still means ``ts`` exactly while it shows that text."""
+        shown = stamp(float(int(ts)))
+        self._exact = (shown, float(ts))
+        self.when.value = shown
+
     def _parse_now(self, value: str) -> float:
+        if self._exact is not None and value.strip() == self._exact[0]:
+            return self._exact[1]
         got = parse_time(value.strip() or "last", self.mem.last_ts)
         return _wall() if got is None else got
 
