@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .. import open as open_store
-from ..config import DEFAULT_PROFILE
+from ..config import DEFAULT_PROFILE, Settings
 from ..curate.labels import demo_labels_path
 from ..errors import AkashaError
 from ..ingest.importers import FORMATS, load
@@ -179,6 +179,8 @@ def explain(store: str, query: str, node_id: str, now: str, as_json: bool) -> No
 DEMO_TOUR = ("和阿岚打杀戮尖塔，A10 过了吗", "手指换药疼不疼", "what did I say about the finger?",
              "湿度计换成 SONOFF 了吗", "老周周末有空吗", "Slay the Spire A10 with Lan")
 """Example queries ``akasha demo`` logs into a new demo store (its recurring threads)."""
+DEMO_TIME_ZONE = "+08:00"
+"""Where the demo's people live (every timestamp of the demo conversations is +08:00)."""
 
 
 @click.command()
@@ -190,7 +192,9 @@ def demo(store: str, no_replay: bool) -> None:
     A new demo store also gets a few example recalls in its query log (dry runs, session
     ``demo-tour``), so health, the query picker and the logs have something to show."""
     data = resources.files("akasha_explorer").joinpath("data/demo_conversations.jsonl")
-    with resources.as_file(data) as path, open_store(store) as mem:
+    new = not (Path(store) / "akasha.json").exists()
+    settings = Settings(TIME_ZONE=DEMO_TIME_ZONE) if new else None
+    with resources.as_file(data) as path, open_store(store, settings) as mem:
         profile = mem.settings.profile_name()[0]
         if profile != DEFAULT_PROFILE:  # a demo store an older version made: show today's engine
             mem.migrate(DEFAULT_PROFILE)

@@ -83,6 +83,9 @@ class Relevance:
     score: list[float] = field(default_factory=list)
     norm: list[float] = field(default_factory=list)
     in_time: list[bool] = field(default_factory=list)
+    dense_known: list[float] = field(default_factory=list)
+    """How much of the node's dense score the model could know (``DENSE_KNOWABLE``): the
+    fusion uses ``dense_known · dense + (1 − dense_known) · lexical`` as its dense part."""
     bm25_top: float = 0.0
     dense_top: float = 0.0
     dense_zero: float = 0.0
@@ -95,6 +98,10 @@ class Relevance:
     windows: list[list[float]] = field(default_factory=list)
     """Time windows ``[start, end)`` the query named (``TIME_PRIOR``)."""
     window_phrases: list[str] = field(default_factory=list)
+    lexical_groups: list[dict[str, Any]] = field(default_factory=list)
+    """The extra lexical terms behind ``bm25``: anchors the query named by an alias
+    (``ANCHOR_WEIGHT``) and its words' translations (``XLING_WEIGHT``) — per group its
+    kind, the query word, the weight, the terms and their document frequencies."""
 
 
 @dataclass

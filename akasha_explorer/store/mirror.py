@@ -35,6 +35,7 @@ from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..graphdb import turns as gt
 from ..graphdb.logs import add_queries, mark_query_committed
+from ..text.gates import asks
 from ..vectors import VectorDB
 from .bulkload import load_mirror
 from .heap import release_freed_memory
@@ -84,6 +85,8 @@ class Mirror:
         self.committed_queries: set[str] = set()
         """Query-log rows written back whose row Kuzu already holds (marked at the next
         checkpoint; a row still pending is marked in place)."""
+        self._filler = np.zeros(0, bool)
+        self._asks = np.zeros(0, bool)
 
     # -- load ------------------------------------------------------------------------------
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
@@ -108,6 +111,36 @@ class Mirror:
             t = list(by_uid.get(uid, ())) if n.msg_alive[j] else []
             self.postings.add(j, t)
             self.msg_terms.append(t)
+
+    def filler_nodes(self) -> np.ndarray:
+        """Per node row: True when the node says nothing to remember — every user message
+        of it (every message, for an assistant-only node) was flagged ``noise`` by the
+        write gates (greetings, "good night", acknowledgements). Computed for new rows as
+        nodes are added; a row's messages never change."""
+        n = self.nodes
+        have = self._filler.shape[0]
+        if have < n.n:
+            more = np.zeros(n.n - have, bool)
+            for i in range(have, n.n):
+                a = int(n.first_msg[i])
+                rows = range(a, a + int(n.n_msg[i]))
+                user = [j for j in rows if self.msg_role[j] == "user"] or list(rows)
+                more[i - have] = bool(user) and all("noise" in self.msg_flags[j] for j in user)
+            self._filler = np.concatenate([self._filler, more])
+        return self._filler[: n.n]
+
+    def asking_messages(self) -> np.ndarray:
+        """Per message row: True when the message ends by asking something
+        (:func:`~akasha_explorer.text.gates.asks`: "How's the finger today?", 明天回上海吗).
+        Computed for new rows as messages are added; a message whose text the mirror does
+        not hold asks nothing."""
+        m = self.nodes.m
+        have = self._asks.shape[0]
+        if have < m:
+            more = np.array([t is not None and asks(t) for t in self.msg_text[have:m]],
+                            dtype=np.bool_)
+            self._asks = np.concatenate([self._asks, more])
+        return self._asks[:m]
 
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..config import Settings
+from ..config import Settings, time_zone
 from ..embed import Embedder, make_embedder
-from ..engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
+from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan, apply_plan
@@ -56,12 +56,14 @@ from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState, RawMessage, SessionInfo
+from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
+from .channels import AnchorChannel, query_groups
 from .journal import Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
@@ -107,6 +109,8 @@ class Store:
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
         self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
+        self.anchor_channel = AnchorChannel()
+        """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -783,14 +787,18 @@ class Store:
         s = settings or self.settings
         rules = TermRules.of(s)
         q = terms(text, rules=rules)
-        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
-                      for t in terms(w[2], rules=rules)}
+        relative = self.time_windows(text, now=now, settings=s, relative=True)
+        time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
+        alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
+        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive,
+                                        time_words=[w[2] for w in relative])
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms)
+                                  exclude=time_terms, groups=groups, replaced=replaced)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,
-                      exclude: Collection[str] = ()) -> LexicalHits:
+                      exclude: Collection[str] = (), groups: Sequence[TermGroup] = (),
+                      replaced: Collection[str] = ()) -> LexicalHits:
         """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
         the query's relative time words).
 
@@ -806,10 +814,27 @@ class Store:
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
                            causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
-                           min_docs=s.FTS_MIN_IDF_DOCS)
+                           min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups)
+
+    def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
+        """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:
+        :meth:`Mirror.filler_nodes <akasha_explorer.store.mirror.Mirror.filler_nodes>`), or
+        None — the setting is off, or the query is itself a greeting or filler."""
+        if not settings.HYBRID or settings.FILLER_FACTOR >= 1.0 or is_noise(query):
+            return None
+        return self.mirror.filler_nodes()
+
+    def asking_mask(self, settings: Settings) -> np.ndarray | None:
+        """The messages that ask something, whose relevance the next turn (the answer)
+        takes (``ANSWER_HANDOFF``: :meth:`Mirror.asking_messages
+        <akasha_explorer.store.mirror.Mirror.asking_messages>`), or None when the setting
+        is off."""
+        if not settings.HYBRID or settings.ANSWER_HANDOFF <= 0:
+            return None
+        return self.mirror.asking_messages()
 
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
@@ -819,7 +844,8 @@ class Store:
         ``relative=True``: only those named relative to now (最近, last week)."""
         if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
             return []
-        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
+        return [(w.start, w.end, w.phrase)
+                for w in time_windows(text, now, tz=time_zone(settings.TIME_ZONE))
                 if w.relative or not relative]
 
 
