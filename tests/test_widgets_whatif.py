@@ -143,6 +143,9 @@ def test_time_travel_fades_decays_and_hides_the_unsaid(labelled_demo: Path) -> N
         future = p.frame().set_index("uid")["strength_eff"]
         assert (future < now_frame.set_index("uid")["strength_eff"].loc[future.index]).all()
         assert p.days.value == 45 and p.play.max >= 45 and p.play.min < -30
+        p.go(p.days.min)                   # the slider's first day still shows what was said
+        first = min(float(x.first_ts) for x in mem.sessions())
+        assert first <= p.now() < first + 86400.0 and len(p.frame()) > 0
         strongest = widgets.TimeTravelPanel(mem)                    # no query: strongest turns
         assert strongest.trace is None and len(strongest.frame()) == len(strongest.uids) > 0
     assert tree_digest(labelled_demo) == before

@@ -140,7 +140,7 @@ class TimeTravelPanel(W.VBox):
         except AkashaError:
             return 0
         firsts = [float(s.first_ts) for s in sessions if s.first_ts is not None]
-        return -int((self._last - min(firsts)) // DAY) - 1 if firsts else 0
+        return -int((self._last - min(firsts)) // DAY) if firsts else 0  # never before the first
 
     def now(self) -> float:
         """The time the slider names (epoch seconds)."""
