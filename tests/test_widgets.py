@@ -13,7 +13,13 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.engine.dynamics import edge_eff
-from akasha_explorer.widgets import GraphCanvas, MemoryExplorer, RecallStepper, notebook_store
+from akasha_explorer.widgets import (
+    GraphCanvas,
+    MemoryExplorer,
+    RecallStepper,
+    notebook_store,
+    table,
+)
 from akasha_explorer.widgets._data import StoreGraph
 from akasha_explorer.widgets.canvas import pixel_layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
@@ -224,6 +230,10 @@ def test_explorer_search_open_expand_filter_select(ro_mem: ak.Memory) -> None:
     x.search_button.click()
     hits = x.hits
     assert len(hits)
+    # ranks are whole numbers, shown as such (issue 25 item 11: 01's table showed 2.000)
+    assert str(hits["dense_rank"].dtype) == str(hits["bm25_rank"].dtype) == "Int64"
+    shown = table(hits.head(3)).to_html()
+    assert ">1.000<" not in shown and ">2.000<" not in shown
     assert {"dense", "lexical"} <= set("+".join(hits["found_by"]).split("+"))
     assert set(x.shown) == set(hits["uid"])
     assert len(x.results.options) == len(hits)

@@ -71,6 +71,8 @@ def search(store: Store, text: str, *, now: float,
     # reciprocal-rank fusion orders the hits: found by both first
     df["rrf"] = (1.0 / (RRF_K + df["dense_rank"])).fillna(0.0) + (
         1.0 / (RRF_K + df["bm25_rank"])).fillna(0.0)
+    ranks = ["dense_rank", "bm25_rank"]      # ranks are whole numbers, missing where not found
+    df[ranks] = df[ranks].astype("Int64")
     df = df.sort_values(["rrf", "bm25_rank"], ascending=[False, True],
                         kind="stable").reset_index(drop=True)
     df["found_by"] = ["+".join(x for x, c in (("dense", "dense_rank"), ("lexical", "bm25_rank"))
