@@ -167,6 +167,10 @@ def test_communities_panel_draws_communities_and_surprises(rw_mem: ak.Memory) ->
     shown = {n["id"] for n in p.view.nodes}
     assert shown <= members
     assert len(shown) == min(len(members), TOP_TURNS) < len(members)  # the big one is cut
+    # the caption counts what it says it counts, and claims no colour legend it lacks
+    cap = p.view.caption
+    assert f"of {len(members)} (the memory holds {m.stats()['nodes']})" in cap
+    assert "colour = community" not in cap
     strength = dict(zip(members, p.data.strength(list(members)), strict=True))
     weakest_shown = min(strength[u] for u in shown)
     assert all(strength[u] <= weakest_shown for u in members - shown)  # the strongest

@@ -163,8 +163,9 @@ class CommunitiesPanel(W.VBox):
                             self.data.edges_among(members, per_node=COMMUNITY_EDGES_PER_NODE),
                             relayout=True)
         row = self.table[self.table["community"] == community].iloc[0]
-        self.view.caption = (f"community {community} ({row['label']}): the {len(members)} "
-                             f"strongest of its {len(everyone)} turns; colour = community, "
+        self.view.caption = (f"community {community} ({row['label']}): its {len(members)} "
+                             f"strongest turns of {len(everyone)} (the memory holds "
+                             f"{len(self.data.texts())}); one community, one colour; "
                              "size = strength")
         self.detail.value = kv_html([(k, row[k]) for k in ("community", "size", "label",
                                                            "conductance", "sessions",
