@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._timing import phase
 from ..brief.context import ContextBlock
 from ..config import Settings
 from ..engine.trace import RecallTrace
@@ -224,7 +225,9 @@ class MemoryService:
                     log.warning("scheduled checkpoint of %s failed: %s", self.path, e)
 
     def _run(self, fn: Callable[[], Any], *, writes: bool) -> Any:
-        with self.lock:
+        with phase("lock_wait"):
+            self.lock.acquire()
+        try:
             if self._closed:
                 raise AkashaError(f"the server of {self.path} is shutting down; reconnect later")
             result = fn()
@@ -232,6 +235,8 @@ class MemoryService:
                 self.version += 1
                 self._changed.notify_all()
             return result
+        finally:
+            self.lock.release()
 
     def wait(self, since: int, timeout: float = 25.0) -> int:
         """Block until :attr:`version` is past ``since`` (or ``timeout`` seconds pass);
@@ -438,16 +443,8 @@ class MemoryService:
         trace) or a recall of ``user`` made now. Returns the node, the trace written back
         and whether this was a retry: a ``turn_id`` the session already holds (stored by
         this server or, before a restart, another) returns that node, no trace, True."""
-        if user is None and assistant is None:
-            raise InvalidInput("add_turn needs user or assistant text")
-        if user is not None:
-            _text(user, "user", limit=MAX_TURN_CHARS, empty=True)
-        if assistant is not None:
-            _text(assistant, "assistant", limit=MAX_TURN_CHARS, empty=True)
-        _text(session, "session", limit=256)
-        if turn_id is not None:
-            _text(turn_id, "turn_id", limit=256)
-        when = _time(ts, "ts")
+        with phase("validate"):
+            when = _check_turn(user, assistant, session, ts, turn_id)
         st = self.state(caller)
         if turn_id is not None and (session, turn_id) in st.turns:
             return st.turns[(session, turn_id)]["node"], None, True
@@ -474,7 +471,8 @@ class MemoryService:
         self.mem.store.prepare_turn(user, assistant, when=when)
         if self.mem.settings.EXTRACT and self.mem.extractor is None:
             from ..extract.rules import prepare
-            prepare([t for t in (user, assistant) if t is not None])
+            with phase("extract"):
+                prepare([t for t in (user, assistant) if t is not None])
 
     # -- the agent tools (MCP) --------------------------------------------------------------
     def _excerpt(self, uid: str, trace: Any, limit: int = 240) -> str:
@@ -526,8 +524,10 @@ class MemoryService:
         st = self.state(caller)
 
         def run() -> dict[str, Any]:
-            trace = self.mem.recall(query, now=when, session=session)
-            block = trace.context(budget_tokens, tz=tz)
+            with phase("recall"):
+                trace = self.mem.recall(query, now=when, session=session)
+            with phase("brief"):
+                block = trace.context(budget_tokens, tz=tz)
             cid = st.keep(st.blocks, block)
             rid = self._keep_trace(st, trace)
             st.latest_block = block
@@ -665,6 +665,21 @@ class MemoryService:
             return s
 
         return self._run(run, writes=False)
+
+
+def _check_turn(user: str | None, assistant: str | None, session: str, ts: float | None,
+                turn_id: str | None) -> float | None:
+    """:meth:`MemoryService.add_turn`'s checks of its arguments; returns ``ts`` checked."""
+    if user is None and assistant is None:
+        raise InvalidInput("add_turn needs user or assistant text")
+    if user is not None:
+        _text(user, "user", limit=MAX_TURN_CHARS, empty=True)
+    if assistant is not None:
+        _text(assistant, "assistant", limit=MAX_TURN_CHARS, empty=True)
+    _text(session, "session", limit=256)
+    if turn_id is not None:
+        _text(turn_id, "turn_id", limit=256)
+    return _time(ts, "ts")
 
 
 def _hood_signature(*, now: float | None = None,

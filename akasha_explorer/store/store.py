@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from .._timing import phase
 from ..config import Settings
 from ..embed import Embedder, make_embedder
 from ..engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
@@ -358,9 +359,11 @@ class Store:
         commits. A trace can be committed once."""
         self.check_write()
         self.check_commit(trace)
-        plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
+        with phase("commit"):
+            plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         try:
-            self.write_plan(plan)
+            with phase("commit"):
+                self.write_plan(plan)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
@@ -446,7 +449,8 @@ class Store:
         with self._vec_lock:
             v = self._query_vecs.pop(text, None)
         if v is None:
-            v = self.embedder.encode([text])[0]
+            with phase("embed"):
+                v = self.embedder.encode([text])[0]
             v.setflags(write=False)
         with self._vec_lock:
             while len(self._query_vecs) >= QUERY_VECTORS:
@@ -462,7 +466,8 @@ class Store:
             ready = self._batch_vecs.pop(tuple(texts), None)
         if ready is not None:
             return ready
-        return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+        with phase("embed"):
+            return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
 
     def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
         """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
@@ -480,7 +485,8 @@ class Store:
         texts = tuple(index_text(m, s) for m in raws)
         if user is not None:
             self.embed_query(user)
-        vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
+        with phase("embed"):
+            vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
         with self._vec_lock:
             self._batch_vecs[texts] = vecs
             while len(self._batch_vecs) > 32:
@@ -501,7 +507,8 @@ class Store:
     def turn_with_id(self, session: str, turn_id: str) -> str | None:
         """The live node of ``session`` whose first message carries the caller's id
         ``turn_id`` (``add_turn``'s retry key), or None."""
-        rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
+        with phase("lookup"):
+            rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
         for node, ext in zip(rows["node"], rows["ext_id"], strict=True):
             if ext == turn_id and self.has_node(node):
                 return str(node)
@@ -555,7 +562,8 @@ class Store:
 
     def next_seq(self, session: str) -> int:
         """The seq a new message of ``session`` gets (one past the highest stored)."""
-        rows = vq.message_seqs(self.vectors, session)
+        with phase("lookup"):
+            rows = vq.message_seqs(self.vectors, session)
         return (max(rows) + 1) if rows else 0
 
     def sessions(self) -> list[SessionInfo]:
@@ -658,11 +666,13 @@ class Store:
             vq.delete_messages(self.vectors, orphans, batch=len(orphans))  # one delete each
             vq.delete_turns(self.vectors, nodes, batch=max(1, len(nodes)))
             self.mirror.orphan_messages = []
-        vq.add_messages(self.vectors, messages)
-        vq.add_turns(self.vectors, turns)
+        with phase("lance"):
+            vq.add_messages(self.vectors, messages)
+            vq.add_turns(self.vectors, turns)
         pending = (json.dumps(graph_batch["Turn"].column("uid").to_pylist(), ensure_ascii=False,
                               separators=(",", ":")) if self.settings.EXTRACT else None)
-        gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
+        with phase("kuzu"):
+            gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
         if self._hashes is not None:
             self._hashes.update(zip(messages.column("uid").to_pylist(),
                                     messages.column("sha256").to_pylist(), strict=True))
