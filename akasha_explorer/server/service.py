@@ -27,6 +27,8 @@ it names, still valid after a forget), is safe to retry (``turn_id``: a retry re
 first result instead of storing the turn twice), never echoes its input back, and embeds its
 texts before taking the store (:meth:`Store.prepare_turn
 <akasha_explorer.store.Store.prepare_turn>`): a long text does not hold up other callers.
+Turns that wait for the store together are written together (:mod:`.turns`: one ingest,
+one journal fsync, answered once durable).
 
 Every write bumps :attr:`MemoryService.version`, so a panel can wait for a change
 (:meth:`wait`). The journal is checkpointed into Kuzu on the service's own schedule (every
@@ -56,6 +58,7 @@ from ..errors import AkashaError, InvalidInput
 from ..memory import Memory
 from . import wire
 from .codec import TraceRef
+from .turns import PendingTurn, TurnWriter
 from .wire import MAX_TURN_CHARS
 
 __all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "READS", "WRITES", "Caller", "ClientState",
@@ -198,6 +201,7 @@ class MemoryService:
         self._closed = False
         self._stop = threading.Event()
         self._checkpoints = 0
+        self._turns = TurnWriter(self.mem, lambda fn: self._run(fn, writes=True))
         self._timer = threading.Thread(target=self._checkpoint_loop, args=(checkpoint_seconds,),
                                        name="akasha-checkpoint", daemon=True)
         self._timer.start()
@@ -212,6 +216,15 @@ class MemoryService:
             self._closed = True
             self.mem.close()
             self._changed.notify_all()
+
+    def warm(self) -> None:
+        """Load what the first call would otherwise wait for — the model, the tokenizers,
+        the engine's code paths — with a recall that logs nothing (a server calls this
+        before it answers anyone)."""
+        with self.lock:
+            if self.mem.store.mirror.nodes.alive.any():
+                self.mem.recall("warm up", log=False).context(None)
+        self._prepare("warm up", None, time.time())
 
     def _checkpoint_loop(self, every: float) -> None:
         while not self._stop.wait(every):
@@ -450,17 +463,9 @@ class MemoryService:
             return st.turns[(session, turn_id)]["node"], None, True
         stamp = when if when is not None else time.time()
         self._prepare(user, assistant, stamp)
-
-        def run() -> tuple[str, RecallTrace | None, bool]:
-            done = None if turn_id is None else self.mem.store.turn_with_id(session, turn_id)
-            if done is not None:
-                return done, None, True
-            node, used = self.mem.add_turn(user, assistant, session=session, ts=stamp,
-                                           recall=recall, reinforce=reinforce,
-                                           turn_id=turn_id)
-            return node, used, False
-
-        node, used, retried = self._run(run, writes=True)
+        node, used, retried = self._turns.write(PendingTurn(
+            user, assistant, session, stamp, recall=recall, reinforce=reinforce,
+            turn_id=turn_id))
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
         return node, used, retried

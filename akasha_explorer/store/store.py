@@ -71,10 +71,12 @@ from .mirror import Mirror
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["QUERY_VECTORS", "Store"]
+__all__ = ["PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
 
 QUERY_VECTORS = 256
 """How many query vectors a store keeps (:meth:`Store.embed_query`)."""
+PREPARED_VECTORS = 256
+"""How many message vectors :meth:`Store.prepare_turn` keeps waiting for their ingest."""
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +104,7 @@ class Store:
         self._embedder = embedder
         self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
-        self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
+        self._text_vecs: dict[str, np.ndarray] = {}  # index text -> vector (prepare_turn)
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
         self._closed = False
         self._hashes: dict[str, str] | None = None
@@ -352,18 +354,20 @@ class Store:
                               settings=self.settings, reinforce=reinforce)
 
     def commit(self, trace: RecallTrace, current_node: str, *,
-               reinforce: bool = False) -> WritebackPlan:
+               reinforce: bool = False, sync: bool | None = None) -> WritebackPlan:
         """Write ``trace`` back with ``current_node`` as current: the plan is applied to the
         mirror and appended to the journal in one record (all or nothing), the trace's
         query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
-        commits. A trace can be committed once."""
+        commits. A trace can be committed once. ``sync=False``: the journal is not
+        fsync'ed — the caller calls ``journal.sync()`` before it says the commit is done
+        (several commits, one fsync: a server's group commit)."""
         self.check_write()
         self.check_commit(trace)
         with phase("commit"):
             plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         try:
             with phase("commit"):
-                self.write_plan(plan)
+                self.write_plan(plan, sync=sync)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
@@ -460,14 +464,22 @@ class Store:
 
     def embed_batch(self, texts: Sequence[str], *, batch_size: int = 64,
                     progress: bool = False) -> np.ndarray:
-        """The vectors of an ingest batch's index texts: the ones :meth:`prepare_turn`
-        computed for exactly these texts (taken once), else the model's, in one call."""
+        """The vectors of an ingest batch's index texts: those :meth:`prepare_turn`
+        computed (each taken once: several turns written together find theirs), the rest
+        from the model in one call."""
         with self._vec_lock:
-            ready = self._batch_vecs.pop(tuple(texts), None)
-        if ready is not None:
-            return ready
-        with phase("embed"):
-            return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+            ready = [self._text_vecs.pop(t, None) for t in texts] if self._text_vecs \
+                else [None] * len(texts)
+        todo = [i for i, v in enumerate(ready) if v is None]
+        if len(todo) == len(texts):
+            with phase("embed"):
+                return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+        if todo:
+            with phase("embed"):
+                vecs = self.embedder.encode([texts[i] for i in todo], batch_size=batch_size)
+            for i, v in zip(todo, vecs, strict=True):
+                ready[i] = v
+        return np.stack([np.asarray(v) for v in ready])
 
     def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
         """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
@@ -488,9 +500,9 @@ class Store:
         with phase("embed"):
             vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
         with self._vec_lock:
-            self._batch_vecs[texts] = vecs
-            while len(self._batch_vecs) > 32:
-                self._batch_vecs.pop(next(iter(self._batch_vecs)))
+            self._text_vecs.update(zip(texts, vecs, strict=True))
+            while len(self._text_vecs) > PREPARED_VECTORS:
+                self._text_vecs.pop(next(iter(self._text_vecs)))
 
     def check_commit(self, trace: RecallTrace) -> None:
         """Raise unless ``trace`` can be written back now: not committed yet, and every
