@@ -38,9 +38,9 @@ import numpy as np
 
 __all__ = ["run_serve", "script"]
 
-PHASES = ("transport", "sdk_http", "sdk_call", "validate", "embed", "lock_wait", "recall",
-          "brief", "lookup", "lance", "kuzu", "kuzu_commit", "extract", "commit",
-          "journal_fsync", "rest")
+PHASES = ("transport", "sdk_http", "sdk_call", "validate", "embed", "lock_wait",
+          "batch_wait", "recall", "brief", "lookup", "ingest", "lance", "kuzu", "kuzu_commit",
+          "extract", "commit", "journal_fsync", "rest")
 """The split's columns, in the order a call meets them (see :mod:`.timings`)."""
 
 

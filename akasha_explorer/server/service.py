@@ -223,8 +223,8 @@ class MemoryService:
         before it answers anyone)."""
         with self.lock:
             if self.mem.store.mirror.nodes.alive.any():
-                self.mem.recall("warm up", log=False).context(None)
-        self._prepare("warm up", None, time.time())
+                self.mem.recall("warm up 预热", log=False).context(None)
+        self._prepare("warm up: 今天我们去公园散步了", None, time.time())
 
     def _checkpoint_loop(self, every: float) -> None:
         while not self._stop.wait(every):

@@ -11,8 +11,11 @@ and the call's phases (:mod:`akasha_explorer._timing`, exclusive, in seconds):
 - ``validate``: our argument checks (:func:`~.wire.bind`, the tool's own checks);
 - ``embed``: the model (query vectors, a turn's message vectors);
 - ``lock_wait``: waiting for the store (another caller holds it);
+- ``batch_wait``: an ``add_turn`` waiting while another caller writes its turn in a batch
+  (:mod:`.turns`);
 - ``recall`` / ``brief``: the engine's recall; the context block;
 - ``lookup``: the session's next seq and a ``turn_id`` retry check (LanceDB reads);
+- ``ingest``: the rest of the ingest (its checks and reads, the mirror's new rows);
 - ``lance`` / ``kuzu``: the turn's rows into LanceDB / Kuzu;
 - ``kuzu_commit``: Kuzu ``COMMIT`` + ``CHECKPOINT`` (+ the redo folder) of a transaction;
 - ``extract``: anchors, mentions, triples of the new turn;

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._timing import phase
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError, InvalidInput
 from ..memory import Memory
@@ -96,7 +97,8 @@ class TurnWriter:
             lead = not self._busy
             self._busy = True
         if not lead:
-            turn.wake.wait()
+            with phase("batch_wait"):
+                turn.wake.wait()
         if turn.done:
             return turn.outcome()
         batch: list[PendingTurn] = []
@@ -134,16 +136,18 @@ class TurnWriter:
         return into
 
     def _write(self, batch: list[PendingTurn]) -> None:
-        ready = [t for t in batch if self._check(t)]
+        store = self.mem.store
+        tails = store.session_tails([t.session for t in batch])
+        ready = [t for t in batch if self._check(t, tails[t.session][1])]
         if not ready:
             return
-        store = self.mem.store
         for t in ready:
             if t.recall is None and t.user is not None:
                 t.recall = self.mem.recall(t.user, now=t.ts, session=t.session)
-        raws = [m for t in ready for m in t.messages(store.next_seq(t.session))]
+        raws = [m for t in ready for m in t.messages(tails[t.session][0])]
         try:
-            self.mem.ingest(raws, progress=False, allow_forgotten=True)
+            with phase("ingest"):
+                self.mem.ingest(raws, progress=False, allow_forgotten=True)
         except InvalidInput:   # refused whole, nothing written: each on its own
             for t in ready:
                 self._one(t)
@@ -157,12 +161,12 @@ class TurnWriter:
                 t.error = e
         store.journal.sync()
 
-    def _check(self, t: PendingTurn) -> bool:
-        """A retried ``turn_id`` answered with its first node; a recall that can no longer
-        be written back refused. False: the turn is answered already."""
+    def _check(self, t: PendingTurn, ids: dict[str, str]) -> bool:
+        """A retried ``turn_id`` (one of the session's ``ids``) answered with its first
+        node; a recall that can no longer be written back refused. False: the turn is
+        answered already."""
         try:
-            done = None if t.turn_id is None else \
-                self.mem.store.turn_with_id(t.session, t.turn_id)
+            done = None if t.turn_id is None else ids.get(t.turn_id)
             if done is not None:
                 t.result = (done, None, True)
                 return False

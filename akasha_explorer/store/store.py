@@ -516,6 +516,24 @@ class Store:
             raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
                                f"was made ({gone[0]!r}: forgotten?); recall again")
 
+    def session_tails(self, sessions: Sequence[str]) -> dict[str, tuple[int, dict[str, str]]]:
+        """For each of ``sessions``: the seq its next message gets (:meth:`next_seq`) and its
+        live nodes by the ``turn_id`` their first message carries (:meth:`turn_with_id`) —
+        for many sessions in one read."""
+        out: dict[str, tuple[int, dict[str, str]]] = {s: (0, {}) for s in sessions}
+        if not sessions:
+            return out
+        with phase("lookup"):
+            rows = vq.messages_of_sessions(self.vectors, sorted(set(sessions)),
+                                           ["session", "seq", "node", "ext_id"]).to_pydict()
+        for s, q, node, ext in zip(rows["session"], rows["seq"], rows["node"], rows["ext_id"],
+                                   strict=True):
+            seq, ids = out[s]
+            if ext is not None and ext not in ids and self.has_node(node):
+                ids[ext] = str(node)
+            out[s] = (max(seq, int(q) + 1), ids)
+        return out
+
     def turn_with_id(self, session: str, turn_id: str) -> str | None:
         """The live node of ``session`` whose first message carries the caller's id
         ``turn_id`` (``add_turn``'s retry key), or None."""
