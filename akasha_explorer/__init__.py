@@ -24,6 +24,7 @@ from .errors import (
 )
 from .memory import Memory, open
 from .model import IngestReport, Message, NodeState, RawMessage
+from .protocol import MemoryAPI
 from .server.client import RemoteMemory, connect
 
 __version__ = "0.1.0"
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidInput",
     "InvalidSettings",
     "Memory",
+    "MemoryAPI",
     "Message",
     "ModelMismatch",
     "NodeState",

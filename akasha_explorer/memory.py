@@ -4,47 +4,49 @@ Open with :func:`open`; ``with akasha_explorer.open(path) as mem: ...`` closes i
 (checkpointing the journal into Kuzu) at the end.
 
 ``Memory`` holds one :class:`~akasha_explorer.store.Store` (``mem.store``: the folder's
-open parts and the write path) and is otherwise thin: each method hands the store to the
-area that does the work — :mod:`.ingest.pipeline`, :mod:`.extract.pipeline`,
-:mod:`.curate.api` (and :mod:`.curate.review`, :mod:`.curate.forget`), :mod:`.analysis.api`,
-:mod:`.export.api`, :mod:`.brief.api`, :mod:`.store.doctor`. A recall is composed here:
-the store's lexical pass, the engine (or another method), the messages the trace shows
-(brief), and one query-log row. ``docs/design.md`` draws the whole map.
+open parts — ``graph``, ``vectors``, ``mirror``, ``journal``, ``manifest``, the embedder,
+the lexical index — and the write path) and is otherwise thin: each method hands the store
+to the area that does the work — :mod:`.recalls` (a recall's composition),
+:mod:`.ingest.pipeline`, :mod:`.extract.pipeline`, :mod:`.curate` (its desks
+``mem.anchors``, ``mem.review``, ``mem.labels``, and :mod:`.curate.forget`),
+:mod:`.analysis.api`, :mod:`.export.api`, :mod:`.brief.api`, :mod:`.doctor`.
+
+The methods a served store answers too are marked ``@reads`` / ``@writes``
+(:mod:`.served`); together they are :class:`~akasha_explorer.protocol.MemoryAPI`, which
+:class:`~akasha_explorer.server.client.RemoteMemory` satisfies as well. ``docs/design.md``
+draws the whole map.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from . import recalls
 from .analysis import api as analysis
 from .brief import api as brief
 from .config import Settings
 from .curate import api as curate
-from .engine.bm25 import LexicalHits, Postings
+from .curate.desks import AnchorDesk, LabelDesk
+from .curate.review import ReviewDesk
 from .engine.trace import RecallTrace
 from .engine.writeback import WritebackPlan
 from .errors import InvalidInput
 from .ingest import importers, pipeline
 from .model import (  # (at run time: the server reads these signatures' types)
-    Anchor,
-    AnchorDetail,
     AuditEntry,
     Episode,
     IngestReport,
-    Label,
-    MentionedAnchor,
     Message,
     NodeState,
     RawMessage,
     SessionInfo,
     Triple,
 )
+from .protocol import MemoryAPI
+from .served import namespace, reads, writes
 from .store.store import Store
 
 if TYPE_CHECKING:
@@ -56,16 +58,9 @@ if TYPE_CHECKING:
     from .brief.context import ContextBlock
     from .brief.expand import Expansion
     from .brief.tokens import Tokenizer
-    from .curate.review import ReviewDesk
     from .doctor import DoctorReport
     from .embed import Embedder
-    from .extract.base import Extractor
     from .extract.pipeline import ExtractReport
-    from .graphdb import GraphDB
-    from .store.journal import Journal
-    from .store.manifest import Manifest
-    from .store.mirror import Mirror
-    from .vectors import VectorDB
 
 __all__ = ["Memory", "open"]
 
@@ -93,8 +88,8 @@ class Memory:
     """A memory store: ingest, recall, curate, analyse, export. See :func:`open`.
 
     Every method delegates to :attr:`store` and the areas (see the module docstring);
-    the store's parts are readable here too (:attr:`graph`, :attr:`vectors`,
-    :attr:`mirror`, :attr:`journal`, :attr:`settings` …) for scripts and tests.
+    the store's parts are reached through it (``mem.store.mirror``,
+    ``mem.store.graph`` …) by scripts and tests that need them.
     """
 
     def __init__(self, path: str | Path, settings: Settings | None = None, *,
@@ -102,7 +97,7 @@ class Memory:
         self.store = Store(path, settings, read_only=read_only, embedder=embedder)
         """The open store folder this memory works on."""
 
-    # -- the store's parts -----------------------------------------------------------------------
+    # -- the store -------------------------------------------------------------------------------
     @property
     def path(self) -> Path:
         """The store folder."""
@@ -118,50 +113,6 @@ class Memory:
         """The store's settings (recorded in its manifest)."""
         return self.store.settings
 
-    @property
-    def manifest(self) -> Manifest:
-        """The store's manifest (:class:`~akasha_explorer.store.Manifest`)."""
-        return self.store.manifest
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension."""
-        return self.store.dim
-
-    @property
-    def graph(self) -> GraphDB:
-        """The Kuzu adapter (``mem.store.graph``)."""
-        return self.store.graph
-
-    @property
-    def vectors(self) -> VectorDB:
-        """The LanceDB adapter (``mem.store.vectors``)."""
-        return self.store.vectors
-
-    @property
-    def journal(self) -> Journal:
-        """The write-ahead journal (``mem.store.journal``)."""
-        return self.store.journal
-
-    @property
-    def mirror(self) -> Mirror:
-        """The in-memory mirror the engine computes on (``mem.store.mirror``)."""
-        return self.store.mirror
-
-    @property
-    def extractor(self) -> Extractor | None:
-        """The extractor run at ingest (None: the offline rule-based default)."""
-        return self.store.extractor
-
-    @extractor.setter
-    def extractor(self, value: Extractor | None) -> None:
-        self.store.extractor = value
-
-    @property
-    def embedder(self) -> Embedder:
-        """The store's embedding model (loaded on first use)."""
-        return self.store.embedder
-
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Memory:
         return self
@@ -171,23 +122,20 @@ class Memory:
 
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
-        return (f"<Memory {self.path} ({mode}): {self.mirror.nodes.n} nodes, "
-                f"{self.mirror.edges.count} edges>")
+        return (f"<Memory {self.path} ({mode}): {self.store.mirror.nodes.n} nodes, "
+                f"{self.store.mirror.edges.count} edges>")
 
     def close(self) -> None:
         """Checkpoint the journal into Kuzu (writers) and release every file and lock."""
         self.store.close()
 
-    def announce(self, **info: object) -> None:
-        """Say something about this writer in the store's lock file (``url=``: where the
-        store is served, so a process refused the store can connect there instead)."""
-        self.store.announce(**info)
-
+    @writes
     def checkpoint(self) -> dict[str, float]:
         """Fold the journal into Kuzu in bulk (SPEC §1 write path); returns what it did
         (edges, nodes, queries, whether the COACT table was rewritten, seconds)."""
         return self.store.checkpoint()
 
+    @writes
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch the store to settings ``profile`` (``"v1"``, ``"v2"``), keeping what the
         store set apart from its own profile (model, index options…) and ``changes`` on top.
@@ -200,15 +148,6 @@ class Memory:
         version stored outside their ranges are replaced (``changes`` or the profile's).
         """
         return self.store.migrate(profile, **changes)
-
-    def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
-        """Lexical terms of every stored message under the term rules of ``settings`` (default:
-        the store's) — computed from the stored text, nothing is written."""
-        return self.store.terms_by_uid(settings)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """L2-normalised query vector."""
-        return self.store.embed_query(text)
 
     # -- ingest ----------------------------------------------------------------------------------
     def ingest(self, source: str | Path | Sequence[Any] | importers.Imported, *,
@@ -235,35 +174,43 @@ class Memory:
         return extract_nodes(self.store, node_uids, self.store.extractor)
 
     # -- reading ---------------------------------------------------------------------------------
+    @reads
     def node(self, uid: str) -> NodeState:
         """Dynamic state of one node (mirror values, i.e. including uncheckpointed commits)."""
         return self.store.node_state(uid)
 
+    @reads
     def has_node(self, uid: str) -> bool:
         """Whether ``uid`` is a live node of the store."""
         return self.store.has_node(uid)
 
+    @reads
     def node_of_message(self, msg_uid: str) -> str | None:
         """The node a message belongs to (None: no such message)."""
         return self.store.node_of_message(msg_uid)
 
+    @reads
     def messages(self, node: str, *, verify: bool = True) -> list[Message]:
         """The verbatim messages of a node, in order; raises :class:`IntegrityError` when a
         message's bytes no longer match its sha256 and ``verify`` is on."""
         return self.store.messages(node, verify=verify)
 
+    @reads
     def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return self.store.sessions()
 
+    @reads
     def last_ts(self) -> float:
         """Time of the newest message (0.0 for an empty store)."""
         return self.store.last_ts()
 
+    @reads
     def stats(self) -> dict[str, Any]:
         """Counts and facts about the store (what ``akasha stats`` prints)."""
         return self.store.stats()
 
+    @reads
     def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The query log, oldest first — checkpointed rows and those still in the journal,
         each once; ``limit``: only the newest ``limit`` rows."""
@@ -277,34 +224,7 @@ class Memory:
         from .analysis.neighbourhood import Neighbourhood
         return Neighbourhood(self.store, now=now, communities=communities)
 
-    # -- lexical ---------------------------------------------------------------------------------
-    def lexical(self, text: str, *, now: float, msg_mask: np.ndarray | None = None,
-                settings: Settings | None = None) -> LexicalHits:
-        """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1)."""
-        return self.store.lexical(text, now=now, msg_mask=msg_mask, settings=settings)
-
-    def lexical_terms(self, query_terms: Sequence[str], *, now: float,
-                      msg_mask: np.ndarray | None = None, settings: Settings | None = None,
-                      exclude: Collection[str] = ()) -> LexicalHits:
-        """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
-        the query's relative time words)."""
-        return self.store.lexical_terms(query_terms, now=now, msg_mask=msg_mask,
-                                        settings=settings, exclude=exclude)
-
-    @staticmethod
-    def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
-                     ) -> list[tuple[float, float, str]]:
-        """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
-        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`).
-        ``relative=True``: only those named relative to now (最近, last week)."""
-        return Store.time_windows(text, now=now, settings=settings, relative=relative)
-
-    def postings(self, settings: Settings | None = None) -> Postings:
-        """The lexical index of the mirror's messages under the term rules of ``settings``
-        (default: the store's own); see :meth:`Store.postings
-        <akasha_explorer.store.Store.postings>`."""
-        return self.store.postings(settings)
-
+    @reads
     def search(self, text: str, *, now: float | None = None) -> SearchHits:
         """Search by meaning and by words at ``now`` (default: the newest message's time):
         the dense items of a dry-run recall and the BM25 hits of the same lexical pass,
@@ -314,6 +234,7 @@ class Memory:
         return search(self.store, text, now=self.last_ts() if now is None else float(now))
 
     # -- recall (SPEC §4) ------------------------------------------------------------------------
+    @reads
     def recall(self, query: str, *, now: float | None = None, session: str | None = None,
                settings: Settings | None = None, method: str = "akasha",
                log: bool = True) -> RecallTrace:
@@ -328,6 +249,7 @@ class Memory:
         return recalls.recall(self.store, query, now=now, session=session, settings=settings,
                               method=method, log=log)
 
+    @reads
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
                        reinforce: bool = False) -> WritebackPlan:
         """The write-back :meth:`commit` would apply (SPEC §4 stage 5), as a dry run: the
@@ -335,6 +257,7 @@ class Memory:
         nothing is written."""
         return self.store.plan_writeback(trace, current_node, reinforce=reinforce)
 
+    @writes
     def commit(self, trace: RecallTrace, current_node: str, *,
                reinforce: bool = False) -> WritebackPlan:
         """Write a recall back (SPEC §4 stage 5) with ``current_node`` as the turn it served.
@@ -345,6 +268,7 @@ class Memory:
         """
         return self.store.commit(trace, current_node, reinforce=reinforce)
 
+    @writes
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
                  reinforce: bool = False, turn_id: str | None = None
@@ -389,6 +313,7 @@ class Memory:
             self.commit(recall, uid, reinforce=reinforce)
         return uid, recall
 
+    @reads
     def replay_trace(self, trace: RecallTrace) -> RecallTrace:
         """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
         recorded, by the method that made it (Akasha's engine, or e.g. ``"ppr"``); raises
@@ -396,6 +321,7 @@ class Memory:
         return recalls.replay(self.store, trace)
 
     # -- agent-facing output (brief) -------------------------------------------------------------
+    @reads
     def context(self, query: str, *, budget_tokens: int | None = None,
                 style: str = "brief", now: float | None = None, session: str | None = None,
                 tokenizer: Tokenizer | None = None, tz: str | dt.tzinfo | None = None,
@@ -412,6 +338,7 @@ class Memory:
         brief.save_handles(self.store, block)
         return block
 
+    @reads
     def expand(self, handle_or_node_id: str | int, around: int | None = None, *,
                trace: RecallTrace | ContextBlock | None = None) -> Expansion:
         """The verbatim messages of a node and up to ``around`` neighbouring turns each side
@@ -421,6 +348,7 @@ class Memory:
         else the last saved context block (:mod:`akasha_explorer.brief.api`)."""
         return brief.expand(self.store, handle_or_node_id, around, trace=trace)
 
+    @reads
     def health(self, *, window: float | None = None, windows: int = 14,
                top_hubs: int = 10) -> dict[str, Any]:
         """Recall health from the query log (see :mod:`akasha_explorer.brief.health`):
@@ -428,87 +356,60 @@ class Memory:
         edge growth, top hubs by fan. ``window`` defaults to ``HEALTH_WINDOW`` seconds."""
         return brief.health(self.store, window=window, windows=windows, top_hubs=top_hubs)
 
-    # -- anchors, triples, episodes, curation (SPEC §6) ------------------------------------------
-    def anchors(self, search: str | None = None, *, kind: str | None = None,
-                status: str | None = "active") -> list[Anchor]:
-        """Anchors (default: active ones) with aliases and mention counts, most mentioned
-        first; ``search`` matches names and aliases after normalisation."""
-        return curate.anchors(self.store, search, kind=kind, status=status)
+    # -- curation desks (SPEC §6) ----------------------------------------------------------------
+    @property
+    @namespace(AnchorDesk)
+    def anchors(self) -> AnchorDesk:
+        """The entity anchors: ``mem.anchors()`` lists them (``mem.anchors("lan")``
+        searches names and aliases); ``.get(uid)``, ``.of(node)``, and the edits
+        ``.rename``, ``.merge``, ``.split``, ``.add_alias``, ``.remove_alias``, ``.attach``,
+        ``.detach`` (:class:`~akasha_explorer.curate.desks.AnchorDesk`)."""
+        return AnchorDesk(self.store)
 
-    def anchor(self, uid: str) -> AnchorDetail:
-        """One anchor with its aliases, mentions (node, message, span, surface) and triples."""
-        return curate.anchor(self.store, uid)
+    @property
+    @namespace(ReviewDesk)
+    def review(self) -> ReviewDesk:
+        """The review queue: ``mem.review()`` lists pending items;
+        ``mem.review.approve(uid, why=...)`` / ``.reject`` / ``.edit`` decide
+        (:class:`~akasha_explorer.curate.review.ReviewDesk`)."""
+        return ReviewDesk(self.store)
 
-    def anchors_of(self, node: str) -> list[MentionedAnchor]:
-        """The anchors node ``node`` mentions, one row per mention, in text order."""
-        return curate.anchors_of(self.store, node)
+    @property
+    @namespace(LabelDesk)
+    def labels(self) -> LabelDesk:
+        """The labelled queries, the memory's own test set: ``mem.labels()`` lists them;
+        ``mem.labels.add(query, node_id)`` (``relevant=False``: should not come up),
+        ``.remove``, ``.load(file)`` (:class:`~akasha_explorer.curate.desks.LabelDesk`);
+        :meth:`evaluate` scores recall on them."""
+        return LabelDesk(self.store)
 
+    @reads
     def triples(self, *, anchor: str | None = None, status: str | None = None
                 ) -> list[Triple]:
         """Triples (optionally of one anchor as subject or object, or with one status),
         oldest first, with subject / object names and provenance."""
         return curate.triples(self.store, anchor=anchor, status=status)
 
+    @reads
     def episodes(self, *, kind: str | None = None, session: str | None = None
                  ) -> list[Episode]:
         """Episodes with their node uids, in time order."""
         return curate.episodes(self.store, kind=kind, session=session)
 
+    @writes
     def set_episodes(self, kind: str, groups: Sequence[Sequence[str]],
                      labels: Sequence[str] | None = None) -> int:
         """Replace every episode of ``kind`` with ``groups`` of node uids (the hook that
         turns co-activation communities into episodes, SPEC §6/§7). Returns the count."""
         return curate.set_episodes(self.store, kind, groups, labels)
 
-    @property
-    def review(self) -> ReviewDesk:
-        """The review queue: ``mem.review()`` lists pending items;
-        ``mem.review.approve(uid, why=...)`` / ``.reject`` / ``.edit`` decide
-        (:class:`~akasha_explorer.curate.review.ReviewDesk`)."""
-        from .curate.review import ReviewDesk
-        return ReviewDesk(self.store)
-
-    def rename_anchor(self, uid: str, name: str, *, why: str | None = None,
-                      by: str = "user") -> str:
-        """Rename an anchor (the new name also becomes an alias); returns the audit uid."""
-        return curate.rename_anchor(self.store, uid, name, why=why, by=by)
-
-    def merge_anchors(self, keep: str, absorb: str, *, why: str | None = None,
-                      by: str = "user") -> str:
-        """Move every alias, mention and fact of ``absorb`` onto ``keep``."""
-        return curate.merge_anchors(self.store, keep, absorb, why=why, by=by)
-
-    def split_anchor(self, uid: str, aliases: Sequence[str], *, name: str | None = None,
-                     why: str | None = None, by: str = "user") -> tuple[str, str]:
-        """Move ``aliases`` (with their mentions and facts) to a new anchor; returns
-        ``(new anchor uid, audit uid)``."""
-        return curate.split_anchor(self.store, uid, aliases, name=name, why=why, by=by)
-
-    def add_alias(self, uid: str, surface: str, *, why: str | None = None,
-                  by: str = "user") -> str:
-        """Add an alias (stored verbatim; matched after normalisation)."""
-        return curate.add_alias(self.store, uid, surface, why=why, by=by)
-
-    def remove_alias(self, uid: str, surface: str, *, why: str | None = None,
-                     by: str = "user") -> str:
-        """Remove an alias (its mentions stay)."""
-        return curate.remove_alias(self.store, uid, surface, why=why, by=by)
-
-    def attach_mention(self, uid: str, msg: str, start: int, end: int, *,
-                       why: str | None = None, by: str = "user") -> str:
-        """Say that ``text[start:end]`` of message ``msg`` names anchor ``uid``."""
-        return curate.attach_mention(self.store, uid, msg, start, end, why=why, by=by)
-
-    def detach_mention(self, uid: str, msg: str, start: int, *, why: str | None = None,
-                       by: str = "user") -> str:
-        """Remove the mention of anchor ``uid`` at ``start`` in message ``msg``."""
-        return curate.detach_mention(self.store, uid, msg, start, why=why, by=by)
-
+    @reads
     def audit(self, *, target: str | None = None, limit: int | None = None
               ) -> list[AuditEntry]:
         """The audit log, newest first: who did what, when and why (with the ops)."""
         return curate.audit(self.store, target=target, limit=limit)
 
+    @writes
     def undo(self, audit_uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Reverse one audit entry (itself recorded, so an undo can be undone).
 
@@ -517,6 +418,7 @@ class Memory:
         link is the memory's own and the undo is refused."""
         return curate.undo(self.store, audit_uid, why=why, by=by)
 
+    @writes
     def forget(self, *, node: str | None = None, session: str | None = None,
                anchor: str | None = None, why: str | None = None,
                by: str = "user") -> dict[str, Any]:
@@ -526,33 +428,8 @@ class Memory:
         from .curate.forget import forget
         return forget(self.store, node=node, session=session, anchor=anchor, by=by, why=why)
 
-    # -- labelled queries: the memory's own test set ---------------------------------------------
-    def label(self, query: str, node_id: str, relevant: bool = True, *,
-              by: str = "user") -> str:
-        """Say that node ``node_id`` should come up for ``query`` (``relevant=False``: that
-        it should not). Stored in the store (exported, imported and forgotten with it); one
-        label per pair, so labelling again replaces the verdict. Returns the label's uid
-        (:mod:`akasha_explorer.curate.labels`)."""
-        from .curate.labels import label
-        return label(self.store, query, node_id, relevant, by=by)
-
-    def unlabel(self, query: str, node_id: str) -> bool:
-        """Remove the label of ``node_id`` for ``query``; False when there was none."""
-        from .curate.labels import unlabel
-        return unlabel(self.store, query, node_id)
-
-    def labels(self, query: str | None = None) -> list[Label]:
-        """Every label, oldest first; ``query``: only that query's."""
-        from .curate.labels import labels
-        return labels(self.store, query)
-
-    def load_labels(self, source: str | Path | Sequence[dict[str, Any]], *,
-                    by: str = "import") -> int:
-        """Add labels from a JSON Lines file or a list of ``{"query", "node", "relevant"}``
-        dicts, all or none; returns how many."""
-        from .curate.labels import load_labels
-        return load_labels(self.store, source, by=by)
-
+    # -- evaluation ------------------------------------------------------------------------------
+    @reads
     def evaluate(self, *, methods: Sequence[str] | None = None, k: int = 10,
                  now: float | None = None, settings: Settings | None = None) -> dict[str, Any]:
         """Score the recall methods on the store's labelled queries (:meth:`labels`): per
@@ -565,10 +442,11 @@ class Memory:
         labelled = labelled_set(self.labels())
         if not labelled:
             raise InvalidInput(f"{self.path} has no labelled queries; add some with "
-                               "mem.label(query, node_id) or mem.load_labels(file)")
+                               "mem.labels.add(query, node_id) or mem.labels.load(file)")
         return evaluate(self.store, labelled, now=self.last_ts() if now is None else float(now),
                         settings=settings or self.settings, methods=methods, k=k)
 
+    @reads
     def compare_methods(self, query: str, *, now: float | None = None,
                         methods: Sequence[str] | None = None, k: int = 10,
                         settings: Settings | None = None,
@@ -585,6 +463,7 @@ class Memory:
                                include=include)
 
     # -- analysis and export (SPEC §7, §9) -------------------------------------------------------
+    @reads
     def graph_view(self, view: str = "nodes", *, now: float | None = None,
                    resolution: float | None = None, seed: int | None = None) -> GraphView:
         """A projection of the store (SPEC §7): ``"nodes"`` (turns + co-activation edges
@@ -593,6 +472,7 @@ class Memory:
         give the graph objects."""
         return analysis.graph_view(self.store, view, now=now, resolution=resolution, seed=seed)
 
+    @reads
     def ppr(self, seeds: str | list[str], *, view: str = "nodes", now: float | None = None,
             damping: float | None = None, top: int = 20) -> pd.DataFrame:
         """What do these seeds reach? Personalized PageRank (SPEC §7) from node uids —
@@ -601,6 +481,7 @@ class Memory:
         each is a seed, and its label, text, session, time and community."""
         return analysis.ppr(self.store, seeds, view=view, now=now, damping=damping, top=top)
 
+    @reads
     def communities(self, view: str = "nodes", *, now: float | None = None,
                     resolution: float | None = None, seed: int | None = None,
                     save: bool = False) -> pd.DataFrame:
@@ -610,6 +491,7 @@ class Memory:
         return analysis.communities(self.store, view, now=now, resolution=resolution,
                                     seed=seed, save=save)
 
+    @reads
     def surprises(self, *, now: float | None = None, resolution: float | None = None,
                   seed: int | None = None, top: int = 10, queue: bool = True) -> pd.DataFrame:
         """Surprise discovery (SPEC §7): cross-community bridges, indirect-strong pairs,
@@ -620,6 +502,7 @@ class Memory:
         return analysis.surprises(self.store, now=now, resolution=resolution, seed=seed,
                                   top=top, queue=queue)
 
+    @reads
     def export(self, path: str | Path, *, format: str, view: str = "nodes",
                now: float | None = None, resolution: float | None = None,
                seed: int | None = None) -> Path:
@@ -633,8 +516,8 @@ class Memory:
 
     # -- store health ----------------------------------------------------------------------------
     def doctor(self, repair: bool = False) -> DoctorReport:
-        """Check that the stores agree (see :mod:`akasha_explorer.store.doctor` for every
-        check) and return a :class:`~akasha_explorer.store.doctor.DoctorReport`.
+        """Check that the stores agree (see :mod:`akasha_explorer.doctor` for every
+        check) and return a :class:`~akasha_explorer.doctor.DoctorReport`.
 
         With ``repair=True`` (writable stores only) fix what a crash can leave — messages of
         an interrupted ingest, a torn or already-folded journal, stale temporary files,
@@ -648,3 +531,8 @@ class Memory:
 
 def _wall() -> float:
     return dt.datetime.now(dt.UTC).timestamp()
+
+
+def _conforms(mem: Memory) -> MemoryAPI:
+    """mypy holds ``Memory`` to :class:`~akasha_explorer.protocol.MemoryAPI` here."""
+    return mem

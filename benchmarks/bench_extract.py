@@ -37,7 +37,7 @@ def main() -> None:
                       f"(embed {rep.seconds['embed']:.2f}s)")
                 if not extract:
                     t2 = time.perf_counter()
-                    x = mem.extract(list(mem.mirror.nodes.uid))
+                    x = mem.extract(list(mem.store.mirror.nodes.uid))
                     print(f"extraction alone over {x.messages} messages: "
                           f"{time.perf_counter() - t2:.2f}s — {x.anchors} anchors, "
                           f"{x.mentions} mentions, {x.triples} triples, {x.episodes} episodes, "

@@ -55,14 +55,14 @@ def _parts(store: Path) -> dict[str, float]:
 
 def _sample(mem: Any, k: int, rss0: float) -> dict[str, Any]:
     """Where memory and disk stand after ``k`` rounds (for finding what grows)."""
-    m = mem.mirror
+    m = mem.store.mirror
     from akasha_explorer.store.heap import heap_in_use
     heap = heap_in_use()
     return {"round": k, "rss_growth_mb": round(_rss_mb() - rss0, 1),
             "c_heap_in_use_mb": round(heap / 2**20, 1) if heap is not None else None,
             "mirror_nodes_mb": round(m.nodes.nbytes() / 2**20, 1),
             "mirror_edges_mb": round(m.edges.nbytes() / 2**20, 1), "edges": m.edges.count,
-            "pending_queries": len(m.pending_queries), "journal_pending": mem.journal.pending,
+            "pending_queries": len(m.pending_queries), "journal_pending": mem.store.journal.pending,
             "disk_mb": _parts(mem.path)}
 
 
@@ -82,11 +82,11 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     built = build_synthetic_store(store, nodes, seed=seed)
     build_s = time.perf_counter() - t
     mem = ak.open(store)
-    mem.embedder.encode(["warm up"])  # the model loads before the clock starts
+    mem.store.embedder.encode(["warm up"])  # the model loads before the clock starts
     disk0, rss0 = _du(store), _rss_mb()
     parts0 = _parts(store)
     samples = [_sample(mem, 0, rss0)]
-    uids = list(mem.mirror.nodes.uid)
+    uids = list(mem.store.mirror.nodes.uid)
     now = mem.last_ts() + 3600.0
     lat: list[float] = []
     ingest_lat: list[float] = []
@@ -100,10 +100,10 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         try:
             a = time.perf_counter()
             trace = mem.recall(query, now=now)
-            pending = mem.journal.pending
+            pending = mem.store.journal.pending
             mem.commit(trace, uids[int(rng.integers(0, len(uids)))])
             lat.append((time.perf_counter() - a) * 1000.0)
-            checkpoints += mem.journal.pending < pending
+            checkpoints += mem.store.journal.pending < pending
         except Exception:  # a soak counts failures instead of stopping at the first
             errors.append(traceback.format_exc(limit=3))
         now += 60.0
@@ -119,12 +119,12 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
             now += ingest_size + 60.0
             try:
                 a = time.perf_counter()
-                pending = mem.journal.pending
+                pending = mem.store.journal.pending
                 rep = mem.ingest(msgs, session=sid, replay=True, progress=False)
-                checkpoints += mem.journal.pending < pending  # a replay ends with one
+                checkpoints += mem.store.journal.pending < pending  # a replay ends with one
                 ingest_lat.append(time.perf_counter() - a)
                 added += rep.nodes_added
-                uids.extend(u for u in mem.mirror.nodes.uid[len(uids):])
+                uids.extend(u for u in mem.store.mirror.nodes.uid[len(uids):])
             except Exception:
                 errors.append(traceback.format_exc(limit=3))
     wall = time.perf_counter() - t0

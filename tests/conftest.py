@@ -85,7 +85,7 @@ def labelled_demo(demo_store_template: Path, tmp_path_factory: pytest.TempPathFa
     dst = tmp_path_factory.mktemp("labelled") / "demo"
     shutil.copytree(demo_store_template, dst)
     with ak.open(dst) as m:
-        m.load_labels(demo_labels_path(), by="demo")
+        m.labels.load(demo_labels_path(), by="demo")
     return dst
 
 

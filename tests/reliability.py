@@ -100,7 +100,7 @@ def dump(path: Path, **kwargs: Any) -> dict[str, Any]:
     import akasha_explorer as ak
 
     with ak.open(path, read_only=True) as mem:
-        return {"kuzu": kuzu_dump(mem.graph, **kwargs), "lance": lance_dump(mem.vectors)}
+        return {"kuzu": kuzu_dump(mem.store.graph, **kwargs), "lance": lance_dump(mem.store.vectors)}
 
 
 def _hashable(v: Any) -> Any:
@@ -220,7 +220,7 @@ def run_job(job: dict[str, Any]) -> None:
     elif job["phase"] == "commits":
         ack = Path(job["ack"])
         done = len(ack.read_text().splitlines()) if ack.exists() else 0
-        uids = list(mem.mirror.nodes.uid)
+        uids = list(mem.store.mirror.nodes.uid)
         queries = job["queries"]
         with open(ack, "a", buffering=1) as fh:
             for k in range(done, job["n_commits"]):

@@ -155,7 +155,7 @@ def test_memory_recall_ppr_side_by_side(demo_store: Path) -> None:
             assert p.dense == a.dense
             assert len(p.activation) == S.ACTIVATION_K
             assert set(p.seeds.uids) & set(p.ranking()[: len(p.seeds.uids)])
-        rows = mem.mirror.pending_queries
+        rows = mem.store.mirror.pending_queries
         assert [r["method"] for r in rows][-2:] == ["akasha", "ppr"]
         with pytest.raises(ak.InvalidInput, match="known: akasha, ppr"):
             mem.recall("x", now=now, method="bogus")
@@ -185,7 +185,7 @@ def test_replay_trace_recomputes_each_method_after_a_reopen(demo_store: Path) ->
 
 
 def _pair(mem: ak.Memory, a: str, b: str) -> list[tuple[float, float, int] | None]:
-    m = mem.mirror
+    m = mem.store.mirror
     ra, rb = m.nodes.index[a], m.nodes.index[b]
     out = []
     for s, d in ((ra, rb), (rb, ra)):
@@ -205,26 +205,26 @@ def test_approving_a_suggested_link_links_the_pair_and_undo_unlinks_it(
         item = mem.review(kind="suggested_link")[0]
         a, b = item.payload["a"], item.payload["b"]
         assert _pair(mem, a, b) == [None, None]  # a suggestion: no direct edge yet
-        fan = mem.mirror.edges.fan(mem.mirror.nodes.n).copy()
+        fan = mem.store.mirror.edges.fan(mem.store.mirror.nodes.n).copy()
         audit = mem.review.approve(item.uid, why="they are the same trip")
         made = _pair(mem, a, b)
         assert [x[0] for x in made] == [S.EDGE_LR, S.EDGE_LR]  # type: ignore[index]
         assert [x[2] for x in made] == [1, 1]  # type: ignore[index]
         assert mem.review.get(item.uid).status == "approved"
-        after_fan = mem.mirror.edges.fan(mem.mirror.nodes.n)
+        after_fan = mem.store.mirror.edges.fan(mem.store.mirror.nodes.n)
         assert int((after_fan - fan).sum()) == 4  # two new edges, two ends each
     with ak.open(demo_store) as mem:  # journaled, checkpointed at close
         assert _pair(mem, a, b) == made
-        assert mem.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
+        assert mem.store.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
                               "RETURN count(e) AS c", {"a": a, "b": b})[0]["c"] == 2
         mem.undo(audit, why="wrong pair")
         assert _pair(mem, a, b) == [None, None]
         assert mem.review.get(item.uid).status == "pending"
-        assert int(mem.mirror.edges.fan(mem.mirror.nodes.n).sum()) == int(fan.sum())
+        assert int(mem.store.mirror.edges.fan(mem.store.mirror.nodes.n).sum()) == int(fan.sum())
         assert mem.doctor().clean
     with ak.open(demo_store) as mem:
         assert _pair(mem, a, b) == [None, None]
-        assert mem.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
+        assert mem.store.graph.rows("MATCH (x:Turn {uid: $a})-[e:COACT]-(y:Turn {uid: $b}) "
                               "RETURN count(e) AS c", {"a": a, "b": b})[0]["c"] == 0
         # approve again, then let a recall write to the link: it is the memory's own now
         audit = mem.review.approve(item.uid)
@@ -249,7 +249,7 @@ def test_explorer_ppr_from_a_node_and_from_an_anchor(demo_store: Path) -> None:
         assert f["ppr"].is_monotonic_decreasing
         assert f["rank"].tolist() == list(range(1, 11))
         # an anchor by alias: its mentioning turns are the seeds
-        turns = {r["t"] for r in mem.graph.rows(
+        turns = {r["t"] for r in mem.store.graph.rows(
             "MATCH (t:Turn)-[:MENTIONS]->(a:Anchor)<-[:ALIAS_OF]-(al:Alias) "
             "WHERE al.surface = '阿岚' RETURN t.uid AS t")}
         assert turns
@@ -315,7 +315,7 @@ def test_demo_views_carry_every_attribute(demo_store: Path) -> None:
 def test_views_of_a_store_without_anchors_or_edges_are_empty(mem: ak.Memory) -> None:
     mem.ingest([{"role": "user", "content": "the weather is fine"},
                 {"role": "assistant", "content": "good to hear"}], session="s", progress=False)
-    mem.graph.execute("MATCH (a:Anchor) DETACH DELETE a")
+    mem.store.graph.execute("MATCH (a:Anchor) DETACH DELETE a")
     for name in ("anchors", "bipartite"):
         v = mem.graph_view(name)
         assert len(v.nodes) == 0
@@ -380,7 +380,7 @@ def test_demo_communities_carry_thread_signal_beyond_chance(demo_store: Path) ->
     same partition — a measured property, not a hard-coded partition."""
     with ak.open(demo_store, read_only=True) as mem:
         texts = mem.store.texts()
-        n = mem.mirror.nodes
+        n = mem.store.mirror.nodes
         for view, res in (("nodes", 2.0), ("anchors", 1.0)):
             v = mem.graph_view(view, resolution=res, seed=0)
             f = v.nodes[v.nodes["community"] >= 0]

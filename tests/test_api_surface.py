@@ -69,7 +69,7 @@ def test_every_command_and_option_has_help() -> None:
 
 TIERS: tuple[tuple[str, ...], ...] = (
     ("errors", "_timing"),
-    ("ranges", "_fs"),
+    ("ranges", "_fs", "served"),
     ("config", "model"),
     ("engine",),
     ("text",),
@@ -77,7 +77,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("graphdb", "vectors"),
     ("store",),
     ("ingest", "extract", "curate", "analysis", "brief", "export", "doctor", "recalls"),
-    ("memory",),
+    ("memory", "protocol"),
     ("server", "widgets", "bench", "akasha_explorer"),
     ("cli", "refdoc", "__main__"),
 )

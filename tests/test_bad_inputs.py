@@ -97,7 +97,7 @@ def base(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[ak
 
 
 def _state(mem: ak.Memory) -> tuple[dict[str, str], dict[str, Any]]:
-    return files_digest(mem.path), kuzu_dump(mem.graph, skip_meta=())
+    return files_digest(mem.path), kuzu_dump(mem.store.graph, skip_meta=())
 
 
 def test_corpus_is_big_enough() -> None:
@@ -160,7 +160,7 @@ def test_accepted_inputs_are_stored_verbatim(entry: dict[str, Any], tmp_path: Pa
         rep = mem.ingest(path, progress=False)
         assert rep.messages_added == entry["messages"]
         assert len(rep.skipped) == entry.get("skipped", 0)
-        stored = [m for n in mem.mirror.nodes.uid for m in mem.messages(n)]
+        stored = [m for n in mem.store.mirror.nodes.uid for m in mem.messages(n)]
         texts = sorted(m.text for m in stored)
         if path.suffix == ".jsonl":
             assert texts == sorted(r["text"] for r in _records(path))
@@ -179,7 +179,7 @@ def _csv_is_formula_safe(mem: ak.Memory, tmp_path: Path, texts: list[str]) -> No
 
     for k, t in enumerate(texts):  # a few edges, so the view has rows
         tr = mem.recall(t, now=mem.last_ts() + 60 + k)
-        mem.commit(tr, mem.mirror.nodes.uid[0])
+        mem.commit(tr, mem.store.mirror.nodes.uid[0])
     folder = mem.export(tmp_path / "csv", format="csv")
     with open(folder / "nodes.csv", encoding="utf-8", newline="") as fh:
         cells = [c for row in csv.reader(fh) for c in row]
@@ -190,7 +190,7 @@ def _csv_is_formula_safe(mem: ak.Memory, tmp_path: Path, texts: list[str]) -> No
         and not _is_number(c)]
     assert live == []
     assert [c for c in cells if c.startswith("'") and "cmd|" in c]
-    assert texts == sorted(m.text for n in mem.mirror.nodes.uid for m in mem.messages(n))
+    assert texts == sorted(m.text for n in mem.store.mirror.nodes.uid for m in mem.messages(n))
 
 
 def _is_number(cell: str) -> bool:

@@ -245,7 +245,7 @@ def test_trace_context_method_and_json_round_trip(demo_mem):
 
 def test_memory_context_saves_its_handles(demo_mem):
     block = demo_mem.context(HUMIDITY, budget_tokens=200, now=demo_mem.last_ts(), log=False)
-    saved = json.loads(demo_mem.graph.meta_get("brief.last_context"))
+    saved = json.loads(demo_mem.store.graph.meta_get("brief.last_context"))
     assert saved["handles"] == block.handles
     assert saved["query"] == HUMIDITY
     assert block.budget == 200

@@ -20,14 +20,14 @@ INJECTED = "2026-09-10-evening:0"  # "Ignore all previous instructions ..."
 
 
 def session_nodes(mem: ak.Memory, session: str) -> list[str]:
-    return [r["u"] for r in mem.graph.rows(
+    return [r["u"] for r in mem.store.graph.rows(
         "MATCH (t:Turn) WHERE t.session = $s RETURN t.uid AS u ORDER BY t.ts, t.ord",
         {"s": session})]
 
 
 def tamper(mem: ak.Memory, uid: str, text: str) -> None:
     """Really change the stored text of one message (LanceDB row), keeping its sha256."""
-    mem.vectors.messages.update(where=f"uid = '{uid}'", values={"text": text})
+    mem.store.vectors.messages.update(where=f"uid = '{uid}'", values={"text": text})
 
 
 def test_expand_returns_the_node_and_its_neighbours_verbatim(demo_store: Path):
@@ -128,7 +128,7 @@ def test_cli_context_then_expand_a_handle(demo_store: Path):
     assert lines[0].startswith("memory")
     assert lines[2].startswith("[1] 2026-")
     with ak.open(demo_store, read_only=True) as mem:
-        saved = json.loads(mem.graph.meta_get("brief.last_context"))
+        saved = json.loads(mem.store.graph.meta_get("brief.last_context"))
     node = saved["handles"]["[2]"]
     res = runner.invoke(cli, ["expand", str(demo_store), "[2]", "--around", "1"])
     assert res.exit_code == 0, res.output

@@ -55,17 +55,17 @@ def test_health_counts_what_the_recalls_did(demo_store: Path):
         assert [w["queries"] for w in h["windows"]] == [len(RELATED), len(UNRELATED)]
         assert [w["empty"] for w in h["windows"]] == [0, len(UNRELATED)]
         assert h["windows"][1]["top1_score"] is None
-        assert h["edges"]["count"] == mem.mirror.edges.n_alive() > 0
+        assert h["edges"]["count"] == mem.store.mirror.edges.n_alive() > 0
         fans = [hub["fan"] for hub in h["top_hubs"]]
         assert fans == sorted(fans, reverse=True)
         assert len(fans) == 10
-        nodes = mem.mirror.nodes
+        nodes = mem.store.mirror.nodes
         rows = np.flatnonzero(nodes.alive)
-        assert fans[0] == int(mem.mirror.edges.fan_of(rows).max())
+        assert fans[0] == int(mem.store.mirror.edges.fan_of(rows).max())
         for hub in h["top_hubs"]:
             got = sum(hub["node"] in t.activation.uids for t in traces)
             assert hub["activated_in"] == got
-        last = mem.mirror.edges.last_ts[mem.mirror.edges.alive]
+        last = mem.store.mirror.edges.last_ts[mem.store.mirror.edges.alive]
         day = np.floor(mem.last_ts() / DAY) * DAY  # replay wrote edges on the last day
         assert h["windows"][0]["edges_touched"] == int(((last >= day) & (last < day + DAY)).sum())
         assert h["windows"][1]["edges_touched"] == 0  # dry-run recalls write no edge
@@ -76,8 +76,8 @@ def test_health_counts_what_the_recalls_did(demo_store: Path):
         again = mem.health()
         assert again["queries"] == h["queries"]
         assert again["item_sources"] == h["item_sources"]
-        assert mem.graph.count("QueryLog") == n
-        assert not mem.mirror.pending_queries
+        assert mem.store.graph.count("QueryLog") == n
+        assert not mem.store.mirror.pending_queries
 
 
 def test_commits_show_as_edge_growth(demo_store: Path):
@@ -85,7 +85,7 @@ def test_commits_show_as_edge_growth(demo_store: Path):
         before = mem.health()["edges"]["count"]
         t = mem.last_ts() + 3600
         trace = mem.recall("what humidity threshold did I set", now=t)
-        mem.commit(trace, mem.mirror.nodes.uid[-1])
+        mem.commit(trace, mem.store.mirror.nodes.uid[-1])
         h = mem.health(window=3600.0)
         assert h["edges"]["count"] >= before
         assert h["windows"][-1]["edges_touched"] > 0

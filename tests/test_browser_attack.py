@@ -42,7 +42,7 @@ const T = "{TARGET}";
 window.__log = [];
 const note = (what, value) => window.__log.push([what, String(value).slice(0, 300)]);
 const forget = JSON.stringify({method: "forget", kwargs: {session: "s0"}});
-const label = JSON.stringify({method: "label", args: ["pwned", "s0:0"]});
+const label = JSON.stringify({method: "labels.add", args: ["pwned", "s0:0"]});
 async function attempt(what, fn) {
   try { note(what, await fn()); } catch (e) { note(what, "error: " + e); }
 }

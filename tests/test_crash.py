@@ -105,7 +105,7 @@ def _after_kill(store: Path, rng: random.Random, seen: Counter[str]) -> None:
     time with repair, which must leave the store clean and say what it did."""
     repair = rng.random() < 0.35
     with ak.open(store) as mem:
-        seen["kuzu_redo"] += bool(mem.graph.redone)  # kuzu lost rows of a commit; restored
+        seen["kuzu_redo"] += bool(mem.store.graph.redone)  # kuzu lost rows of a commit; restored
         rep = mem.doctor(repair=repair)
         found = {f.kind for f in rep.findings}
         assert found <= LEFTOVERS, rep.summary()  # no error: only what a crash may leave
@@ -168,7 +168,7 @@ def test_kill9_ingest_replay_and_commits(zygote: Zygote, tmp_path: Path) -> None
             status = _run(zygote, job, store, rng if killing else None)
             acked = len(ack.read_text().splitlines()) if ack.exists() else 0
             with ak.open(store, read_only=True) as mem:
-                n = mem.mirror.nodes
+                n = mem.store.mirror.nodes
                 newest = float(n.strength_ts[n.alive].max())
             if acked:  # every acknowledged commit is durable; nothing beyond the one in flight
                 assert newest >= t0 + 3600.0 * (acked - 1), (acked, newest - t0)
@@ -247,7 +247,7 @@ def test_torn_ingest_resumes_without_duplicates(zygote: Zygote, tmp_path: Path,
     with ak.open(store) as mem:
         rep = mem.doctor()
         assert rep.clean, rep.summary()
-        uids = mem.vectors.read("messages", columns=["uid"]).column("uid").to_pylist()
+        uids = mem.store.vectors.read("messages", columns=["uid"]).column("uid").to_pylist()
         assert len(uids) == len(set(uids)) == mem.stats()["messages"]
 
 
@@ -351,21 +351,21 @@ def test_kill9_store_import(zygote: Zygote, demo_store: Path, tmp_path: Path) ->
 # -- the doctor finds what it claims to find ---------------------------------------------------
 def _plant(mem: ak.Memory) -> dict[str, Any]:
     """Damage a store in the ways the doctor looks for; returns what was planted."""
-    msgs = mem.vectors.read("messages")
+    msgs = mem.store.vectors.read("messages")
     first = msgs.slice(0, 1).to_pylist()[0]
     ghost = dict(first, uid="ghost:0", node="ghost:0")
     dup = dict(msgs.slice(1, 1).to_pylist()[0])
-    mem.vectors.add("messages", pa.Table.from_pylist([ghost, dup], schema=msgs.schema))
-    tv = mem.vectors.read("turns")
-    mem.vectors.add("turns", pa.Table.from_pylist([dict(tv.slice(0, 1).to_pylist()[0],
+    mem.store.vectors.add("messages", pa.Table.from_pylist([ghost, dup], schema=msgs.schema))
+    tv = mem.store.vectors.read("turns")
+    mem.store.vectors.add("turns", pa.Table.from_pylist([dict(tv.slice(0, 1).to_pylist()[0],
                                                         uid="ghost:0")], schema=tv.schema))
-    a, b = mem.mirror.nodes.uid[2], mem.mirror.nodes.uid[3]
-    mem.graph.execute("MATCH (a:Turn {uid: $a}), (b:Turn {uid: $b}) "
+    a, b = mem.store.mirror.nodes.uid[2], mem.store.mirror.nodes.uid[3]
+    mem.store.graph.execute("MATCH (a:Turn {uid: $a}), (b:Turn {uid: $b}) "
                       "CREATE (a)-[:COACT {weight: 0.5, last_ts: 1.0, co_count: 1}]->(b), "
                       "(a)-[:COACT {weight: 0.5, last_ts: 1.0, co_count: 1}]->(b)",
                       {"a": a, "b": b})
-    c = mem.mirror.nodes.uid[4]
-    mem.graph.execute("MATCH (t:Turn {uid: $c})-[e:IN_SESSION]->() DELETE e", {"c": c})
+    c = mem.store.mirror.nodes.uid[4]
+    mem.store.graph.execute("MATCH (t:Turn {uid: $c})-[e:IN_SESSION]->() DELETE e", {"c": c})
     return {"ghost": "ghost:0", "dup": dup["uid"], "edge": f"{a}->{b}", "unlinked": c}
 
 
@@ -393,18 +393,18 @@ def test_doctor_finds_planted_damage_and_repairs_what_a_crash_leaves(
         assert any("graph.kuzu.rebuild" in r for r in fixed.repairs)
         # the duplicate COACT edge is a bug's trace, not a crash's: it stays reported
         assert fixed.kinds() == ["duplicate_edges", "session_links"], fixed.summary()
-        uids = mem.vectors.read("messages", columns=["uid"]).column("uid").to_pylist()
+        uids = mem.store.vectors.read("messages", columns=["uid"]).column("uid").to_pylist()
         assert len(uids) == len(set(uids))
         assert "ghost:0" not in uids
 
 
 def test_doctor_sees_tampered_text_and_a_mirror_that_drifted(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
-        node = mem.mirror.nodes.uid[5]
+        node = mem.store.mirror.nodes.uid[5]
         m = mem.messages(node)[0]
-        mem.vectors.messages.update(where=f"uid = '{m.uid}'", values={"text": m.text + "!"})
-        i = mem.mirror.nodes.index[node]
-        mem.mirror.nodes.strength[i] += 1.0  # changed without the journal
+        mem.store.vectors.messages.update(where=f"uid = '{m.uid}'", values={"text": m.text + "!"})
+        i = mem.store.mirror.nodes.index[node]
+        mem.store.mirror.nodes.strength[i] += 1.0  # changed without the journal
         rep = mem.doctor()
         kinds = rep.kinds("error")
         assert "integrity" in kinds, rep.summary()

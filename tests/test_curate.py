@@ -23,7 +23,7 @@ NASTY = ["O'Brien", "a}b{c", "back\\slash", "`tick`", "'); MATCH (n) DETACH DELE
 def _snapshot(mem: ak.Memory, *uids: str) -> list[Any]:
     out = []
     for u in uids:
-        d = mem.anchor(u)
+        d = mem.anchors.get(u)
         out.append((d.name, d.kind, d.status, d.note,
                     sorted((a.uid, a.surface) for a in d.aliases),
                     sorted(json.dumps(m.to_dict(), sort_keys=True) for m in d.mentions),
@@ -32,7 +32,7 @@ def _snapshot(mem: ak.Memory, *uids: str) -> list[Any]:
 
 
 def _count(mem: ak.Memory) -> int:
-    return int(mem.graph.rows("MATCH (n) WHERE NOT label(n) IN ['Alias', 'AuditLog'] "
+    return int(mem.store.graph.rows("MATCH (n) WHERE NOT label(n) IN ['Alias', 'AuditLog'] "
                               "RETURN count(n) AS c")[0]["c"])
 
 
@@ -44,13 +44,13 @@ def test_merge_undo_round_trip(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         a, b = _uid(mem, "HA"), _uid(mem, "Home Assistant")
         before = _snapshot(mem, a, b)
-        n_a = len(mem.anchor(a).mentions)
-        audit = mem.merge_anchors(a, b, why="same thing")
-        merged = mem.anchor(a)
+        n_a = len(mem.anchors.get(a).mentions)
+        audit = mem.anchors.merge(a, b, why="same thing")
+        merged = mem.anchors.get(a)
         assert "Home Assistant" in {x.surface for x in merged.aliases}
         assert len(merged.mentions) > n_a
-        assert mem.anchor(b).status == "merged"
-        assert mem.anchor(b).mentions == ()
+        assert mem.anchors.get(b).status == "merged"
+        assert mem.anchors.get(b).mentions == ()
         entry = mem.audit(limit=1)[0]
         assert (entry.uid, entry.action, entry.why) == (audit, "merge", "same thing")
         mem.undo(audit)
@@ -63,21 +63,21 @@ def test_split_undo_round_trip(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         lan = _uid(mem, "阿岚")
         before = _snapshot(mem, lan)
-        new, audit = mem.split_anchor(lan, ["@lan_the_warrior"], name="lan_the_warrior")
-        got = mem.anchor(new)
+        new, audit = mem.anchors.split(lan, ["@lan_the_warrior"], name="lan_the_warrior")
+        got = mem.anchors.get(new)
         assert [a.surface for a in got.aliases] == ["@lan_the_warrior"]
         assert {m.surface for m in got.mentions} == {"@lan_the_warrior"}
-        assert "@lan_the_warrior" not in {a.surface for a in mem.anchor(lan).aliases}
+        assert "@lan_the_warrior" not in {a.surface for a in mem.anchors.get(lan).aliases}
         mem.undo(audit)
         assert _snapshot(mem, lan) == before
         with pytest.raises(NotFound):
-            mem.anchor(new)  # undoing the split removed the anchor it created
+            mem.anchors.get(new)  # undoing the split removed the anchor it created
 
 
 def test_split_moves_the_facts_of_the_split_mentions(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         lan = _uid(mem, "阿岚")
-        new, _ = mem.split_anchor(lan, ["Lan", "lan"])
+        new, _ = mem.anchors.split(lan, ["Lan", "lan"])
         facts = {(t.predicate, t.quote) for t in mem.triples(anchor=new)}
         assert ("is_a", "Lan is the Ironclad") in facts
         assert ("friend_of", "岚是我大学同学") in {(t.predicate, t.quote)
@@ -88,15 +88,15 @@ def test_rename_alias_mention_round_trips(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         a = _uid(mem, "瑞金医院")
         before = _snapshot(mem, a)
-        msg = mem.anchor(_uid(mem, "阿岚")).mentions[0]
-        audits = [mem.rename_anchor(a, "Ruijin Hospital"),
-                  mem.add_alias(a, "瑞金"),
-                  mem.remove_alias(a, "瑞金医院"),
-                  mem.attach_mention(a, msg.msg, msg.span_start, msg.span_end),
-                  mem.detach_mention(a, msg.msg, msg.span_start)]
-        assert mem.anchor(a).name == "Ruijin Hospital"
+        msg = mem.anchors.get(_uid(mem, "阿岚")).mentions[0]
+        audits = [mem.anchors.rename(a, "Ruijin Hospital"),
+                  mem.anchors.add_alias(a, "瑞金"),
+                  mem.anchors.remove_alias(a, "瑞金医院"),
+                  mem.anchors.attach(a, msg.msg, msg.span_start, msg.span_end),
+                  mem.anchors.detach(a, msg.msg, msg.span_start)]
+        assert mem.anchors.get(a).name == "Ruijin Hospital"
         with pytest.raises(InvalidInput):
-            mem.add_alias(a, "瑞金")
+            mem.anchors.add_alias(a, "瑞金")
         for u in reversed(audits):
             mem.undo(u)
         assert _snapshot(mem, a) == before
@@ -108,15 +108,15 @@ def test_cypher_looking_names_are_stored_verbatim(mem: ak.Memory, name: str) -> 
                                     speaker="Ann")])
     count = _count(mem)
     zhou = _uid(mem, "老周")
-    audit = mem.rename_anchor(zhou, name)
-    mem.add_alias(zhou, name + "2")
-    got = mem.anchor(zhou)
+    audit = mem.anchors.rename(zhou, name)
+    mem.anchors.add_alias(zhou, name + "2")
+    got = mem.anchors.get(zhou)
     assert got.name == name
     assert {name, name + "2"} <= {a.surface for a in got.aliases}
     assert mem.anchors(name)[0].uid == zhou
     assert _count(mem) == count  # nothing matched or deleted by the text
     mem.undo(audit)
-    assert mem.anchor(zhou).name == "老周"
+    assert mem.anchors.get(zhou).name == "老周"
 
 
 def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
@@ -135,8 +135,8 @@ def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
         t = {x.uid: x for x in mem.triples()}
         assert t[visited.subject].status == "approved"
         assert t[plays.subject].status == "rejected"
-        assert mem.anchor(merge.payload["absorb"]).status == "merged"
-        assert mem.anchor(cand.subject).status == "active"
+        assert mem.anchors.get(merge.payload["absorb"]).status == "merged"
+        assert mem.anchors.get(cand.subject).status == "active"
         decided = {it.uid: it for it in mem.review(status=None)}
         assert (decided[visited.uid].status, decided[visited.uid].decided_by,
                 decided[visited.uid].why) == ("approved", "lin", "she did go")
@@ -144,7 +144,7 @@ def test_review_decisions_never_touch_raw_messages(demo_store: Path) -> None:
         with pytest.raises(InvalidInput):
             mem.review.approve(visited.uid)
         mem.undo(a_merge)
-        assert mem.anchor(merge.payload["absorb"]).status == "active"
+        assert mem.anchors.get(merge.payload["absorb"]).status == "active"
         assert {it.uid for it in mem.review()} >= {merge.uid}
     assert tree_digest(demo_store / "vectors") == vectors_before
 

@@ -195,7 +195,7 @@ def _stats(mem: ak.Memory) -> dict[str, Any]:
 
 
 def _state(mem: ak.Memory) -> tuple[dict[str, float], dict[tuple[str, str], tuple]]:
-    n, e = mem.mirror.nodes, mem.mirror.edges
+    n, e = mem.store.mirror.nodes, mem.store.mirror.edges
     nodes = {u: (float(n.strength[i]), float(n.resource[i]), int(n.recall_count[i]))
              for i, u in enumerate(n.uid)}
     edges = {(n.uid[int(e.src[k])], n.uid[int(e.dst[k])]):
@@ -215,7 +215,7 @@ def test_store_export_import_round_trip_without_loss(demo_store: Path, tmp_path:
         now = mem.last_ts() + 3600.0
         # dynamic state that lives only in the journal until the export checkpoints it
         t = mem.recall("鱼石脂 引流条 换药", now=now, log=True)
-        mem.commit(t, mem.mirror.nodes.uid[-1])
+        mem.commit(t, mem.store.mirror.nodes.uid[-1])
         mem.communities(save=True)
         mem.surprises()
         out = mem.export(tmp_path / "exp", format="store")
@@ -231,12 +231,12 @@ def test_store_export_import_round_trip_without_loss(demo_store: Path, tmp_path:
         assert _state(again) == state
         assert len(again.episodes(kind="community")) > 0
         assert len(again.review(kind="suggested_link")) > 0
-        texts = {m.uid: m.text for u in again.mirror.nodes.uid[:40] for m in again.messages(u)}
-        assert all(m.verified for u in again.mirror.nodes.uid[:40] for m in again.messages(u))
+        texts = {m.uid: m.text for u in again.store.mirror.nodes.uid[:40] for m in again.messages(u)}
+        assert all(m.verified for u in again.store.mirror.nodes.uid[:40] for m in again.messages(u))
         again.export(tmp_path / "exp2", format="store")
     assert _digests(tmp_path / "exp2") == _digests(out)
     with ak.open(demo_store, read_only=True) as mem:
-        assert texts == {m.uid: m.text for u in mem.mirror.nodes.uid[:40]
+        assert texts == {m.uid: m.text for u in mem.store.mirror.nodes.uid[:40]
                          for m in mem.messages(u)}
 
 
@@ -245,8 +245,8 @@ def test_read_only_export_carries_an_unfolded_journal(demo_store: Path, tmp_path
     with ak.open(demo_store) as mem:
         now = mem.last_ts() + 60.0
         t = mem.recall("老周 杀戮尖塔", now=now)
-        mem.commit(t, mem.mirror.nodes.uid[-2])
-        assert mem.journal.pending > 0
+        mem.commit(t, mem.store.mirror.nodes.uid[-2])
+        assert mem.store.journal.pending > 0
         shutil.copytree(demo_store, crash, ignore=shutil.ignore_patterns("writer.lock"))
         want = (_state(mem), mem.recall("老周", now=now, log=False).to_json())
     with ak.open(crash, read_only=True) as ro:

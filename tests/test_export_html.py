@@ -90,19 +90,19 @@ def test_hostile_text_stays_text(mem: ak.Memory, tmp_path: Path, browser: Any) -
     now = mem.last_ts() + 60
     for text in HOSTILE:   # grow a few co-activation edges so there is a graph to draw
         t = mem.recall(text, now=now)
-        mem.commit(t, mem.mirror.nodes.uid[0])
+        mem.commit(t, mem.store.mirror.nodes.uid[0])
     path = mem.export(tmp_path / "x.html", format="html")
     html = path.read_text("utf-8")
     assert "onerror=" not in html.split("<script>")[0]
     p = Page(browser)
     page = p.open(path)
-    for k, uid in enumerate(mem.mirror.nodes.uid):
+    for k, uid in enumerate(mem.store.mirror.nodes.uid):
         page.evaluate("id => window.akasha.showNode(id)", uid)
         shown = page.locator("#text").text_content()
         assert shown == " ".join(HOSTILE[k].split())
     # hover the first node: vis-network's tooltip shows the text with innerText
     pos = page.evaluate("""id => { const n = window.akasha.network;
-        return n.canvasToDOM(n.getPositions([id])[id]); }""", mem.mirror.nodes.uid[0])
+        return n.canvasToDOM(n.getPositions([id])[id]); }""", mem.store.mirror.nodes.uid[0])
     box = page.locator("#graph").bounding_box()
     page.mouse.move(box["x"] + pos["x"], box["y"] + pos["y"])
     tip = page.locator(".vis-tooltip")

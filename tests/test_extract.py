@@ -34,7 +34,7 @@ def test_demo_friend_is_one_anchor(demo_store: Path) -> None:
         assert friend.kind == "person"
         assert friend.status == "active"
         assert {"阿岚", "岚姐", "Lan", "@lan_the_warrior", "林岚"} <= set(friend.aliases)
-        surfaces = {m.surface for m in mem.anchor(friend.uid).mentions}
+        surfaces = {m.surface for m in mem.anchors.get(friend.uid).mentions}
         assert surfaces >= FRIEND  # every alias used in the text, lower-case "lan" too
         for alias in FRIEND - {"lan"}:
             assert [a.uid for a in mem.anchors(alias)] == [friend.uid]
@@ -45,7 +45,7 @@ def test_demo_friend_is_one_anchor(demo_store: Path) -> None:
         assert {"上海", "杭州", "瑞金医院", "星图", "SONOFF", "Aqara", "Grace", "小林",
                 "燕麦拿铁"} <= names
         # every mention's surface is the exact text at its span
-        for m in mem.anchor(friend.uid).mentions[:20]:
+        for m in mem.anchors.get(friend.uid).mentions[:20]:
             text = {x.uid: x.text for x in mem.messages(m.node)}[m.msg]
             assert text[m.span_start:m.span_end] == m.surface
 
@@ -125,7 +125,7 @@ def test_episodes_split_by_time_gaps(mem: ak.Memory) -> None:
 
 def test_set_episodes_hook_replaces_a_kind(mem: ak.Memory) -> None:
     mem.ingest(_msgs([("user", "one"), ("user", "two"), ("user", "three")]))
-    nodes = list(mem.mirror.nodes.uid)
+    nodes = list(mem.store.mirror.nodes.uid)
     assert mem.set_episodes("community", [nodes[:2], nodes[2:]]) == 2
     assert mem.set_episodes("community", [nodes]) == 1
     eps = mem.episodes(kind="community")
@@ -139,7 +139,7 @@ def test_extraction_can_be_switched_off(tmp_path: Path, embedder: Any) -> None:
         mem.ingest(_msgs([("user", "阿岚是我大学同学")]))
         assert mem.anchors(status=None) == []
         assert mem.episodes() == []
-        mem.extract(list(mem.mirror.nodes.uid))
+        mem.extract(list(mem.store.mirror.nodes.uid))
         assert _by_name(mem, "阿岚").kind == "person"
 
 

@@ -66,25 +66,25 @@ def test_forget_node_purges_every_file(demo_store: Path) -> None:
         assert entry.target == f"node:{node}"
         assert all(t not in str(entry) for t in texts)
         # what the node owned is gone from the graph
-        assert not mem.graph.rows("MATCH (t:Triple) WHERE t.node = $n RETURN t.uid", {"n": node})
-        assert not mem.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
+        assert not mem.store.graph.rows("MATCH (t:Triple) WHERE t.node = $n RETURN t.uid", {"n": node})
+        assert not mem.store.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
         # later commits and checkpoints do not bring edges back
         tr = mem.recall("湿度计 加湿器", now=mem.last_ts())
-        mem.commit(tr, mem.mirror.nodes.uid[0])
+        mem.commit(tr, mem.store.mirror.nodes.uid[0])
         mem.checkpoint()
     for t in texts + quotes:
         assert _files_with(demo_store, t) == [], t
     _lance_clean(demo_store, [m.uid for m in msgs])
     with ak.open(demo_store) as mem:  # reopens, replays nothing forgotten
-        assert node not in mem.mirror.nodes.index
-        assert not mem.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
+        assert node not in mem.store.mirror.nodes.index
+        assert not mem.store.graph.rows("MATCH (t:Turn {uid: $n}) RETURN t.uid", {"n": node})
         assert mem.recall("SONOFF 湿度计", now=mem.last_ts()).activation is not None
 
 
 def test_forget_session_purges_every_file(demo_store: Path) -> None:
     session = "2026-10-02-night"
     with ak.open(demo_store) as mem:
-        nodes = [u for u in mem.mirror.nodes.uid if u.startswith(session)]
+        nodes = [u for u in mem.store.mirror.nodes.uid if u.startswith(session)]
         msgs = [m for n in nodes for m in mem.messages(n)]
         texts = [m.text for m in msgs]
         counts = mem.forget(session=session)
@@ -103,7 +103,7 @@ def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
     from .conftest import DEMO
     session = "2026-10-02-night"
     with ak.open(demo_store) as mem:
-        msgs = [m for n in mem.mirror.nodes.uid if n.startswith(session)
+        msgs = [m for n in mem.store.mirror.nodes.uid if n.startswith(session)
                 for m in mem.messages(n)]
         mem.forget(session=session)
         before = mem.stats()
@@ -111,7 +111,7 @@ def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
         assert rep.messages_added == 0 and mem.stats() == before
         assert [s.where for s in rep.skipped] == [f"{DEMO}: session {session!r}"]
         assert f"{len(msgs)} message(s) forgotten earlier" in rep.skipped[0].reason
-        kept = {r["u"] for r in mem.graph.rows("MATCH (f:Forgotten) RETURN f.uid AS u")}
+        kept = {r["u"] for r in mem.store.graph.rows("MATCH (f:Forgotten) RETURN f.uid AS u")}
         assert kept == {m.uid for m in msgs}
     for m in msgs:  # the tombstones hold ids, not text
         assert _files_with(demo_store, m.text) == [], m.text[:30]
@@ -119,16 +119,16 @@ def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
     assert r.exit_code == 0, r.output
     assert f"{len(msgs)} messages added" in r.output
     with ak.open(demo_store) as mem:
-        assert [m.text for n in mem.mirror.nodes.uid if n.startswith(session)
+        assert [m.text for n in mem.store.mirror.nodes.uid if n.startswith(session)
                 for m in mem.messages(n)] == [m.text for m in msgs]
-        assert mem.graph.count("Forgotten") == 0
+        assert mem.store.graph.count("Forgotten") == 0
         assert mem.doctor().clean
 
 
 def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         zhou = next(a for a in mem.anchors() if a.name == "老周")
-        mem.rename_anchor(zhou.uid, "周大侠 the roommate")  # a name only the graph holds
+        mem.anchors.rename(zhou.uid, "周大侠 the roommate")  # a name only the graph holds
         assert _files_with(demo_store, "周大侠 the roommate")
         counts = mem.forget(anchor=zhou.uid)
         assert counts["mentions"] == zhou.mentions
@@ -171,7 +171,7 @@ def _strings_naming(mem: ak.Memory, needles: list[str], *, skip_audit: str) -> l
     from .reliability import kuzu_dump
 
     hits = []
-    for table, rows in kuzu_dump(mem.graph, skip_meta=()).items():
+    for table, rows in kuzu_dump(mem.store.graph, skip_meta=()).items():
         if table == "Forgotten":
             continue
         for row in rows:
@@ -212,7 +212,7 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
         item = mem.review.list()[0]
         mem.review.reject(item.uid, why="Zoltan Quimby says this is wrong")
         anchor = mem.anchors()[0]
-        mem.rename_anchor(anchor.uid, anchor.name, why="as Zoltan calls it")
+        mem.anchors.rename(anchor.uid, anchor.name, why="as Zoltan calls it")
         mem.checkpoint()
         assert _strings_naming(mem, [*WORDS, SECRET], skip_audit="")  # the test can fail
         mem.forget(session=SECRET, why="user asked")
@@ -220,9 +220,9 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
         assert own.action == "forget"
         hits = _strings_naming(mem, [*WORDS, SECRET], skip_audit=own.uid)
         assert hits == [], hits
-        assert mem.graph.meta_get(LAST_CONTEXT_KEY) is None
+        assert mem.store.graph.meta_get(LAST_CONTEXT_KEY) is None
         assert mem.review.get(item.uid).why == "redacted"
-        left = mem.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q")
+        left = mem.store.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q")
         assert [r["q"] for r in left] == ["手指换药疼不疼"]  # the rest of the query log stays
         assert mem.doctor().clean
     r = CliRunner().invoke(cli, ["expand", str(demo_store), "[1]"])

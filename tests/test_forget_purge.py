@@ -27,7 +27,7 @@ SESSION = "2026-09-20-evening"  # SONOFF humidity sensor: messages, triples, que
 
 
 def _texts(mem: ak.Memory, session: str) -> tuple[list[str], list[str]]:
-    nodes = [u for u in mem.mirror.nodes.uid if u.startswith(session + ":")]
+    nodes = [u for u in mem.store.mirror.nodes.uid if u.startswith(session + ":")]
     msgs = [m for n in nodes for m in mem.messages(n)]
     return [m.text for m in msgs], [m.uid for m in msgs]
 

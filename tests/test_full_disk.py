@@ -48,7 +48,7 @@ def attempt(name, fn):
         res[name] = [type(e).__name__, str(e)[:300]]
 
 mem = ak.open(store)
-uid = mem.mirror.nodes.uid[0]
+uid = mem.store.mirror.nodes.uid[0]
 state = lambda: (mem.node(uid).__dict__, mem.stats()["edges"], mem.stats()["messages"])
 before = state()
 names = ("vectors", "journal.jsonl", "akasha.json", "graph.kuzu")
@@ -70,7 +70,7 @@ attempt("checkpoint", lambda: mem.checkpoint() and None)
 res["unchanged"] = state() == before and files_digest(store, names) == digest
 os.truncate(filler, max(0, filler.stat().st_size - (2 << 20)))   # round 2: 2 MB free
 attempt("commit_room", lambda: mem.commit(tr, uid) and None)  # journal ok, checkpoint waits
-res["journal_pending"] = mem.journal.pending
+res["journal_pending"] = mem.store.journal.pending
 attempt("checkpoint_room", lambda: mem.checkpoint() and None)
 attempt("ingest_room", lambda: mem.ingest(extra, progress=False).summary())
 res["recalled_after"] = counts()

@@ -135,10 +135,10 @@ def test_a_read_only_open_leaves_the_folder_and_doctor_names_it(tmp_path: Path) 
     _publish(path, seq, [("copy", "Session", row.rename_columns(
         [f"c{i}" for i in range(row.num_columns)]))])
     with ak.open(store, read_only=True) as mem:
-        assert mem.graph.redo_path.exists()
+        assert mem.store.graph.redo_path.exists()
         assert "graph_redo" in mem.doctor().kinds()
     with ak.open(store) as mem:
-        assert mem.graph.redone == {"Session": 1}
+        assert mem.store.graph.redone == {"Session": 1}
         assert mem.doctor().clean
 
 

@@ -37,7 +37,7 @@ def _records(texts: list[str], session: str = "s1") -> list[dict[str, Any]]:
 def test_verbatim_round_trip(mem: ak.Memory, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "hard.jsonl", _records(HARD_TEXTS))
     mem.ingest(path)
-    got = {m.uid: m for n in mem.mirror.nodes.uid for m in mem.messages(n)}
+    got = {m.uid: m for n in mem.store.mirror.nodes.uid for m in mem.messages(n)}
     for i, text in enumerate(HARD_TEXTS):
         m = got[f"s1:{i}"]
         assert m.text == text
@@ -46,7 +46,7 @@ def test_verbatim_round_trip(mem: ak.Memory, tmp_path: Path) -> None:
     # after a reopen, read straight from LanceDB again
     mem.close()
     with ak.open(mem.path, read_only=True) as again:
-        texts = {m.uid: m.text for n in again.mirror.nodes.uid for m in again.messages(n)}
+        texts = {m.uid: m.text for n in again.store.mirror.nodes.uid for m in again.messages(n)}
     assert texts == {f"s1:{i}": t for i, t in enumerate(HARD_TEXTS)}
 
 
@@ -60,7 +60,7 @@ def test_node_formation_and_state(mem: ak.Memory) -> None:
     ]
     report = mem.ingest(msgs, session="live", progress=False)
     assert report.nodes_added == 3
-    nodes = mem.mirror.nodes
+    nodes = mem.store.mirror.nodes
     assert nodes.uid == ["live:0", "live:1", "live:4"]
     assert nodes.assistant_only.tolist() == [True, False, False]
     assert nodes.n_msg.tolist() == [1, 3, 1]
@@ -78,9 +78,9 @@ def test_salience_is_causal_and_matches_formula(mem: ak.Memory, tmp_path: Path) 
     texts = ["今天天气不错", "今天天气很好", "我们去公园散步吧",
              "The quarterly revenue report shows a loss", "今天天气一般"]
     mem.ingest(write_jsonl(tmp_path / "a.jsonl", _records(texts)))
-    rows = mem.vectors.read("messages").to_pydict()
+    rows = mem.store.vectors.read("messages").to_pydict()
     order = np.argsort(rows["ord"], kind="stable")
-    vec = vectors_column(mem.vectors.read("messages"))[order].astype(np.float64)
+    vec = vectors_column(mem.store.vectors.read("messages"))[order].astype(np.float64)
     sigma = np.asarray(rows["sigma"])[order]
     assert sigma[0] == 0.0
     for i in range(1, len(texts)):
@@ -92,8 +92,8 @@ def test_salience_is_causal_and_matches_formula(mem: ak.Memory, tmp_path: Path) 
     # a second batch continues the same centroid (causal across batches)
     mem.ingest([{"role": "user", "content": "今天天气不错", "ts": 1_789_000_000}], session="b")
     all_vec = vec.sum(axis=0)
-    new = mem.vectors.read("messages", where="session = 'b'").to_pydict()
-    v = vectors_column(mem.vectors.read("messages", where="session = 'b'"))[0].astype(np.float64)
+    new = mem.store.vectors.read("messages", where="session = 'b'").to_pydict()
+    v = vectors_column(mem.store.vectors.read("messages", where="session = 'b'"))[0].astype(np.float64)
     expect = np.clip((1 - v @ all_vec / np.linalg.norm(all_vec)) * 2, 0, 1)
     assert new["sigma"][0] == pytest.approx(expect, abs=1e-9)
 
@@ -108,7 +108,7 @@ def test_reingest_is_a_noop(mem: ak.Memory, tmp_path: Path) -> None:
     assert second.duplicates == 3
     for key in ("messages", "nodes", "sessions", "next_edges", "flags", "review_pending"):
         assert before[key] == after[key]
-    assert mem.vectors.count("messages") == 3
+    assert mem.store.vectors.count("messages") == 3
 
 
 def test_reingest_with_other_fields_is_reported_not_silently_dropped(mem: ak.Memory,
@@ -239,9 +239,9 @@ def test_settings_recorded_and_kept(store_path: Path, embedder: Any) -> None:
 
 def test_schema_version_recorded_and_newer_refused(store_path: Path, embedder: Any) -> None:
     with ak.open(store_path) as m:
-        assert m.graph.meta_get("schema_version") == str(SCHEMA_VERSION)
+        assert m.store.graph.meta_get("schema_version") == str(SCHEMA_VERSION)
         assert m.stats()["schema_version"] == SCHEMA_VERSION
-        m.graph.meta_set("schema_version", str(SCHEMA_VERSION + 1))
+        m.store.graph.meta_set("schema_version", str(SCHEMA_VERSION + 1))
     with pytest.raises(ak.SchemaMismatch, match="newer than this code"):
         ak.open(store_path)
 
@@ -272,7 +272,7 @@ def test_cli_demo_builds_the_demo_and_logs_a_tour(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert "0 messages added" in again.output and "example recalls" not in again.output
     with ak.open(store, read_only=True) as mem:
-        rows = mem.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q, q.session AS s, "
+        rows = mem.store.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q, q.session AS s, "
                               "q.committed AS c ORDER BY q.ts")
         assert [r["q"] for r in rows] == list(DEMO_TOUR)
         assert {r["s"] for r in rows} == {"demo-tour"} and not any(r["c"] for r in rows)

@@ -39,34 +39,34 @@ def test_the_labelled_demo_set_names_real_nodes(labelled_demo: Path) -> None:
 
 def test_label_replace_remove_and_bad_input(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
-        uid = mem.label(BIRTHDAY, NODE)
-        assert mem.label(BIRTHDAY, NODE, relevant=False) == uid  # one label per pair
+        uid = mem.labels.add(BIRTHDAY, NODE)
+        assert mem.labels.add(BIRTHDAY, NODE, relevant=False) == uid  # one label per pair
         got = mem.labels(BIRTHDAY)
         assert [(r.node, r.relevant, r.by) for r in got] == [(NODE, False, "user")]
-        assert mem.unlabel(BIRTHDAY, NODE) is True
-        assert mem.unlabel(BIRTHDAY, NODE) is False
+        assert mem.labels.remove(BIRTHDAY, NODE) is True
+        assert mem.labels.remove(BIRTHDAY, NODE) is False
         assert mem.labels() == []
         with pytest.raises(ak.NotFound, match="no node 'nobody'"):
-            mem.label(BIRTHDAY, "nobody")
+            mem.labels.add(BIRTHDAY, "nobody")
         with pytest.raises(ak.InvalidInput, match="query must be non-empty"):
-            mem.label("  ", NODE)
+            mem.labels.add("  ", NODE)
         with pytest.raises(ak.InvalidInput, match="relevant must be True or False"):
-            mem.label(BIRTHDAY, NODE, relevant="yes")  # type: ignore[arg-type]
+            mem.labels.add(BIRTHDAY, NODE, relevant="yes")  # type: ignore[arg-type]
         with pytest.raises(ak.NotFound, match="label 2: no node 'x'"):
-            mem.load_labels([{"query": "q", "node": NODE}, {"query": "q", "node": "x"}])
+            mem.labels.load([{"query": "q", "node": NODE}, {"query": "q", "node": "x"}])
         with pytest.raises(ak.InvalidInput, match="unknown field"):
-            mem.load_labels([{"query": "q", "node": NODE, "gold": True}])
+            mem.labels.load([{"query": "q", "node": NODE, "gold": True}])
         assert mem.labels() == []  # a bad item adds none
         with pytest.raises(ak.InvalidInput, match="no labelled queries"):
             mem.evaluate()
     with ak.open(demo_store, read_only=True) as ro, pytest.raises(ak.ReadOnlyStore):
-        ro.label(BIRTHDAY, NODE)
+        ro.labels.add(BIRTHDAY, NODE)
 
 
 def test_labels_travel_with_an_export(demo_store: Path, tmp_path: Path) -> None:
     with ak.open(demo_store) as mem:
-        mem.label(BIRTHDAY, NODE)
-        mem.label("Where does Lan live?", "2026-09-01-evening:4", relevant=False)
+        mem.labels.add(BIRTHDAY, NODE)
+        mem.labels.add("Where does Lan live?", "2026-09-01-evening:4", relevant=False)
         before = mem.labels()
         out = mem.export(tmp_path / "exp", format="store")
     import_store(out, tmp_path / "copy")
@@ -76,11 +76,11 @@ def test_labels_travel_with_an_export(demo_store: Path, tmp_path: Path) -> None:
 
 def test_forget_removes_the_labels_that_name_it(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
-        keep = mem.label("Which Zigbee dongle do I use?", ZIGBEE)
-        mem.label(BIRTHDAY, NODE)                                   # names the node
-        mem.label("阿岚的生日是哪天 · again", "2026-09-01-evening:4")  # other node, kept
+        keep = mem.labels.add("Which Zigbee dongle do I use?", ZIGBEE)
+        mem.labels.add(BIRTHDAY, NODE)                                   # names the node
+        mem.labels.add("阿岚的生日是哪天 · again", "2026-09-01-evening:4")  # other node, kept
         text = mem.messages(NODE)[0].text
-        mem.label(text[:12], "2026-09-01-evening:6")                # quotes its text
+        mem.labels.add(text[:12], "2026-09-01-evening:6")                # quotes its text
         counts = mem.forget(node=NODE)
         assert counts["labels"] == 2
         left = mem.labels()

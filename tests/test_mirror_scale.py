@@ -242,13 +242,13 @@ def test_preallocated_journal_cuts_a_torn_record_inside_its_zeros(tmp_path: Path
 
 
 def _mirror_edges(mem: ak.Memory) -> set[tuple[str, str, float, float, int]]:
-    e, uid = mem.mirror.edges, mem.mirror.nodes.uid
+    e, uid = mem.store.mirror.edges, mem.store.mirror.nodes.uid
     return {(uid[int(e.src[k])], uid[int(e.dst[k])], float(e.w[k]), float(e.last_ts[k]),
              int(e.co_count[k])) for k in np.flatnonzero(e.alive).tolist()}
 
 
 def _kuzu_edges(mem: ak.Memory) -> set[tuple[str, str, float, float, int]]:
-    t = coact_edges(mem.graph, key="uid").to_pydict()
+    t = coact_edges(mem.store.graph, key="uid").to_pydict()
     return set(zip(t["s"], t["d"], t["w"], t["t"], t["c"], strict=True))
 
 
@@ -264,10 +264,10 @@ def test_bulk_load_equals_the_mirror_built_live(demo_store: Path, tmp_path: Path
         mem.ingest(extra, replay=True, progress=False)
         now = mem.last_ts() + 60
         for k, q in enumerate(["garden spire", "阿岚", "加湿器"]):
-            mem.commit(mem.recall(q, now=now + k), mem.mirror.nodes.uid[k])
-        live = mem.mirror
-        fresh = Mirror(mem.dim)
-        fresh.load(mem.graph, mem.vectors, Journal(mem.path / "journal.jsonl"))
+            mem.commit(mem.recall(q, now=now + k), mem.store.mirror.nodes.uid[k])
+        live = mem.store.mirror
+        fresh = Mirror(mem.store.dim)
+        fresh.load(mem.store.graph, mem.store.vectors, Journal(mem.path / "journal.jsonl"))
         a, b = live.nodes, fresh.nodes
         assert (a.uid, a.msg_uid, a.sessions) == (b.uid, b.msg_uid, b.sessions)
         for name in ("ts", "sigma", "strength", "strength_ts", "resource", "resource_ts",
@@ -294,11 +294,11 @@ def test_a_node_lancedb_lacks_is_left_out_and_the_edges_still_map(demo_store: Pa
     """A Turn whose messages LanceDB no longer holds is not loaded (as before); every other
     COACT edge still lands between the right nodes (the ord -> row map skips it)."""
     with ak.open(demo_store) as mem:
-        fan = mem.mirror.edges.fan(mem.mirror.nodes.n)
-        gone = mem.mirror.nodes.uid[int(np.argmax(fan[:-1]))]  # a node with edges
-        mem.vectors.delete("messages", f"node = '{gone}'")
+        fan = mem.store.mirror.edges.fan(mem.store.mirror.nodes.n)
+        gone = mem.store.mirror.nodes.uid[int(np.argmax(fan[:-1]))]  # a node with edges
+        mem.store.vectors.delete("messages", f"node = '{gone}'")
     with ak.open(demo_store, read_only=True) as mem:
-        assert gone not in mem.mirror.nodes.index
+        assert gone not in mem.store.mirror.nodes.index
         want = {e for e in _kuzu_edges(mem) if gone not in e[:2]}
         assert want and _mirror_edges(mem) == want
 
@@ -307,8 +307,8 @@ def test_repeated_ords_load_edges_by_uid(demo_store: Path) -> None:
     """Ords this code always makes unique; a store whose ords repeat still loads every edge
     between the right nodes (by uid)."""
     with ak.open(demo_store) as mem:
-        uid = mem.mirror.nodes.uid
-        mem.graph.execute("MATCH (t:Turn {uid: $u}) SET t.ord = 0", {"u": uid[3]})
+        uid = mem.store.mirror.nodes.uid
+        mem.store.graph.execute("MATCH (t:Turn {uid: $u}) SET t.ord = 0", {"u": uid[3]})
     with ak.open(demo_store, read_only=True) as mem:
         assert _mirror_edges(mem) == _kuzu_edges(mem) and _kuzu_edges(mem)
 
@@ -332,13 +332,13 @@ def test_a_closed_store_leaves_its_edges_for_the_next_open(
     assert want and (store / "edges.arrow").is_file()
     caplog.set_level("INFO", logger="akasha_explorer.store.bulkload")
     with ak.open(store, read_only=True) as mem:
-        assert mem.graph.meta_get("edges_cache")  # a reader leaves the token as it is
+        assert mem.store.graph.meta_get("edges_cache")  # a reader leaves the token as it is
         assert _mirror_edges(mem) == want
     with ak.open(store) as mem:
         assert "edges (edges.arrow)" in caplog.text
-        assert mem.graph.meta_get("edges_cache") == ""
+        assert mem.store.graph.meta_get("edges_cache") == ""
         assert _mirror_edges(mem) == want
-        mem.commit(mem.recall("garden water", now=mem.last_ts() + 60), mem.mirror.nodes.uid[1])
+        mem.commit(mem.recall("garden water", now=mem.last_ts() + 60), mem.store.mirror.nodes.uid[1])
         after = _mirror_edges(mem)
         mem.store.close(checkpoint=False)  # as a kill leaves it: the commit in the journal
     caplog.clear()
@@ -353,7 +353,7 @@ def test_compact_keeps_every_row_and_gives_back_space(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         now = mem.last_ts() + 60
         for k, q in enumerate(["阿岚", "加湿器", "杀戮尖塔"]):
-            mem.commit(mem.recall(q, now=now + k), mem.mirror.nodes.uid[k])
+            mem.commit(mem.recall(q, now=now + k), mem.store.mirror.nodes.uid[k])
         mem.store.checkpoint()
         edges, stats = _kuzu_edges(mem), mem.stats()
         sizes = mem.store.compact()

@@ -25,7 +25,7 @@ def _rec(seq: int, ts: int | None = None, session: str = "s") -> dict[str, Any]:
 
 
 def _links(mem: ak.Memory, session: str = "s") -> list[tuple[str, str]]:
-    return sorted((a, b) for a, b, _, _ in chains.links(mem.graph, [session]))
+    return sorted((a, b) for a, b, _, _ in chains.links(mem.store.graph, [session]))
 
 
 def _chain(seqs: list[int], session: str = "s") -> list[tuple[str, str]]:
@@ -80,7 +80,7 @@ def test_a_later_seq_with_an_earlier_time_is_refused_across_files(mem: ak.Memory
 def test_doctor_sees_a_broken_chain_and_repair_relinks_it(mem: ak.Memory, tmp_path: Path) -> None:
     mem.ingest(write_jsonl(tmp_path / "a.jsonl", [_rec(q) for q in range(5)]
                            + [_rec(q, session="t") for q in range(3)]), progress=False)
-    g = mem.graph
+    g = mem.store.graph
     with g.transaction():  # damage: a link missing, one out of order, one doubled
         chains.relink(g, [("s:1", "s:2"), ("s:3", "s:4")], [("s:4", "s:1")])
         g.execute("MATCH (a:Turn {uid: 't:0'}), (b:Turn {uid: 't:1'}) CREATE (a)-[:NEXT]->(b)")

@@ -81,7 +81,7 @@ def test_a_new_store_records_its_profile_and_term_rules(store_path: Path, embedd
     assert data["profile"] == "v2" and data["format_version"] == 2
     assert data["tokenizer"] == tokenizer_id(Settings())
     with ak.open(store_path, read_only=True) as mem:
-        assert mem.manifest.profile == "v2" and mem.settings == Settings()
+        assert mem.store.manifest.profile == "v2" and mem.settings == Settings()
         assert _hits(mem, "阿岚") == ["阿岚"]          # a one-word Chinese query is a term
         assert _hits(mem, "city") == ["citi"]          # and "city" finds "cities"
 
@@ -93,8 +93,8 @@ def test_a_store_from_before_profiles_reads_as_v1(store_path: Path, embedder) ->
     _make_old(store_path)
     digest = tree_digest(store_path)
     with ak.open(store_path, read_only=True) as mem:
-        assert mem.manifest.profile == "v1" and mem.settings == Settings.profile("v1")
-        assert mem.manifest.tokenizer == tokenizer_id(Settings.profile("v1"))
+        assert mem.store.manifest.profile == "v1" and mem.settings == Settings.profile("v1")
+        assert mem.store.manifest.tokenizer == tokenizer_id(Settings.profile("v1"))
         again = mem.recall("和阿岚打杀戮尖塔", now=mem.last_ts() + 60, log=False).to_dict()
         assert _hits(mem, "阿岚") == []                # V1's rules: no two-character word
     assert tree_digest(store_path) == digest         # nothing rewritten on the way
@@ -158,7 +158,7 @@ def test_read_only_open_with_stale_terms_indexes_them_in_memory(
     assert "other term rules" in caplog.text
     assert tree_digest(store_path) == digest
     with ak.open(store_path) as mem:                  # a writer finishes the migration
-        assert mem.manifest.tokenizer == tokenizer_id(Settings())
+        assert mem.store.manifest.tokenizer == tokenizer_id(Settings())
     with caplog.at_level(logging.WARNING):
         caplog.clear()
         with ak.open(store_path, read_only=True) as mem:

@@ -72,14 +72,14 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Path:
     anchors = mem.anchors(status=None)
     assert len(anchors) >= 1
     for a, name in zip(anchors, ANCHOR_NAMES, strict=False):
-        mem.rename_anchor(a.uid, name, why=name)
-        mem.add_alias(a.uid, name + " alias")
+        mem.anchors.rename(a.uid, name, why=name)
+        mem.anchors.add_alias(a.uid, name + " alias")
     mem.close()
     return path
 
 
 def _all_texts(mem: ak.Memory) -> list[str]:
-    return [m.text for n in mem.mirror.nodes.uid for m in mem.messages(n)]
+    return [m.text for n in mem.store.mirror.nodes.uid for m in mem.messages(n)]
 
 
 def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
@@ -89,7 +89,7 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
             assert p in texts  # the assistant line is the payload, byte for byte
         assert {s.session for s in mem.sessions()} == set(SESSIONS)
         for sid in SESSIONS:
-            node = next(u for u in mem.mirror.nodes.uid if u.startswith(sid + ":"))
+            node = next(u for u in mem.store.mirror.nodes.uid if u.startswith(sid + ":"))
             assert all(m.verified and m.session == sid for m in mem.messages(node))
             assert mem.node(node).session == sid
         names = {a.name for a in mem.anchors(status=None)}
@@ -97,7 +97,7 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
         for name in names & set(ANCHOR_NAMES):
             found = mem.anchors(name, status=None)
             assert [a.name for a in found][:1] == [name]
-            detail = mem.anchor(found[0].uid)
+            detail = mem.anchors.get(found[0].uid)
             assert detail.name == name
             mem.triples(anchor=found[0].uid)
         now = mem.last_ts() + 60
@@ -107,7 +107,7 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
             if len(tr.activation):
                 tr.explain(tr.activation.uids[0])
             mem.anchors(q)
-            mem.lexical(q, now=now)
+            mem.store.lexical(q, now=now)
         r = CliRunner().invoke(cli, ["recall", str(hostile), PAYLOADS[7], "--now", "last",
                                      "--json"])
         assert r.exit_code == 0, r.output
@@ -115,7 +115,7 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
 
 def test_injection_text_is_withheld_from_the_llm_context(hostile: Path) -> None:
     with ak.open(hostile, read_only=True) as mem:
-        flagged = {m.text for n in mem.mirror.nodes.uid for m in mem.messages(n)
+        flagged = {m.text for n in mem.store.mirror.nodes.uid for m in mem.messages(n)
                    if "injection" in m.flags}
         assert set(INJECTIONS) <= flagged
         shown = 0
@@ -165,7 +165,7 @@ def test_exported_html_never_runs_hostile_text(hostile: Path, tmp_path: Path,
         files = {v: mem.export(tmp_path / f"{v}.html", format="html", view=v)
                  for v in ("nodes", "anchors")}
         node_texts = {u: " / ".join(m.text for m in mem.messages(u))
-                      for u in mem.mirror.nodes.uid}
+                      for u in mem.store.mirror.nodes.uid}
         names = {a.uid: a.name for a in mem.anchors(status=None)}
     for view, path in files.items():
         p = Page(browser)
@@ -236,7 +236,7 @@ def test_panels_and_graph_view_never_run_hostile_text(hostile: Path, browser: An
             x.search(q)
         for sid in SESSIONS:
             x.show_session(sid)
-        for u in mem.mirror.nodes.uid:
+        for u in mem.store.mirror.nodes.uid:
             x.open_node(u)
             pieces += _html_pieces(x)
         nodes, edges = list(x.view.nodes), list(x.view.edges)

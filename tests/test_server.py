@@ -156,7 +156,7 @@ def test_kill_9_mid_write_loses_nothing_acknowledged(served: Any) -> None:
     proc.wait(timeout=30)
     assert len(acked) >= 6
     with ak.open(store) as mem:                     # recovery on the next open
-        have = set(mem.mirror.nodes.uid)
+        have = set(mem.store.mirror.nodes.uid)
         assert set(acked) <= have
         for uid in acked:
             assert mem.messages(uid)[0].text.startswith("turn ")

@@ -21,8 +21,7 @@ from akasha_explorer.server import wire
 from akasha_explorer.server.codec import TraceRef
 from akasha_explorer.server.service import (
     NEIGHBOURHOOD,
-    READS,
-    WRITES,
+    SERVED,
     Caller,
     MemoryService,
 )
@@ -100,11 +99,11 @@ SKIP = {"checkpoint"}
 @pytest.mark.slow
 def test_no_served_method_fails_on_hostile_arguments(service: MemoryService) -> None:
     rng = random.Random(22)
-    methods = [*sorted((READS | WRITES) - SKIP - {"forget", "migrate"}), "migrate", "forget"]
+    methods = [*sorted(set(SERVED) - SKIP - {"forget", "migrate"}), "migrate", "forget"]
     failures: list[str] = []
     answered = calls = 0
     for method in methods:
-        fn = MemoryService._method(method)
+        fn = SERVED[method].fn
         hints = wire.hints(fn)
         params = [p for p in inspect.signature(fn).parameters.values()
                   if p.name not in ("self", "by") and p.kind is not p.VAR_KEYWORD]

@@ -148,4 +148,4 @@ def test_issue_16_panels_on_a_served_store(served_demo: tuple[str, Path]) -> Non
     assert ak.connect(url).settings.RWR_STEPS == 0
     mem.migrate("v2", ACTIVATION_K=8, GRAPH_LIMIT=8, RWR_STEPS=2)  # back, for who runs next
     assert ak.connect(url).settings == mem.settings and mem.settings.RWR_STEPS == 2
-    assert mem.unlabel("Where does Lan live?", uid)
+    assert mem.labels.remove("Where does Lan live?", uid)

@@ -224,10 +224,12 @@ def test_add_turn_retried_with_turn_id_stores_once(servers: dict[str, Any]) -> N
 
 def test_the_audit_actor_is_the_callers_principal(servers: dict[str, Any]) -> None:
     nb = ak.connect(servers["turl"], token=TOKEN)
-    nb.label("阿岚", "s0:0")
+    nb.labels.add("阿岚", "s0:0")
     assert nb.labels()[0].by == "owner"
     with pytest.raises(ak.InvalidInput, match="by is set by the server"):
-        nb.label("阿岚", "s0:0", by="admin")
+        nb.call("labels.add", "阿岚", "s0:0", by="admin")
+    with pytest.raises(TypeError, match="by"):   # not even offered by the typed client
+        nb.labels.add("阿岚", "s0:0", by="admin")  # type: ignore[call-arg]
 
 
 @pytest.mark.slow
@@ -279,6 +281,6 @@ def test_export_and_labels_come_and_go_as_content(servers: dict[str, Any],
     assert sorted(p.name for p in folder.iterdir()) == ["edges.parquet", "nodes.parquet"]
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"query": "finger", "node": "s0:2", "by": "me"}) + "\n")
-    assert nb.load_labels(labels) == 1
+    assert nb.labels.load(labels) == 1
     assert [r.by for r in nb.labels("finger")] == ["local"]
     assert codec.decode(codec.encode({"b": b"\x00\xff"})) == {"b": b"\x00\xff"}

@@ -237,12 +237,12 @@ def _live(mem: ak.Memory, values: dict[str, Any]) -> None:
     uid, first = mem.add_turn("还记得阿岚打杀戮尖塔吗 Lan", "记得，第二层。", session="live",
                               ts=now)
     assert first is not None and first.writeback is not None and first.writeback.applied
-    seq = mem.journal.seq
+    seq = mem.store.journal.seq
     trace = mem.recall("which cities did we visit with Lan", now=now + 60)
     _finite(json.loads(trace.to_json()))  # to_json refuses NaN and inf
     plan = mem.commit(trace, uid, reinforce=True)
     _finite(plan.to_dict())
-    assert mem.journal.seq > seq                                 # the commit journaled
+    assert mem.store.journal.seq > seq                                 # the commit journaled
     again = mem.recall("阿岚 手指", now=now + 120, log=False)
     _finite(json.loads(again.to_json()))
     assert again.context().text is not None
@@ -290,7 +290,7 @@ def test_a_stored_value_outside_its_range_is_reported_and_repaired(
     stored = json.loads((path / "akasha.json").read_text("utf-8"))["settings"]
     assert stored == Settings().to_dict()
     with ak.open(path, read_only=True) as mem:
-        assert mem.doctor().clean and not mem.manifest.invalid
+        assert mem.doctor().clean and not mem.store.manifest.invalid
 
 
 def test_akasha_migrate_sets_a_value_in_place_of_a_stored_one_outside_its_range(

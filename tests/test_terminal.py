@@ -52,7 +52,7 @@ def _clean(output: str) -> None:
 
 def test_every_command_prints_stored_text_escaped(tty_store: Path) -> None:
     with ak.open(tty_store, read_only=True) as mem:
-        nodes = list(mem.mirror.nodes.uid)
+        nodes = list(mem.store.mirror.nodes.uid)
     runs = [["show", str(tty_store), n] for n in nodes]
     runs += [["expand", str(tty_store), nodes[0], "--around", "9"],
              ["context", str(tty_store), "clipboard screen title hidden", "--now", "last"],
@@ -76,7 +76,7 @@ def test_every_command_prints_stored_text_escaped(tty_store: Path) -> None:
 
 def test_json_output_is_escaped_and_decodes_to_the_exact_text(tty_store: Path) -> None:
     with ak.open(tty_store, read_only=True) as mem:
-        nodes = list(mem.mirror.nodes.uid)
+        nodes = list(mem.store.mirror.nodes.uid)
         stored = {m.uid: m.text for n in nodes for m in mem.messages(n)}
     assert sorted(stored.values()) == sorted(HOSTILE.values())  # the store keeps them verbatim
     seen = {}

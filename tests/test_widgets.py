@@ -27,7 +27,7 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def _hostile_node(mem: ak.Memory) -> str:
-    t = mem.vectors.read("messages", columns=["node", "text"]).to_pydict()
+    t = mem.store.vectors.read("messages", columns=["node", "text"]).to_pydict()
     return next(n for n, x in zip(t["node"], t["text"], strict=True) if HOSTILE in x)
 
 
@@ -123,16 +123,16 @@ def test_stepper_steps_every_stage_without_recomputing(ro_mem: ak.Memory) -> Non
 
 def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
     m = rw_mem
-    strength0 = m.mirror.nodes.strength.copy()
-    edges0 = m.mirror.edges.count
+    strength0 = m.store.mirror.nodes.strength.copy()
+    edges0 = m.store.mirror.edges.count
     s = RecallStepper(m, query=QUERY)
     s.goto("writeback")
     plan = s.trace.writeback
     assert plan is not None
     assert not plan.applied
     assert plan.current_uid == s.current.value
-    assert np.array_equal(m.mirror.nodes.strength, strength0)
-    assert m.mirror.edges.count == edges0
+    assert np.array_equal(m.store.mirror.nodes.strength, strength0)
+    assert m.store.mirror.edges.count == edges0
     df = s.frame()
     assert df["uid"].tolist() == plan.nodes.uids
     assert np.allclose(df["strength_after"], plan.nodes.strength_after)
@@ -140,7 +140,7 @@ def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
     other = s.current.options[1][1]
     s.current.value = other
     assert s.trace.writeback.current_uid == other
-    assert np.array_equal(m.mirror.nodes.strength, strength0)
+    assert np.array_equal(m.store.mirror.nodes.strength, strength0)
     assert not s.commit_button.disabled
     s.commit_button.click()
     done = s.committed
@@ -149,14 +149,14 @@ def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
     assert s.commit_button.disabled
     for u, after in zip(done.nodes.uids, done.nodes.strength_after, strict=True):
         assert m.node(u).strength == pytest.approx(after)
-    e, n = m.mirror.edges, m.mirror.nodes
+    e, n = m.store.mirror.edges, m.store.mirror.nodes
     for a, b, w in zip(done.edges.src_uid, done.edges.dst_uid, done.edges.w_after, strict=True):
         assert e.w[e.find(n.index[a], n.index[b])] == pytest.approx(w)
     assert "applied" in s.caption.value
     assert s.stage.value == "writeback"
     s.commit_button.click()  # a trace commits once: refused, nothing more written
     assert "commits once" in s.status.value
-    assert m.journal.pending == 1
+    assert m.store.journal.pending == 1
 
 
 def test_stepper_switches_profile_for_a_dry_run_only(rw_mem: ak.Memory) -> None:
@@ -171,7 +171,7 @@ def test_stepper_switches_profile_for_a_dry_run_only(rw_mem: ak.Memory) -> None:
     assert v1.first_block().uids == v1.dense.uids   # V1's dense floor
     assert "profile v1" in s.status.value and s.commit_button.disabled
     assert s.commit() is None and "own profile to commit" in s.status.value
-    assert m.journal.pending == 0                   # nothing written
+    assert m.store.journal.pending == 0                   # nothing written
     s.profile.value = ""
     assert s.trace.settings["HYBRID"] is True and not s.commit_button.disabled
 
@@ -238,7 +238,7 @@ def test_explorer_search_open_expand_filter_select(ro_mem: ak.Memory) -> None:
     assert len(x.shown) <= 40
     assert len(x.view.nodes) <= 40
     # edges drawn are real COACT edges among shown nodes
-    e, n = ro_mem.mirror.edges, ro_mem.mirror.nodes
+    e, n = ro_mem.store.mirror.edges, ro_mem.store.mirror.nodes
     for d in x.view.edges[:50]:
         k = e.find(n.index[d["from"]], n.index[d["to"]])
         assert k >= 0

@@ -11,7 +11,7 @@ from akasha_explorer.widgets.communities import TOP_TURNS
 
 
 def _aliases(mem: ak.Memory, uid: str) -> list[str]:
-    return [a.surface for a in mem.anchor(uid).aliases]
+    return [a.surface for a in mem.anchors.get(uid).aliases]
 
 
 def _pick(c: AnchorCurator, name: str) -> str:
@@ -32,7 +32,7 @@ def test_curator_lists_searches_and_quotes_mentions(ro_mem: ak.Memory) -> None:
                for n, a in zip(names, c.anchors_df()["aliases"], strict=True))
     uid = c.anchor_list.options[0][1]
     c.anchor_list.value = uid
-    detail = ro_mem.anchor(uid)
+    detail = ro_mem.anchors.get(uid)
     df = c.mentions_df()
     assert len(df) == len(detail.mentions)
     for r in df.head(10).itertuples():  # the quoted surface is the verbatim span
@@ -61,7 +61,7 @@ def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
     c.rename_box.value = "岚"
     c.why.value = "what she is called most"
     c.rename_button.click()
-    assert m.anchor(lan).name == "岚"
+    assert m.anchors.get(lan).name == "岚"
     assert m.audit(limit=1)[0].why == "what she is called most"
     c.alias_box.value = "Lanlan"
     c.add_alias_button.click()
@@ -76,20 +76,20 @@ def test_curator_rename_alias_merge_split_undo(rw_mem: ak.Memory) -> None:
     new = next(r.uid for r in m.anchors(status=None) if r.name == "Lan (game)")
     assert set(_aliases(m, new)) >= {"Lan", "@lan_the_warrior"}
     assert "Lan" not in _aliases(m, lan)
-    moved = len(m.anchor(new).mentions)
+    moved = len(m.anchors.get(new).mentions)
     assert moved > 0
     c.anchor_list.value = lan
-    n_before = len(m.anchor(lan).mentions)
+    n_before = len(m.anchors.get(lan).mentions)
     c.merge_pick.value = new
     c.merge_button.click()
-    assert len(m.anchor(lan).mentions) == n_before + moved
+    assert len(m.anchors.get(lan).mentions) == n_before + moved
     assert "Lan" in _aliases(m, lan)
     # undo the merge through the panel
     merge_audit = m.audit(limit=1)[0]
     assert merge_audit.action == "merge"
     c.audit_pick.value = merge_audit.uid
     c.undo_button.click()
-    assert len(m.anchor(lan).mentions) == n_before
+    assert len(m.anchors.get(lan).mentions) == n_before
     assert m.audit(limit=2)[1].undone
     # refused input reaches the status line, not an exception
     c.rename_box.value = ""
@@ -124,8 +124,8 @@ def test_review_approve_reject_edit_and_undo(rw_mem: ak.Memory) -> None:
     q.edit_value.value = "Raspberry Pi-hole"
     q.edit_button.click()
     assert m.review.get(cand.uid).status == "edited"
-    assert m.anchor(cand.subject).name == "Raspberry Pi-hole"
-    assert m.anchor(cand.subject).status == "active"
+    assert m.anchors.get(cand.subject).name == "Raspberry Pi-hole"
+    assert m.anchors.get(cand.subject).status == "active"
     # undo the approval of the first item through the panel
     audit = next(r.uid for r in m.audit(limit=10) if r.target == first)
     q.audit_pick.value = audit
@@ -144,8 +144,8 @@ def test_review_shows_flagged_text_verbatim_and_escaped(ro_mem: ak.Memory) -> No
     tags = 0
     for it in items:
         q.items.value = it.uid
-        node = ro_mem.mirror.nodes.uid[int(ro_mem.mirror.nodes.msg_node[
-            ro_mem.mirror.nodes.msg_index[it.payload["message"]]])]
+        node = ro_mem.store.mirror.nodes.uid[int(ro_mem.store.mirror.nodes.msg_node[
+            ro_mem.store.mirror.nodes.msg_index[it.payload["message"]]])]
         msg = next(x for x in ro_mem.messages(node) if x.uid == it.payload["message"])
         assert html.escape(msg.text) in q.detail.value
         if "<" in msg.text:

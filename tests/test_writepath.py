@@ -29,8 +29,8 @@ CHILD = textwrap.dedent("""
     queries = ["和阿岚打杀戮尖塔", "湿度计换成 SONOFF 了", "引流条拔出来出血了", "good night"]
     for k, q in enumerate(queries):
         t = mem.recall(q, now=now + 60 * k)
-        mem.commit(t, mem.mirror.nodes.uid[-1 - k])
-    assert mem.journal.pending > 0, "nothing journaled"
+        mem.commit(t, mem.store.mirror.nodes.uid[-1 - k])
+    assert mem.store.journal.pending > 0, "nothing journaled"
     print(json.dumps(digest(mem)), flush=True)
     os.kill(os.getpid(), signal.SIGKILL)   # no close(): no checkpoint into Kuzu
 """)
@@ -38,7 +38,7 @@ CHILD = textwrap.dedent("""
 
 def digest(mem: ak.Memory) -> dict[str, Any]:
     """Node state and every edge of the mirror, by uid."""
-    n, e = mem.mirror.nodes, mem.mirror.edges
+    n, e = mem.store.mirror.nodes, mem.store.mirror.edges
     nodes = {n.uid[i]: [float(n.strength[i]), float(n.strength_ts[i]), float(n.resource[i]),
                         float(n.resource_ts[i]), int(n.recall_count[i])] for i in range(n.n)}
     edges = {f"{n.uid[int(e.src[k])]}>{n.uid[int(e.dst[k])]}":
@@ -74,15 +74,15 @@ def test_kill_before_checkpoint_keeps_committed_state(demo_store: Path) -> None:
 def test_torn_journal_tail_is_ignored(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         t = mem.recall("阿岚", now=mem.last_ts() + 10)
-        mem.commit(t, mem.mirror.nodes.uid[-1])
+        mem.commit(t, mem.store.mirror.nodes.uid[-1])
         good = digest(mem)
-        mem.journal.close()
+        mem.store.journal.close()
         with open(demo_store / "journal.jsonl", "ab") as fh:
             fh.write(b'{"seq": 999, "kind": "commit", "nodes": [{"uid": "x"')  # crash mid-write
-        mem.mirror.dirty_edges.clear()  # simulate the crash: nothing reaches Kuzu
-        mem.mirror.dirty_nodes.clear()
-        mem.mirror.pending_queries.clear()
-        mem.journal.pending = 0
+        mem.store.mirror.dirty_edges.clear()  # simulate the crash: nothing reaches Kuzu
+        mem.store.mirror.dirty_nodes.clear()
+        mem.store.mirror.pending_queries.clear()
+        mem.store.journal.pending = 0
         mem.store.close(checkpoint=False)
     with ak.open(demo_store) as again:
         assert digest(again) == good
@@ -92,15 +92,15 @@ def test_journal_records_of_the_older_plain_edge_format_still_load(demo_store: P
     """Edge values used to be journaled as plain JSON lists; a journal written by that
     version (a crash before its checkpoint) must still be re-applied on open."""
     with ak.open(demo_store) as mem:
-        n = mem.mirror.nodes
+        n = mem.store.mirror.nodes
         a, b, c = n.uid[0], n.uid[1], n.uid[2]
-        seq = int(mem.graph.meta_get("journal_seq", "0") or 0)
+        seq = int(mem.store.graph.meta_get("journal_seq", "0") or 0)
     legacy = [{"seq": seq + 1, "kind": "commit", "nodes": [],
                "edges": [[a, b, 0.25, 1.0e9, 7], [c, a, 1 / 3, 2.0e9, 1]]}]
     with open(demo_store / "journal.jsonl", "a", encoding="utf-8") as fh:
         fh.write("".join(json.dumps(r) + "\n" for r in legacy))
     with ak.open(demo_store) as mem:
-        e, n = mem.mirror.edges, mem.mirror.nodes
+        e, n = mem.store.mirror.edges, mem.store.mirror.nodes
         for s, d, w, t, k in legacy[0]["edges"]:
             i = e.find(n.index[s], n.index[d])
             assert (float(e.w[i]), float(e.last_ts[i]), int(e.co_count[i])) == (w, t, k)
@@ -113,11 +113,11 @@ def test_checkpoint_rewrite_and_incremental_agree(demo_store: Path) -> None:
     leave Kuzu equal to the mirror."""
     with ak.open(demo_store) as mem:
         now = mem.last_ts() + 100
-        mem.commit(mem.recall("星图 v0.3 发布", now=now), mem.mirror.nodes.uid[0])
+        mem.commit(mem.recall("星图 v0.3 发布", now=now), mem.store.mirror.nodes.uid[0])
         small = mem.checkpoint()
         expect_small = digest(mem)
         for k, q in enumerate(["加湿器自动化", "老周", "引流条", "Lan", "A10"]):
-            mem.commit(mem.recall(q, now=now + 1 + k), mem.mirror.nodes.uid[k + 1])
+            mem.commit(mem.recall(q, now=now + 1 + k), mem.store.mirror.nodes.uid[k + 1])
         big = mem.checkpoint()
         expect = digest(mem)
     assert small["rewrite"] == 0.0 and small["edges"] > 0
@@ -125,15 +125,15 @@ def test_checkpoint_rewrite_and_incremental_agree(demo_store: Path) -> None:
     assert expect_small != expect
     with ak.open(demo_store, read_only=True) as mem:
         assert digest(mem) == expect
-        assert mem.graph.count("COACT") == len(expect["edges"])
+        assert mem.store.graph.count("COACT") == len(expect["edges"])
 
 
 def test_commit_twice_refused(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         t = mem.recall("杀戮尖塔", now=mem.last_ts() + 5)
-        mem.commit(t, mem.mirror.nodes.uid[0])
+        mem.commit(t, mem.store.mirror.nodes.uid[0])
         with pytest.raises(ak.InvalidInput, match="already committed"):
-            mem.commit(t, mem.mirror.nodes.uid[0])
+            mem.commit(t, mem.store.mirror.nodes.uid[0])
 
 
 REPLAY = textwrap.dedent("""
@@ -179,11 +179,11 @@ def test_interrupted_replay_resumes(tmp_path: Path) -> None:
     part = tmp_path / "part"
     with ak.open(part) as mem:
         mem.ingest(src, replay=False, progress=False)
-        rows = list(range(mem.mirror.nodes.n // 2))
+        rows = list(range(mem.store.mirror.nodes.n // 2))
         with mem.store.journaled():
             replay_rows(mem.store, rows)
     with ak.open(part) as mem:
         report = mem.ingest(src, replay=True, progress=False)
         assert report.messages_added == 0
-        assert report.replayed == mem.mirror.nodes.n - len(rows)
+        assert report.replayed == mem.store.mirror.nodes.n - len(rows)
         assert digest(mem) == expect

@@ -255,8 +255,8 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
                 extra[STORE_ABLATIONS[1]] = _build(
                     corpus, Path(tmp) / f"{corpus.name}-nosal",
                     settings.replace(USE_SALIENCE=False), replay=True, embedder=emb)
-            timing[corpus.name] = b.seconds | {"nodes": float(b.mem.mirror.nodes.n),
-                                               "edges": float(b.mem.mirror.edges.n_alive())}
+            timing[corpus.name] = b.seconds | {"nodes": float(b.mem.store.mirror.nodes.n),
+                                               "edges": float(b.mem.store.mirror.edges.n_alive())}
             questions, qcounts = corpus.questions(b.ext_to_uid)
             for k, v in qcounts.items():
                 counts[k] += v
@@ -292,7 +292,7 @@ def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
     rows: list[tuple[str, _Built, Settings]] = [
         (name, b, settings.replace(**over)) for name, over in abl.items()]
     rows += [(name, extra[name], settings) for name in STORE_ABLATIONS if name in extra]
-    for name, target, cfg in rows:   # other term rules: Memory.postings builds their index
+    for name, target, cfg in rows:   # other term rules: Store.postings builds their index
         for qi, (qu, q) in enumerate(zip(questions, qvecs, strict=True)):
             ranked = _rank(target, qu.text, q, ("context", "akasha"), cfg)
             for m, (ranking, ms) in ranked.items():

@@ -90,24 +90,24 @@ def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
     settings = Settings(EMBED_CJK_DIMS=0)
     mem = Memory(path, settings, embedder=get_embedder(settings.EMBED_MODEL))
     fixed = pa.FixedSizeListArray.from_arrays(pa.array(vec.reshape(-1), pa.float32()), DIM)
-    vq.add_messages(mem.vectors, pa.table({
+    vq.add_messages(mem.store.vectors, pa.table({
         "uid": uid, "node": uid, "session": [f"s{x}" for x in session],
         "seq": np.arange(n), "ord": np.arange(n), "ts": ts, "role": ["user"] * n,
         "speaker": [None] * n, "text": [" ".join(t) for t in terms],
         "sha256": ["0" * 64] * n, "source": ["synthetic"] * n, "ext_id": [None] * n,
         "meta": ["{}"] * n, "flags": [[] for _ in range(n)], "sigma": rng.uniform(0, 1, n),
         "terms": terms, "vector": fixed}, schema=messages_schema(DIM)))
-    vq.add_turns(mem.vectors, pa.table({
+    vq.add_turns(mem.store.vectors, pa.table({
         "uid": uid, "session": [f"s{x}" for x in session], "ord": np.arange(n), "ts": ts,
         "message_uids": [[u] for u in uid], "vector": fixed}, schema=turns_schema(DIM)))
     sigma = rng.uniform(0, 1, n)
-    with mem.graph.transaction():
+    with mem.store.graph.transaction():
         sess = np.unique(session)
-        mem.graph.copy("Session", pa.table({
+        mem.store.graph.copy("Session", pa.table({
             "uid": [f"s{x}" for x in sess], "source": ["synthetic"] * len(sess),
             "first_ts": [float(ts[session == x].min()) for x in sess],
             "last_ts": [float(ts[session == x].max()) for x in sess]}))
-        mem.graph.copy("Turn", pa.table({
+        mem.store.graph.copy("Turn", pa.table({
             "uid": uid, "ord": np.arange(n), "session": [f"s{x}" for x in session], "ts": ts,
             "message_uids": [[u] for u in uid], "roles": [["user"]] * n,
             "assistant_only": np.zeros(n, bool), "sigma": sigma,
@@ -131,7 +131,7 @@ def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,
         key = np.unique((src << 32) | dst)
         src, dst = key >> 32, key & 0xFFFFFFFF
         m = src.size
-        mem.graph.copy("COACT", pa.table({
+        mem.store.graph.copy("COACT", pa.table({
             "from": [uid[i] for i in src], "to": [uid[i] for i in dst],
             "weight": rng.uniform(0.05, 1.5, m), "last_ts": np.maximum(ts[src], ts[dst]),
             "co_count": rng.integers(1, 20, m)}))
@@ -174,7 +174,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     mem = Memory(path, embedder=pre)
     out["open_s"] = time.perf_counter() - t0
     out["rss_open_mb"] = _rss_mb() - base
-    nodes, edges = mem.mirror.nodes, mem.mirror.edges
+    nodes, edges = mem.store.mirror.nodes, mem.store.mirror.edges
     out["nodes"], out["edges"] = nodes.n, edges.count
     now = float(nodes.ts.max()) + 3600.0
     n_q = queries + WARM + live
@@ -185,18 +185,18 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     rec, traces = [], []
     for q, text in zip(qs[:queries], texts[:queries], strict=True):
         t = time.perf_counter()
-        lex = mem.lexical(text, now=now)
+        lex = mem.store.lexical(text, now=now)
         trace = engine_recall(nodes, edges, q, lex, now=now, settings=mem.settings)
         rec.append(time.perf_counter() - t)
         traces.append(trace)
     _pcts(out, "recall", rec, 50, 95)
     out.update(_floor(nodes, qs[:queries]))
     out["recall_over_floor"] = out["recall_p50_ms"] / out["floor_ms"]
-    mem.vectors.optimize()
+    mem.store.vectors.optimize()
     lance = []
     for q in qs[:queries]:
         t = time.perf_counter()
-        vq.search_turns(mem.vectors, q, 10)
+        vq.search_turns(mem.store.vectors, q, 10)
         lance.append(time.perf_counter() - t)
     _pcts(out, "lancedb_top10", lance, 50, 95)
     out["recall_over_lancedb"] = out["recall_p50_ms"] / out["lancedb_top10_p50_ms"]
@@ -221,7 +221,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
                               now=now + live + k, settings=mem.settings)
         apply_plan(plan, nodes, edges)
         j = time.perf_counter()
-        mem.mirror.journal_plan(mem.journal, plan)
+        mem.store.mirror.journal_plan(mem.store.journal, plan)
         com.append(time.perf_counter() - t)
         journal.append(time.perf_counter() - j)
     out["commit_p50_ms"] = 1000 * statistics.median(com) if com else None
@@ -287,13 +287,13 @@ def _floor(nodes: Any, qs: np.ndarray) -> dict[str, float]:
 def measure_replay(path: Path, limit: int | None = None) -> dict[str, Any]:
     """Replay every node of an edgeless store (embedding excluded: vectors exist)."""
     mem = Memory(path)
-    rows = list(range(mem.mirror.nodes.n))[:limit]
+    rows = list(range(mem.store.mirror.nodes.n))[:limit]
     t = time.perf_counter()
     with mem.store.journaled():
         replay_rows(mem.store, rows, progress=False)
     sec = time.perf_counter() - t
     out = {"replayed": len(rows), "replay_s": sec, "replay_nodes_per_s": len(rows) / sec,
-           "edges_after": mem.mirror.edges.n_alive()}
+           "edges_after": mem.store.mirror.edges.n_alive()}
     mem.close()
     return out
 

@@ -183,7 +183,7 @@ def import_cmd(store: str, path: str) -> None:
 @_JSON
 def eval_cmd(store: str, k: int, methods: tuple[str, ...], profile: str | None, now: str,
              as_json: bool) -> None:
-    """Score the recall methods on STORE's labelled queries (mem.label, the demo store's
+    """Score the recall methods on STORE's labelled queries (mem.labels.add, the demo store's
     set): recall@k, hit@k, MRR, and false@k (queries with a node labelled not relevant in
     the top k), per method. A dry run: nothing is written."""
     with open_store(store, read_only=True) as mem:

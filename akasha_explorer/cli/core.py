@@ -198,7 +198,7 @@ def demo(store: str, no_replay: bool) -> None:
         report = mem.ingest(path, replay=not no_replay)
         echo(report.summary())
         if not mem.labels():
-            n = mem.load_labels(demo_labels_path(), by="demo")
+            n = mem.labels.load(demo_labels_path(), by="demo")
             echo(f"loaded {n} labels of the demo's labelled queries (`akasha eval` scores them)")
         if report.messages_added:
             now = mem.last_ts() + 3600.0

@@ -17,6 +17,7 @@ from ..extract.base import FUNCTIONAL, PREDICATES
 from ..graphdb import anchors as ga
 from ..graphdb import logs
 from ..model import REVIEW_KINDS, REVIEW_STATUSES, check_choice
+from ..served import reads, writes
 from . import anchors as an
 from .links import link_op, mirror_hook
 from .ops import record
@@ -62,6 +63,7 @@ class ReviewDesk:
         """The same as :meth:`list`."""
         return self.list(status=status, kind=kind, limit=limit)
 
+    @reads
     def list(self, *, status: str | None = "pending", kind: str | None = None,
              limit: int | None = None) -> builtins.list[ReviewItem]:
         """Items filtered by status (None: all) and kind, oldest first."""
@@ -96,6 +98,7 @@ class ReviewDesk:
             return f"message {payload.get('message')}: {', '.join(payload.get('rules', []))}"
         return ""
 
+    @reads
     def get(self, uid: str) -> ReviewItem:
         """One item by uid, whatever its status; raises :class:`NotFound`."""
         for it in self.list(status=None):
@@ -104,6 +107,7 @@ class ReviewDesk:
         raise NotFound(f"no review item {uid!r}; `akasha review STORE list` shows the queue")
 
     # -- decisions -------------------------------------------------------------------------
+    @writes
     def approve(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Approve an item (merge the aliases / activate the anchor / approve the triple and
         supersede what it replaces / confirm the flag / link the two nodes of a suggested
@@ -124,6 +128,7 @@ class ReviewDesk:
         return record(self.store.graph, action="approve", target=uid, ops=ops, actor=by, why=why,
                       mirror=mirror_hook(self.store))
 
+    @writes
     def reject(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
         """Reject an item (the triple / candidate anchor is marked rejected and stays so)."""
         it = self._pending(uid)
@@ -135,6 +140,7 @@ class ReviewDesk:
         self.store.check_write()
         return record(self.store.graph, action="reject", target=uid, ops=ops, actor=by, why=why)
 
+    @writes
     def edit(self, uid: str, *, why: str | None = None, by: str = "user",
              **changes: Any) -> str:
         """Approve with changes: a triple's ``predicate`` / ``object_literal`` (a new triple

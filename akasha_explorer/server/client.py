@@ -12,23 +12,50 @@ returns when something wrote through the server (what a panel's refresh waits on
 
 from __future__ import annotations
 
+import builtins
+import datetime as dt
 import json
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .. import errors
 from ..config import Settings
 from ..errors import AkashaError, StoreError
+from ..protocol import MemoryAPI
 from . import codec
-from .service import READS, WRITES
+from .service import SERVED
 
-__all__ = ["RemoteMemory", "RemoteNeighbourhood", "connect", "served_at"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..analysis.search import SearchHits
+    from ..analysis.views import GraphView
+    from ..brief.context import ContextBlock
+    from ..brief.expand import Expansion
+    from ..curate.review import ReviewItem
+    from ..engine.trace import RecallTrace
+    from ..engine.writeback import WritebackPlan
+    from ..model import (
+        Anchor,
+        AnchorDetail,
+        AuditEntry,
+        Episode,
+        Label,
+        MentionedAnchor,
+        Message,
+        NodeState,
+        SessionInfo,
+        Triple,
+    )
+
+__all__ = ["RemoteAnchors", "RemoteLabels", "RemoteMemory", "RemoteNeighbourhood",
+           "RemoteReview", "connect", "served_at"]
 
 
 def served_at(store: str | Path) -> str | None:
@@ -53,21 +80,140 @@ def connect(url: str, *, token: str | None = None, timeout: float = 120.0) -> Re
     return RemoteMemory(url, token=token, timeout=timeout)
 
 
-class _Namespace:
-    """``mem.review``: ``mem.review()`` lists, ``.approve`` / ``.reject`` / ``.edit``
-    decide, ``.get`` one item."""
+class _Desk:
+    """A desk of a served store (``mem.review``, ``mem.anchors``, ``mem.labels``):
+    ``desk(...)`` lists, each method asks the server."""
 
-    def __init__(self, remote: RemoteMemory, name: str) -> None:
-        self._remote, self._name = remote, name
+    _name = ""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._remote.call(f"{self._name}.list", *args, **kwargs)
+    def __init__(self, remote: RemoteMemory) -> None:
+        self._remote = remote
 
-    def __getattr__(self, attr: str) -> Callable[..., Any]:
-        method = f"{self._name}.{attr}"
-        if method not in READS and method not in WRITES:
-            raise AttributeError(f"{self._name}.{attr} is not served")
-        return lambda *a, **k: self._remote.call(method, *a, **k)
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self._remote.call(f"{self._name}.{method}", *args, **kwargs)
+
+
+class RemoteReview(_Desk):
+    """``mem.review`` of a served store (see :class:`~akasha_explorer.protocol.ReviewAPI`);
+    a decision is recorded under this client's principal."""
+
+    _name = "review"
+
+    def __call__(self, status: str | None = "pending", kind: str | None = None,
+                 limit: int | None = None) -> builtins.list[ReviewItem]:
+        """The same as :meth:`list`."""
+        return self.list(status=status, kind=kind, limit=limit)
+
+    def list(self, *, status: str | None = "pending", kind: str | None = None,
+             limit: int | None = None) -> builtins.list[ReviewItem]:
+        """Items by status (None: all) and kind, oldest first."""
+        return list(self._call("list", status=status, kind=kind, limit=limit))
+
+    def get(self, uid: str) -> ReviewItem:
+        """One item by uid."""
+        return cast("ReviewItem", self._call("get", uid))
+
+    def approve(self, uid: str, *, why: str | None = None) -> str:
+        """Approve an item; returns the audit uid."""
+        return str(self._call("approve", uid, why=why))
+
+    def reject(self, uid: str, *, why: str | None = None) -> str:
+        """Reject an item; returns the audit uid."""
+        return str(self._call("reject", uid, why=why))
+
+    def edit(self, uid: str, *, why: str | None = None, **changes: Any) -> str:
+        """Approve an item with changes; returns the audit uid."""
+        return str(self._call("edit", uid, why=why, **changes))
+
+
+class RemoteAnchors(_Desk):
+    """``mem.anchors`` of a served store (see
+    :class:`~akasha_explorer.protocol.AnchorsAPI`); edits are recorded under this client's
+    principal."""
+
+    _name = "anchors"
+
+    def __call__(self, search: str | None = None, *, kind: str | None = None,
+                 status: str | None = "active") -> builtins.list[Anchor]:
+        """The same as :meth:`list`."""
+        return self.list(search, kind=kind, status=status)
+
+    def list(self, search: str | None = None, *, kind: str | None = None,
+             status: str | None = "active") -> builtins.list[Anchor]:
+        """Anchors with aliases and mention counts, most mentioned first."""
+        return list(self._call("list", search, kind=kind, status=status))
+
+    def get(self, uid: str) -> AnchorDetail:
+        """One anchor with its aliases, mentions and triples."""
+        return cast("AnchorDetail", self._call("get", uid))
+
+    def of(self, node: str) -> builtins.list[MentionedAnchor]:
+        """The anchors a node mentions, in text order."""
+        return list(self._call("of", node))
+
+    def rename(self, uid: str, name: str, *, why: str | None = None) -> str:
+        """Rename an anchor; returns the audit uid."""
+        return str(self._call("rename", uid, name, why=why))
+
+    def merge(self, keep: str, absorb: str, *, why: str | None = None) -> str:
+        """Merge ``absorb`` into ``keep``; returns the audit uid."""
+        return str(self._call("merge", keep, absorb, why=why))
+
+    def split(self, uid: str, aliases: Sequence[str], *, name: str | None = None,
+              why: str | None = None) -> tuple[str, str]:
+        """Move ``aliases`` to a new anchor; returns (new anchor uid, audit uid)."""
+        new, audit = self._call("split", uid, list(aliases), name=name, why=why)
+        return str(new), str(audit)
+
+    def add_alias(self, uid: str, surface: str, *, why: str | None = None) -> str:
+        """Add an alias; returns the audit uid."""
+        return str(self._call("add_alias", uid, surface, why=why))
+
+    def remove_alias(self, uid: str, surface: str, *, why: str | None = None) -> str:
+        """Remove an alias; returns the audit uid."""
+        return str(self._call("remove_alias", uid, surface, why=why))
+
+    def attach(self, uid: str, msg: str, start: int, end: int, *,
+               why: str | None = None) -> str:
+        """Say that ``text[start:end]`` of message ``msg`` names the anchor."""
+        return str(self._call("attach", uid, msg, start, end, why=why))
+
+    def detach(self, uid: str, msg: str, start: int, *, why: str | None = None) -> str:
+        """Remove the anchor's mention at ``start`` in message ``msg``."""
+        return str(self._call("detach", uid, msg, start, why=why))
+
+
+class RemoteLabels(_Desk):
+    """``mem.labels`` of a served store (see :class:`~akasha_explorer.protocol.LabelsAPI`);
+    labels are recorded under this client's principal."""
+
+    _name = "labels"
+
+    def __call__(self, query: str | None = None) -> builtins.list[Label]:
+        """The same as :meth:`list`."""
+        return self.list(query)
+
+    def list(self, query: str | None = None) -> builtins.list[Label]:
+        """Every label, oldest first; ``query``: only that query's."""
+        return list(self._call("list", query))
+
+    def add(self, query: str, node_id: str, relevant: bool = True) -> str:
+        """Label ``node_id`` for ``query``; returns the label's uid."""
+        return str(self._call("add", query, node_id, relevant))
+
+    def remove(self, query: str, node_id: str) -> bool:
+        """Remove a label; False when there was none."""
+        return bool(self._call("remove", query, node_id))
+
+    def load(self, source: str | Path | Iterable[dict[str, Any]]) -> int:
+        """Add labels: a JSON Lines file is read here and its labels sent (the server
+        records them under this client's principal: a label's own ``by`` is dropped)."""
+        if isinstance(source, str | Path):
+            from ..curate.labels import read_labels
+            source = read_labels(Path(source).expanduser())
+        items = [{k: v for k, v in item.items() if k != "by"} if isinstance(item, dict)
+                 else item for item in source]
+        return int(self._call("load", items))
 
 
 class RemoteNeighbourhood:
@@ -123,26 +269,26 @@ class RemoteNeighbourhood:
         """The times of every live node."""
         return np.asarray(self._call("times"), np.float64)
 
-    def session_nodes(self, session: str) -> list[str] | None:
+    def session_nodes(self, session: str) -> builtins.list[str] | None:
         """The live nodes of ``session`` in time order (None: no such session)."""
         return self._call("session_nodes", session)
 
-    def newest(self, before: float, k: int) -> list[str]:
+    def newest(self, before: float, k: int) -> builtins.list[str]:
         """The ``k`` newest live nodes at or before ``before``."""
         return self._call("newest", before, k)
 
-    def incident(self, uids: Sequence[str]) -> list[tuple[str, str, float]]:
+    def incident(self, uids: Sequence[str]) -> builtins.list[tuple[str, str, float]]:
         """Every alive COACT edge touching ``uids``, strongest first."""
         return [tuple(e) for e in self._call("incident", list(uids))]
 
     def edges_among(self, uids: Sequence[str], *, min_w: float = 0.0,
-                    per_node: int | None = None) -> list[tuple[str, str, float]]:
+                    per_node: int | None = None) -> builtins.list[tuple[str, str, float]]:
         """The COACT edges between ``uids`` (see ``Neighbourhood.edges_among``)."""
         return [tuple(e) for e in self._call(
             "edges_among", list(uids), min_w=min_w, per_node=per_node)]
 
     def neighbours(self, uids: Sequence[str], *, exclude: Iterable[str] = (),
-                   limit: int | None = None) -> list[str]:
+                   limit: int | None = None) -> builtins.list[str]:
         """COACT neighbours of ``uids``, strongest edge first (see
         ``Neighbourhood.neighbours``)."""
         return list(self._call("neighbours", list(uids), exclude=sorted(exclude), limit=limit))
@@ -163,7 +309,9 @@ class RemoteMemory:
         self.settings = Settings.from_dict(info["settings"])
         self.version = int(info.get("version", 0))
         self.info = info
-        self.review = _Namespace(self, "review")
+        self.review = RemoteReview(self)
+        self.anchors = RemoteAnchors(self)
+        self.labels = RemoteLabels(self)
 
     def __repr__(self) -> str:
         return f"<RemoteMemory {self.path} served at {self.url}>"
@@ -208,7 +356,7 @@ class RemoteMemory:
             self.version = int(payload["version"])
         return payload["result"]
 
-    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, method: str, /, *args: Any, **kwargs: Any) -> Any:
         """Run ``Memory.<method>(*args, **kwargs)`` on the server; the result decoded."""
         out = self._request("POST", "/api/call", {"method": method,
                                                    "args": codec.encode(list(args)),
@@ -224,34 +372,196 @@ class RemoteMemory:
         self.version = int(out["version"])
         return self.version
 
-    def plan_writeback(self, trace: Any, current_node: str, *,
-                       reinforce: bool = False) -> Any:
+    # -- the Memory API (akasha_explorer.protocol.MemoryAPI), each method asked of the server
+    def stats(self) -> dict[str, Any]:
+        """Counts and facts about the store (``Memory.stats``)."""
+        return dict(self.call("stats"))
+
+    def sessions(self) -> builtins.list[SessionInfo]:
+        """Sessions, oldest first (``Memory.sessions``)."""
+        return list(self.call("sessions"))
+
+    def node(self, uid: str) -> NodeState:
+        """Dynamic state of one node (``Memory.node``)."""
+        return cast("NodeState", self.call("node", uid))
+
+    def has_node(self, uid: str) -> bool:
+        """Whether ``uid`` is a live node."""
+        return bool(self.call("has_node", uid))
+
+    def node_of_message(self, msg_uid: str) -> str | None:
+        """The node a message belongs to (None: no such message)."""
+        return cast("str | None", self.call("node_of_message", msg_uid))
+
+    def messages(self, node: str, *, verify: bool = True) -> builtins.list[Message]:
+        """The verbatim messages of a node, in order (``Memory.messages``)."""
+        return list(self.call("messages", node, verify=verify))
+
+    def last_ts(self) -> float:
+        """Time of the newest message."""
+        return float(self.call("last_ts"))
+
+    def query_log(self, *, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """The query log, oldest first (``Memory.query_log``)."""
+        return list(self.call("query_log", limit=limit))
+
+    def neighbourhood(self, *, now: float | None = None,
+                      communities: dict[str, int] | None = None) -> RemoteNeighbourhood:
+        """Node and edge projections at ``now`` (see ``Memory.neighbourhood``)."""
+        return RemoteNeighbourhood(self, now=now, communities=communities)
+
+    def search(self, text: str, *, now: float | None = None) -> SearchHits:
+        """Search by meaning and by words (``Memory.search``)."""
+        return cast("SearchHits", self.call("search", text, now=now))
+
+    def recall(self, query: str, *, now: float | None = None, session: str | None = None,
+               settings: Settings | None = None, method: str = "akasha",
+               log: bool = True) -> RecallTrace:
+        """Recall ``query``, a dry run (``Memory.recall``); the trace is this client's to
+        commit."""
+        return cast("RecallTrace", self.call("recall", query, now=now, session=session,
+                                             settings=settings, method=method, log=log))
+
+    def plan_writeback(self, trace: RecallTrace, current_node: str, *,
+                       reinforce: bool = False) -> WritebackPlan:
         """The write-back a commit would apply, as a dry run (``Memory.plan_writeback``):
         set on ``trace.writeback`` and returned."""
-        plan = self.call("plan_writeback", trace, current_node, reinforce=reinforce)
+        plan = cast("WritebackPlan", self.call("plan_writeback", trace, current_node,
+                                               reinforce=reinforce))
         trace.writeback = plan
         return plan
 
-    def commit(self, trace: Any, current_node: str, *, reinforce: bool = False) -> Any:
+    def commit(self, trace: RecallTrace, current_node: str, *,
+               reinforce: bool = False) -> WritebackPlan:
         """Write a recall back through the server (``Memory.commit``); a trace commits
         once."""
         if trace.writeback is not None and trace.writeback.applied:
             raise errors.InvalidInput("this trace was already committed; recall again to "
                                       "write again")
-        plan = self.call("commit", trace, current_node, reinforce=reinforce)
+        plan = cast("WritebackPlan", self.call("commit", trace, current_node,
+                                               reinforce=reinforce))
         trace.writeback = plan
         return plan
 
-    def export(self, path: str | Path, **kwargs: Any) -> Path:
+    def add_turn(self, user: str | None, assistant: str | None, *, session: str,
+                 ts: float | None = None, recall: RecallTrace | None = None,
+                 reinforce: bool = False, turn_id: str | None = None
+                 ) -> tuple[str, RecallTrace | None]:
+        """Store a turn and write its recall back (``Memory.add_turn``); safe to retry
+        with the same ``turn_id``."""
+        node, trace = self.call("add_turn", user, assistant, session=session, ts=ts,
+                                recall=recall, reinforce=reinforce, turn_id=turn_id)
+        return str(node), trace
+
+    def replay_trace(self, trace: RecallTrace) -> RecallTrace:
+        """Recompute a trace from the stored state (``Memory.replay_trace``)."""
+        return cast("RecallTrace", self.call("replay_trace", trace))
+
+    def context(self, query: str, *, budget_tokens: int | None = None,
+                style: str = "brief", now: float | None = None, session: str | None = None,
+                tz: str | dt.tzinfo | None = None, log: bool = True) -> ContextBlock:
+        """The context block for ``query`` (``Memory.context``); ``expand("[n]")`` resolves
+        against it afterwards."""
+        if tz is not None and not isinstance(tz, str):
+            tz = str(tz)
+        return cast("ContextBlock", self.call("context", query, budget_tokens=budget_tokens,
+                                              style=style, now=now, session=session, tz=tz,
+                                              log=log))
+
+    def expand(self, handle_or_node_id: str | int, around: int | None = None, *,
+               trace: RecallTrace | ContextBlock | None = None) -> Expansion:
+        """The verbatim messages of a node and its neighbouring turns
+        (``Memory.expand``)."""
+        return cast("Expansion", self.call("expand", handle_or_node_id, around, trace=trace))
+
+    def health(self, *, window: float | None = None, windows: int = 14,
+               top_hubs: int = 10) -> dict[str, Any]:
+        """Recall health from the query log (``Memory.health``)."""
+        return dict(self.call("health", window=window, windows=windows, top_hubs=top_hubs))
+
+    def triples(self, *, anchor: str | None = None, status: str | None = None
+                ) -> builtins.list[Triple]:
+        """Triples, oldest first (``Memory.triples``)."""
+        return list(self.call("triples", anchor=anchor, status=status))
+
+    def episodes(self, *, kind: str | None = None, session: str | None = None
+                 ) -> builtins.list[Episode]:
+        """Episodes in time order (``Memory.episodes``)."""
+        return list(self.call("episodes", kind=kind, session=session))
+
+    def set_episodes(self, kind: str, groups: Sequence[Sequence[str]],
+                     labels: Sequence[str] | None = None) -> int:
+        """Replace every episode of ``kind`` (``Memory.set_episodes``)."""
+        return int(self.call("set_episodes", kind, [list(g) for g in groups],
+                             None if labels is None else list(labels)))
+
+    def audit(self, *, target: str | None = None, limit: int | None = None
+              ) -> builtins.list[AuditEntry]:
+        """The audit log, newest first (``Memory.audit``)."""
+        return list(self.call("audit", target=target, limit=limit))
+
+    def undo(self, audit_uid: str, *, why: str | None = None) -> str:
+        """Reverse one audit entry (``Memory.undo``)."""
+        return str(self.call("undo", audit_uid, why=why))
+
+    def forget(self, *, node: str | None = None, session: str | None = None,
+               anchor: str | None = None, why: str | None = None) -> dict[str, Any]:
+        """Remove a node, a session or an anchor everywhere (``Memory.forget``)."""
+        return dict(self.call("forget", node=node, session=session, anchor=anchor, why=why))
+
+    def evaluate(self, *, methods: Sequence[str] | None = None, k: int = 10,
+                 now: float | None = None, settings: Settings | None = None
+                 ) -> dict[str, Any]:
+        """Score the recall methods on the labelled queries (``Memory.evaluate``)."""
+        return dict(self.call("evaluate", methods=None if methods is None else list(methods),
+                              k=k, now=now, settings=settings))
+
+    def compare_methods(self, query: str, *, now: float | None = None,
+                        methods: Sequence[str] | None = None, k: int = 10,
+                        settings: Settings | None = None,
+                        include: Sequence[str] = ()) -> pd.DataFrame:
+        """One query through every method side by side (``Memory.compare_methods``)."""
+        return cast("pd.DataFrame", self.call(
+            "compare_methods", query, now=now, methods=None if methods is None else
+            list(methods), k=k, settings=settings, include=list(include)))
+
+    def graph_view(self, view: str = "nodes", *, now: float | None = None,
+                   resolution: float | None = None, seed: int | None = None) -> GraphView:
+        """A projection of the store (``Memory.graph_view``)."""
+        return cast("GraphView", self.call("graph_view", view, now=now,
+                                           resolution=resolution, seed=seed))
+
+    def ppr(self, seeds: str | list[str], *, view: str = "nodes", now: float | None = None,
+            damping: float | None = None, top: int = 20) -> pd.DataFrame:
+        """Personalized PageRank from seeds (``Memory.ppr``)."""
+        return cast("pd.DataFrame", self.call("ppr", seeds, view=view, now=now,
+                                              damping=damping, top=top))
+
+    def communities(self, view: str = "nodes", *, now: float | None = None,
+                    resolution: float | None = None, seed: int | None = None,
+                    save: bool = False) -> pd.DataFrame:
+        """Leiden communities of a view (``Memory.communities``)."""
+        return cast("pd.DataFrame", self.call("communities", view, now=now,
+                                              resolution=resolution, seed=seed, save=save))
+
+    def surprises(self, *, now: float | None = None, resolution: float | None = None,
+                  seed: int | None = None, top: int = 10, queue: bool = True
+                  ) -> pd.DataFrame:
+        """Surprise discovery (``Memory.surprises``)."""
+        return cast("pd.DataFrame", self.call("surprises", now=now, resolution=resolution,
+                                              seed=seed, top=top, queue=queue))
+
+    def export(self, path: str | Path, *, format: str, view: str = "nodes",
+               now: float | None = None, resolution: float | None = None,
+               seed: int | None = None) -> Path:
         """Export through the server (``Memory.export``): the server makes the file(s) and
         sends them back, and they are written here at ``path`` (a file, or a folder for
         parquet, csv and store) — never on the server's disk."""
         from ..store.paths import output_path
 
-        fmt = kwargs.get("format")
-        folder = fmt in ("parquet", "csv", "store")
-        out = output_path(self.path, path, folder=folder)
-        got = self.call("export", **kwargs)
+        out = output_path(self.path, path, folder=format in ("parquet", "csv", "store"))
+        got = self.call("export", format=format, view=view, now=now, resolution=resolution,
+                        seed=seed)
         files: dict[str, bytes] = got["files"]
         if got["folder"]:
             out.mkdir(parents=True, exist_ok=True)
@@ -266,17 +576,9 @@ class RemoteMemory:
             out.write_bytes(next(iter(files.values())))
         return out
 
-    def load_labels(self, source: str | Path | Sequence[dict[str, Any]], *,
-                    by: str | None = None) -> int:
-        """Add labels (``Memory.load_labels``): a JSON Lines file is read here and its
-        labels sent; the server records them under this client's principal (``by`` and
-        each label's own ``by`` are the server's to set)."""
-        if isinstance(source, str | Path):
-            from ..curate.labels import read_labels
-            source = read_labels(Path(source).expanduser())
-        items = [{k: v for k, v in item.items() if k != "by"} if isinstance(item, dict)
-                 else item for item in source]
-        return int(self.call("load_labels", items))
+    def checkpoint(self) -> dict[str, float]:
+        """Fold the server's journal into Kuzu now (``Memory.checkpoint``)."""
+        return dict(self.call("checkpoint"))
 
     def migrate(self, profile: str, **changes: Any) -> dict[str, tuple[Any, Any]]:
         """Switch the served store to settings ``profile`` (``Memory.migrate``); this
@@ -285,16 +587,14 @@ class RemoteMemory:
         self.settings = Settings.from_dict(self._request("GET", "/api/info")["settings"])
         return {k: (a, b) for k, (a, b) in out.items()}  # JSON sent the pairs as lists
 
-    def neighbourhood(self, *, now: float | None = None,
-                      communities: dict[str, int] | None = None) -> RemoteNeighbourhood:
-        """Node and edge projections at ``now`` (see ``Memory.neighbourhood``)."""
-        return RemoteNeighbourhood(self, now=now, communities=communities)
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name in READS or name in WRITES:
-            return lambda *a, **k: self.call(name, *a, **k)
-        if name in ("mirror", "graph", "vectors", "journal"):
+    def __getattr__(self, name: str) -> Any:
+        if name in ("store", "mirror", "graph", "vectors", "journal"):
             raise AttributeError(f"a served store has no .{name} here: it lives in the server "
                                  "process; use the Memory API (stats(), recall(), …)")
         raise AttributeError(f"{type(self).__name__} has no {name!r}; served methods: "
-                             f"{', '.join(sorted(READS | WRITES))}")
+                             f"{', '.join(SERVED)}")
+
+
+def _conforms(remote: RemoteMemory) -> MemoryAPI:
+    """mypy holds ``RemoteMemory`` to :class:`~akasha_explorer.protocol.MemoryAPI` here."""
+    return remote

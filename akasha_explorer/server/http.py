@@ -4,7 +4,7 @@
 
 - ``GET /api/info`` — the store, its settings and the change version;
 - ``POST /api/call`` — ``{"method": "recall", "args": [...], "kwargs": {...}}`` runs one
-  ``Memory`` method of :data:`~.service.READS` / :data:`~.service.WRITES`, its arguments
+  ``Memory`` method of :data:`~.service.SERVED` (marked ``@reads`` / ``@writes``), its arguments
   checked (:mod:`.wire`); the answer is ``{"ok": true, "result": ...}`` or
   ``{"ok": false, "error": {"type", "message"}}`` with a 4xx status;
 - ``GET /api/events?since=N&timeout=S`` — waits until the store changed after version
@@ -200,7 +200,7 @@ def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = DEFAULT_POR
             server = uvicorn.Server(config)
             url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
             service.url = url
-            service.mem.announce(url=url)
+            service.mem.store.announce(url=url)
             started = threading.Event()
             threading.Thread(target=_signal_when_started, args=(server, started, ready,
                                                                  announce, url),

@@ -9,7 +9,8 @@ callers through it, one store operation at a time (a lock; the store is not thre
   JSON in and out, every argument checked, every refusal an
   :class:`~akasha_explorer.errors.AkashaError` with a message that says what to do);
 - notebooks, through :meth:`MemoryService.call` — the read and curation API of ``Memory``
-  itself, method by method (:data:`READS`, :data:`WRITES`), arguments checked against each
+  itself, method by method (:data:`SERVED`: the methods marked ``@reads`` /
+  ``@writes``), arguments checked against each
   method's signature (:mod:`.wire`), values carried by :mod:`.codec` — which
   :func:`akasha_explorer.connect` turns back into the same API.
 
@@ -20,7 +21,7 @@ is the audit log's actor for whatever it writes; its *client* (an MCP session, a
 only a recall this server made for this caller — never another agent's.
 
 **No file paths over the wire**: ``export`` returns the files it made (the client writes
-them where it was asked to), ``load_labels`` takes the labels themselves.
+them where it was asked to), ``labels.load`` takes the labels themselves.
 
 **add_turn** is checked whole before anything is written (texts, session, time, the recall
 it names, still valid after a forget), is safe to retry (``turn_id``: a retry returns the
@@ -56,38 +57,28 @@ from ..config import Settings
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError, InvalidInput
 from ..memory import Memory
+from ..protocol import NeighbourhoodAPI
+from ..served import served
 from . import wire
 from .codec import TraceRef
 from .turns import PendingTurn, TurnWriter
 from .wire import MAX_TURN_CHARS
 
-__all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "READS", "WRITES", "Caller", "ClientState",
+__all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "SERVED", "Caller", "ClientState",
            "MemoryService"]
 
 log = logging.getLogger(__name__)
 
-READS = frozenset({
-    "stats", "sessions", "node", "messages", "last_ts", "recall", "context", "expand",
-    "health", "anchors", "anchor", "anchors_of", "triples", "episodes", "audit",
-    "review.list", "review.get", "communities", "surprises", "ppr", "graph_view",
-    "query_log", "search", "plan_writeback", "replay_trace", "has_node", "node_of_message",
-    "export", "labels", "evaluate", "compare_methods",
-})
-"""``Memory`` methods a client may call that change nothing in the store (recall and
-context log the query, as they do on a local store)."""
+SERVED = served(Memory)
+"""What a client may call through :meth:`MemoryService.call`, by dotted name: the
+``Memory`` methods (and those of its desks ``review``, ``anchors``, ``labels``) marked
+``@reads`` / ``@writes`` where they are defined (:mod:`akasha_explorer.served`). A read
+changes nothing in the store (recall and context log the query, as on a local store)."""
 
-WRITES = frozenset({
-    "commit", "add_turn", "forget", "rename_anchor", "merge_anchors", "split_anchor",
-    "add_alias", "remove_alias", "attach_mention", "detach_mention", "undo",
-    "review.approve", "review.reject", "review.edit", "set_episodes", "checkpoint",
-    "label", "unlabel", "load_labels", "migrate",
-})
-"""``Memory`` methods a client may call that write."""
-
-NEIGHBOURHOOD = frozenset({"texts", "text", "communities", "has", "strength", "info",
-                           "time_of", "times", "session_nodes", "newest", "incident",
-                           "edges_among", "neighbours"})
-"""Methods of ``mem.neighbourhood()`` a client may call (``neighbourhood.<name>``)."""
+NEIGHBOURHOOD = frozenset(n for n in vars(NeighbourhoodAPI)
+                          if not n.startswith("_") and callable(getattr(NeighbourhoodAPI, n)))
+"""Methods of ``mem.neighbourhood()`` a client may call (``neighbourhood.<name>``): those
+of :class:`~akasha_explorer.protocol.NeighbourhoodAPI`."""
 
 MAX_ANSWER_BYTES = 512 * 1024
 """Largest text an MCP tool answers with (UTF-8 bytes): half of the 1 MiB an MCP client
@@ -176,7 +167,7 @@ def _export_signature(*, format: str, view: str = "nodes", now: float | None = N
 
 
 def _load_labels_signature(source: Sequence[dict[str, Any]]) -> Any:
-    """``load_labels`` over the wire: the labels themselves, never a path."""
+    """``labels.load`` over the wire: the labels themselves, never a path."""
 
 
 class MemoryService:
@@ -265,7 +256,7 @@ class MemoryService:
             m = self.mem
             return {"path": str(self.path), "read_only": False, "version": self.version,
                     "settings": m.settings.to_dict(), "profile": m.settings.profile_name()[0],
-                    "model": m.store.manifest.model, "dim": m.dim, "started": self.started,
+                    "model": m.store.manifest.model, "dim": m.store.dim, "started": self.started,
                     "pid": os.getpid(), "url": self.url,
                     "journal_pending": m.store.journal.pending,
                     "checkpoints": self._checkpoints}
@@ -287,7 +278,7 @@ class MemoryService:
     def call(self, method: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
              caller: Caller | None = None) -> Any:
         """Call ``Memory.<method>`` (a dotted name for a namespace, e.g. ``review.approve``)
-        if it is in :data:`READS` or :data:`WRITES`, its arguments checked (:mod:`.wire`);
+        if it is in :data:`SERVED`, its arguments checked (:mod:`.wire`);
         arguments and result are plain values (:mod:`.codec` decodes and encodes them
         around this call)."""
         caller = caller or Caller()
@@ -296,15 +287,15 @@ class MemoryService:
         kw = {k: self._swap(v, st, method) for k, v in (kwargs or {}).items()}
         if method.startswith("neighbourhood."):
             return self._hood_call(method.split(".", 1)[1], list(args), kw)
-        if method not in READS and method not in WRITES:
+        entry = SERVED.get(method)
+        if entry is None:
             raise InvalidInput(f"{method!r} cannot be called through the server; known: "
-                               f"{', '.join(sorted(READS | WRITES))}")
-        special = {"export": self._export, "load_labels": self._load_labels,
+                               f"{', '.join(SERVED)}")
+        special = {"export": self._export, "labels.load": self._load_labels,
                    "add_turn": self._api_add_turn}.get(method)
         if special is not None:
             return special(list(args), kw, caller)
-        fn = self._method(method)
-        a, k = wire.bind(method, fn, args, kw, principal=caller.principal)
+        a, k = wire.bind(method, entry.fn, args, kw, principal=caller.principal)
         if method == "expand":
             k = self._expand_context(a, k, st)
         if method == "context" and k.get("tokenizer") is not None:
@@ -316,24 +307,12 @@ class MemoryService:
                 target = getattr(target, part)
             return target(*a, **k)
 
-        result = self._run(run, writes=method in WRITES)
+        result = self._run(run, writes=entry.writes)
         if isinstance(result, RecallTrace):
             self._keep_trace(st, result)
         elif isinstance(result, ContextBlock):
             st.latest_block = result
         return result
-
-    @staticmethod
-    def _method(method: str) -> Callable[..., Any]:
-        from ..curate.review import ReviewDesk
-        owner: Any = Memory
-        parts = method.split(".")
-        if parts[0] == "review":
-            owner, parts = ReviewDesk, parts[1:]
-        fn = getattr(owner, parts[0], None)
-        if not callable(fn):
-            raise InvalidInput(f"this version of the store has no {method!r}")
-        return fn
 
     def _keep_trace(self, st: ClientState, trace: RecallTrace) -> str:
         ref = st.keep(st.traces, trace)
@@ -398,16 +377,16 @@ class MemoryService:
     def _load_labels(self, args: list[Any], kw: dict[str, Any], caller: Caller) -> int:
         if (args and not isinstance(args[0], list)) or \
                 not isinstance(kw.get("source", []), list):
-            raise InvalidInput("load_labels: the server takes the labels themselves (a list "
+            raise InvalidInput("labels.load: the server takes the labels themselves (a list "
                                "of {query, node, relevant}), never a path; "
-                               "RemoteMemory.load_labels(path) reads a file here and sends them")
-        a, _ = wire.bind("load_labels", _load_labels_signature, args, kw,
+                               "RemoteMemory.labels.load(path) reads a file here and sends them")
+        a, _ = wire.bind("labels.load", _load_labels_signature, args, kw,
                          principal=caller.principal)
         labels = a[0] if a else kw["source"]
         if any("by" in item for item in labels):
-            raise InvalidInput("load_labels: a label sent to the server carries no by (the "
+            raise InvalidInput("labels.load: a label sent to the server carries no by (the "
                                "server records your principal)")
-        return self._run(lambda: self.mem.load_labels(labels, by=caller.principal),
+        return self._run(lambda: self.mem.labels.load(labels, by=caller.principal),
                          writes=True)
 
     def _api_add_turn(self, args: list[Any], kw: dict[str, Any], caller: Caller
@@ -474,7 +453,7 @@ class MemoryService:
         """The slow, pure part of storing a turn, done before taking the store: its vectors
         and, with the default extractor, the part-of-speech tags of long texts."""
         self.mem.store.prepare_turn(user, assistant, when=when)
-        if self.mem.settings.EXTRACT and self.mem.extractor is None:
+        if self.mem.settings.EXTRACT and self.mem.store.extractor is None:
             from ..extract.rules import prepare
             with phase("extract"):
                 prepare([t for t in (user, assistant) if t is not None])

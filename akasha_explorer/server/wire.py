@@ -23,11 +23,12 @@ method and the argument.
 Traceback (most recent call last):
 ...
 akasha_explorer.errors.InvalidInput: query_log: limit=-5 is outside its range [1, 100_000]
->>> bind("label", Memory.label, ["q", "s:0"], {"by": "admin"},  # doctest: +ELLIPSIS
+>>> from akasha_explorer.curate.desks import LabelDesk
+>>> bind("labels.add", LabelDesk.add, ["q", "s:0"], {"by": "admin"},  # doctest: +ELLIPSIS
 ...      principal="local")
 Traceback (most recent call last):
 ...
-akasha_explorer.errors.InvalidInput: label: by is set by the server (the caller's principal)...
+akasha_explorer.errors.InvalidInput: labels.add: by is set by the server (the caller's principal)...
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import numpy as np
 from ._html import community_colour, iso, short, tooltip
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["StoreGraph"]
 
@@ -33,7 +33,7 @@ class StoreGraph:
     :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood` it draws.
     """
 
-    def __init__(self, mem: Memory, *, now: float | None = None,
+    def __init__(self, mem: MemoryAPI, *, now: float | None = None,
                  communities: dict[str, int] | None = None) -> None:
         self.mem = mem
         self.hood = mem.neighbourhood(now=now, communities=communities)

@@ -11,7 +11,7 @@ from ..errors import InvalidInput
 from ..text.timewords import parse_time
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["ALL", "read_query", "unset_to_none"]
 
@@ -28,7 +28,7 @@ def unset_to_none(value: str) -> str | None:
     return None if value == ALL else value
 
 
-def read_query(mem: Memory, query_box: W.Text, when_box: W.Text | None,
+def read_query(mem: MemoryAPI, query_box: W.Text, when_box: W.Text | None,
                query: str | None = None, now: str | float | None = None) -> tuple[str, float]:
     """Put ``query`` / ``now`` (when given) in the boxes, then read them: the query text and
     the time (``last``: the newest message; ``now``: the wall clock; ISO 8601; epoch

@@ -12,7 +12,7 @@ import pandas as pd
 from ._html import frame_html, iso
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["AuditBox"]
 
@@ -26,7 +26,7 @@ class AuditBox:
         self.table = W.HTML(layout=W.Layout(width="100%"))
         self.table.add_class("ak-wide")
 
-    def frame(self, mem: Memory, limit: int = 50) -> pd.DataFrame:
+    def frame(self, mem: MemoryAPI, limit: int = 50) -> pd.DataFrame:
         """The audit log, newest first: uid, time, actor, action, target, why, undone."""
         rows = mem.audit(limit=limit)
         return pd.DataFrame([{"uid": r.uid, "time": iso(r.ts), "actor": r.actor,
@@ -35,7 +35,7 @@ class AuditBox:
                             columns=["uid", "time", "actor", "action", "target", "why",
                                      "undone"])
 
-    def refresh(self, mem: Memory) -> None:
+    def refresh(self, mem: MemoryAPI) -> None:
         """Reload the picker and the table from the store's audit log."""
         df = self.frame(mem, 30)
         self.pick.options = [("—", "")] + [

@@ -26,7 +26,7 @@ from ._inputs import ALL
 from .canvas import DEFAULT_CAP, GraphCanvas
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["CommunitiesPanel"]
 
@@ -47,7 +47,7 @@ class CommunitiesPanel(W.VBox):
     :attr:`surprise_list`, :attr:`queue_button`, :attr:`store_button`, :attr:`view`.
     """
 
-    def __init__(self, mem: Memory, *, now: str | float = "last",
+    def __init__(self, mem: MemoryAPI, *, now: str | float = "last",
                  resolution: float | None = None, cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
         self.now = parse_time(str(now), mem.last_ts)

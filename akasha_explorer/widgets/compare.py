@@ -25,7 +25,7 @@ from ._inputs import read_query
 from .labelbar import LabelBar
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["CompareMethods", "rank_table_html"]
 
@@ -94,7 +94,7 @@ class CompareMethods(W.VBox):
     ``mem.compare_methods`` returned), :attr:`labels`; :meth:`run`, :meth:`frame`.
     """
 
-    def __init__(self, mem: Memory, *, query: str = "", now: str | float = "last",
+    def __init__(self, mem: MemoryAPI, *, query: str = "", now: str | float = "last",
                  k: int = 10) -> None:
         self.mem = mem
         self.result: pd.DataFrame | None = None

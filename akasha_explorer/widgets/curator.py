@@ -2,10 +2,10 @@
 around each, verbatim) and triples; rename, merge, split, add or remove aliases, and undo
 (SPEC §6, §8).
 
-Every change is one call of the curation API behind a button (``mem.rename_anchor``,
-``mem.merge_anchors``, ``mem.split_anchor``, ``mem.add_alias``, ``mem.remove_alias``,
-``mem.undo``); each is recorded in the audit log with the "why" typed beside it, and the
-panel shows the audit uid it returned. The panel itself keeps no state of the store.
+Every change is one call of the curation API behind a button (``mem.anchors.rename``,
+``.merge``, ``.split``, ``.add_alias``, ``.remove_alias``, ``mem.undo``); each is recorded
+in the audit log with the "why" typed beside it, and the panel shows the audit uid it
+returned. The panel itself keeps no state of the store.
 
 >>> AnchorCurator.__mro__[1].__name__
 'VBox'
@@ -25,7 +25,7 @@ from ._inputs import ALL, unset_to_none
 from .auditbox import AuditBox
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["AnchorCurator", "quote_html"]
 
@@ -57,7 +57,7 @@ class AnchorCurator(W.VBox):
     :attr:`why`, :attr:`audit_pick`, :attr:`undo_button`) are public.
     """
 
-    def __init__(self, mem: Memory) -> None:
+    def __init__(self, mem: MemoryAPI) -> None:
         self.mem = mem
         self.anchor: AnchorDetail | None = None
         self._rows: list[Anchor] = []
@@ -175,7 +175,7 @@ class AnchorCurator(W.VBox):
     def show(self, uid: str) -> AnchorDetail | None:
         """Show anchor ``uid``: aliases, mentions with their quotes, triples."""
         try:
-            a = self.mem.anchor(uid)
+            a = self.mem.anchors.get(uid)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return None
@@ -248,7 +248,7 @@ class AnchorCurator(W.VBox):
         if uid is None or not name:
             self.status.value = note("type the new name first", error=True) if uid else ""
             return None
-        audit = self.mem.rename_anchor(uid, name, why=self._why())
+        audit = self.mem.anchors.rename(uid, name, why=self._why())
         return f"renamed to {name!r} (audit {audit})"
 
     def _add_alias(self) -> str | None:
@@ -257,7 +257,7 @@ class AnchorCurator(W.VBox):
         if uid is None or not surface.strip():
             self.status.value = note("type the alias first", error=True) if uid else ""
             return None
-        audit = self.mem.add_alias(uid, surface, why=self._why())
+        audit = self.mem.anchors.add_alias(uid, surface, why=self._why())
         self.alias_box.value = ""
         return f"alias {surface!r} added (audit {audit})"
 
@@ -267,7 +267,7 @@ class AnchorCurator(W.VBox):
         if uid is None or surface is None:
             self.status.value = note("pick the alias to remove", error=True) if uid else ""
             return None
-        audit = self.mem.remove_alias(uid, surface, why=self._why())
+        audit = self.mem.anchors.remove_alias(uid, surface, why=self._why())
         return f"alias {surface!r} removed (audit {audit})"
 
     def _merge(self) -> str | None:
@@ -276,7 +276,7 @@ class AnchorCurator(W.VBox):
         if uid is None or not absorb:
             self.status.value = note("pick the anchor to absorb", error=True) if uid else ""
             return None
-        audit = self.mem.merge_anchors(uid, absorb, why=self._why())
+        audit = self.mem.anchors.merge(uid, absorb, why=self._why())
         return f"merged {absorb} into {uid} (audit {audit})"
 
     def _split(self) -> str | None:
@@ -285,7 +285,7 @@ class AnchorCurator(W.VBox):
         if uid is None or not surfaces:
             self.status.value = note("pick the aliases to split off", error=True) if uid else ""
             return None
-        new, audit = self.mem.split_anchor(uid, surfaces,
+        new, audit = self.mem.anchors.split(uid, surfaces,
                                            name=self.split_name.value.strip() or None,
                                            why=self._why())
         self.split_name.value = ""

@@ -38,7 +38,7 @@ from .canvas import DEFAULT_CAP, GraphCanvas
 from .follow import Follow
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["MemoryExplorer"]
 
@@ -75,7 +75,8 @@ class MemoryExplorer(W.VBox):
     :attr:`view`) are public.
     """
 
-    def __init__(self, mem: Memory, *, now: str | float = "last", cap: int = DEFAULT_CAP) -> None:
+    def __init__(self, mem: MemoryAPI, *, now: str | float = "last",
+                 cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
         got = parse_time(str(now), mem.last_ts)
         self.data = StoreGraph(mem, now=got)
@@ -373,7 +374,7 @@ class MemoryExplorer(W.VBox):
                          ("strength at now", float(self.data.strength([uid])[0])),
                          ("resource", node.resource), ("σ salience", node.sigma),
                          ("recalled", node.recall_count)])
-        anchors = self.mem.anchors_of(uid)
+        anchors = self.mem.anchors.of(uid)
         anchor_html = (", ".join(f"{esc(a.name)} <i>({esc(a.kind)}: “{esc(a.surface)}”)"
                                  "</i>" for a in anchors) or "<i>none</i>")
         nb = self.data.incident([uid])[:12]

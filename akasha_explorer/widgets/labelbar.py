@@ -3,7 +3,7 @@ come up for the panel's query, or remove the label. The what-if, time-travel and
 compare-methods panels carry one; :meth:`LabelBar.beside` gives one that follows a
 RecallStepper or a MemoryExplorer (``VBox([stepper, LabelBar.beside(stepper)])``); any
 other panel can build one (``LabelBar(mem, lambda: query)`` and :meth:`LabelBar.offer`).
-The only write is ``mem.label`` / ``mem.unlabel`` behind a button.
+The only write is ``mem.labels.add`` / ``mem.labels.remove`` behind a button.
 
 >>> LabelBar.__mro__[1].__name__
 'HBox'
@@ -20,7 +20,7 @@ from ..errors import AkashaError
 from ._html import esc, note, short
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["LabelBar"]
 
@@ -33,7 +33,7 @@ class LabelBar(W.HBox):
     :attr:`no_button`, :attr:`remove_button`, :attr:`status`; :meth:`label`.
     """
 
-    def __init__(self, mem: Memory, query: Callable[[], str],
+    def __init__(self, mem: MemoryAPI, query: Callable[[], str],
                  on_change: Callable[[], object] | None = None) -> None:
         self.mem = mem
         self.query = query
@@ -42,10 +42,10 @@ class LabelBar(W.HBox):
                                style={"description_width": "initial"})
         self.yes_button = W.Button(description="✓ should come up", button_style="success",
                                    layout=W.Layout(width="auto"),
-                                   tooltip="mem.label(query, node, relevant=True)")
+                                   tooltip="mem.labels.add(query, node, relevant=True)")
         self.no_button = W.Button(description="✗ should not", button_style="warning",
                                   layout=W.Layout(width="auto"),
-                                  tooltip="mem.label(query, node, relevant=False)")
+                                  tooltip="mem.labels.add(query, node, relevant=False)")
         self.remove_button = W.Button(description="remove label", layout=W.Layout(width="auto"))
         self.status = W.HTML()
         self.items: list[tuple[str, str]] = []
@@ -120,10 +120,10 @@ class LabelBar(W.HBox):
             return False
         try:
             if relevant is None:
-                done = bool(self.mem.unlabel(q, node))
+                done = bool(self.mem.labels.remove(q, node))
                 msg = f"removed the label of {node}" if done else f"{node} had no label"
             else:
-                self.mem.label(q, node, relevant)
+                self.mem.labels.add(q, node, relevant)
                 done = True
                 msg = f"{node} {'should' if relevant else 'should not'} come up for {q!r}"
         except AkashaError as err:

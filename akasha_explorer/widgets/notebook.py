@@ -62,7 +62,7 @@ def _build_demo(dst: Path) -> None:
     print(f"AKASHA_STORE is not set: building the demo memory in {dst} (once, about a minute)")
     with resources.as_file(data) as path, ak.open(tmp) as mem:
         mem.ingest(path, replay=True)
-        mem.load_labels(demo_labels_path(), by="demo")
+        mem.labels.load(demo_labels_path(), by="demo")
     with contextlib.suppress(OSError):  # OSError: another kernel finished first
         os.rename(tmp, dst)
     shutil.rmtree(tmp.parent, ignore_errors=True)

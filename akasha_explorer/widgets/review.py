@@ -28,7 +28,7 @@ from .curator import quote_html
 
 if TYPE_CHECKING:
     from ..curate.review import ReviewItem
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["EDITABLE", "ReviewQueue"]
 
@@ -50,7 +50,7 @@ class ReviewQueue(W.VBox):
     :attr:`edit_button`, :attr:`audit_pick`, :attr:`undo_button`) are public.
     """
 
-    def __init__(self, mem: Memory) -> None:
+    def __init__(self, mem: MemoryAPI) -> None:
         self.mem = mem
         self.item: ReviewItem | None = None
         self._items: list[ReviewItem] = []
@@ -210,7 +210,7 @@ class ReviewQueue(W.VBox):
         return f"<pre>{esc(json.dumps(p, ensure_ascii=False, indent=1))}</pre>"
 
     def _anchor_html(self, uid: str) -> str:
-        a = self.mem.anchor(uid)
+        a = self.mem.anchors.get(uid)
         quotes = []
         for m in a.mentions[:5]:
             text = next((x.text for x in self.mem.messages(m.node, verify=False)

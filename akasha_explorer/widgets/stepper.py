@@ -34,7 +34,7 @@ from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
 if TYPE_CHECKING:
     from ..engine.writeback import WritebackPlan
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["EDGE_COLOURS", "RING_COLOURS", "STAGE_LABELS", "RecallStepper", "labelled",
            "style_stage"]
@@ -187,7 +187,7 @@ class RecallStepper(W.VBox):
     :attr:`trace`, :attr:`views`, :meth:`frame`, :meth:`stage_frame`.
     """
 
-    def __init__(self, mem: Memory, *, query: str = "", now: str | float = "last",
+    def __init__(self, mem: MemoryAPI, *, query: str = "", now: str | float = "last",
                  settings: Settings | None = None, cap: int = DEFAULT_CAP) -> None:
         self.mem = mem
         self.settings = settings

@@ -36,7 +36,7 @@ from .labelbar import LabelBar
 
 if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["LANES", "LANE_PX", "NOW_ID", "RECALLED", "WIDTH_PX", "TimeTravelPanel"]
 
@@ -82,7 +82,7 @@ class TimeTravelPanel(W.VBox):
     :meth:`go`, :meth:`frame`.
     """
 
-    def __init__(self, mem: Memory, *, query: str = "", k: int = 10, nodes: int = 40,
+    def __init__(self, mem: MemoryAPI, *, query: str = "", k: int = 10, nodes: int = 40,
                  future: int = 60) -> None:
         self.mem = mem
         self.k = int(k)

@@ -38,7 +38,7 @@ from .labelbar import LabelBar
 
 if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
-    from ..memory import Memory
+    from ..protocol import MemoryAPI
 
 __all__ = ["CHANGE_COLOURS", "CONTROLS", "LEFT_X", "ROW_PX", "WHATIF_METHODS", "WhatIfPanel",
            "slider_bounds"]
@@ -118,7 +118,7 @@ class WhatIfPanel(W.VBox):
     :meth:`set`, :meth:`settings`, :meth:`score`, :meth:`frame`.
     """
 
-    def __init__(self, mem: Memory, *, query: str = "", now: str | float = "last",
+    def __init__(self, mem: MemoryAPI, *, query: str = "", now: str | float = "last",
                  k: int = 10) -> None:
         self.mem = mem
         self.k = int(k)
