@@ -131,6 +131,12 @@ class Settings:
     EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TAU)
     EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
     EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
+    EDGE_PRUNE_BELOW: float = _s(
+        1e-3, "§3",
+        "A COACT edge whose w_eff decayed below this at the store's time is dropped at a "
+        "checkpoint, its co_count kept in its end points' pruned totals (0: keep every edge, "
+        "v1). The default changes no recall (LoCoMo / MADial R@10, the demo's traces).",
+        ours=True, valid=Range(0, 0.1))
     STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
     STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
@@ -433,7 +439,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
-        "GRAPH_SETTLE": False,
+        "GRAPH_SETTLE": False, "EDGE_PRUNE_BELOW": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -277,8 +277,11 @@ class Store:
         self.check_write()
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
-            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "seconds": 0.0}
-        return self.mirror.checkpoint(self.graph, self.journal)
+            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
+                    "seconds": 0.0}
+        s = self.settings
+        return self.mirror.checkpoint(self.graph, self.journal, prune_below=s.EDGE_PRUNE_BELOW,
+                                      tau=s.EDGE_TAU)
 
     def checkpoint_or_defer(self) -> None:
         """A checkpoint that may wait: the journal holds every acknowledged change, so a
