@@ -202,7 +202,8 @@ def run_serve(source: str = "demo_store", *, clients: Sequence[int] = (1, 4, 8),
     server_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
                   "AKASHA_TIMINGS": str(timings), **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "akasha_explorer", "serve", str(store),
-                             "--port", str(port)], env=server_env)
+                             "--port", str(port)], env=server_env, cwd=tmp)
+    # (cwd: ``-m`` puts the working folder first on sys.path, before $PYTHONPATH)
     result: dict[str, Any] = {"store": source, "env": env or {}, "busy": busy,
                               "cpus": os.cpu_count(), "levels": []}
     try:
