@@ -55,7 +55,7 @@ def _together(svc: MemoryService, calls: list[dict[str, Any]], who: str = "c") -
 
 def test_turns_waiting_together_are_each_stored_as_alone(svc: MemoryService) -> None:
     t0 = svc.mem.last_ts() + 3600
-    calls = [{"user": f"第{k}个问题 about topic {k}", "assistant": f"answer {k}",
+    calls = [{"user": f"第{k}个问题：阿岚和老周 about topic {k}", "assistant": f"answer {k}",
               "session": f"agent-{k}", "ts": t0 + k} for k in range(6)]
     calls.append({"user": "a second turn of agent-0", "assistant": "ok",
                   "session": "agent-0", "ts": t0})   # at once: either may come first
@@ -69,6 +69,8 @@ def test_turns_waiting_together_are_each_stored_as_alone(svc: MemoryService) -> 
         msgs = svc.mem.messages(node)
         assert [m.text for m in msgs] == [c["user"], c["assistant"]]
         assert {m.session for m in msgs} == {c["session"]}
+    for node in nodes[:6]:                     # extracted in the batch's one transaction
+        assert {a.name for a in svc.mem.anchors.of(node)} >= {"阿岚"}
     seqs = sorted(m.seq for n in (nodes[0], nodes[-1]) for m in svc.mem.messages(n))
     assert seqs == list(range(seqs[0], seqs[0] + 4))   # agent-0: one turn after the other
     used = sorted({u for r in results for u in r[1].activation.uids})
