@@ -132,10 +132,12 @@ class Settings:
     EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
     EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
     EDGE_PRUNE_BELOW: float = _s(
-        1e-3, "§3",
+        1e-5, "§3",
         "A COACT edge whose w_eff decayed below this at the store's time is dropped at a "
-        "checkpoint, its co_count kept in its end points' pruned totals (0: keep every edge, "
-        "v1). The default changes no recall (LoCoMo / MADial R@10, the demo's traces).",
+        "checkpoint, its co_count kept in its end points' pruned totals and still counted "
+        "in their fan (0: keep every edge, v1). The default is the largest tried that leaves "
+        "the demo's trace snapshot unchanged (1e-4 moved numbers by 1e-4, no ranking; "
+        "issue 28); an edge of 0.04 reaches it after ~4 months unused.",
         ours=True, valid=Range(0, 0.1))
     STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)

@@ -44,8 +44,8 @@ def _recalls(mem: ak.Memory, now: float) -> list[tuple[list[str], list[float]]]:
 def test_checkpoint_prunes_decayed_edges_keeps_counts_and_recall(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         assert mem.settings.EDGE_PRUNE_BELOW > 0          # the v2 default
-        later = mem.last_ts() + 60 * DAY                    # some edges decayed, not all
-        mem.add_turn("两个月后：阿岚的新游戏", "好久不见", session="later", ts=later)
+        later = mem.last_ts() + 120 * DAY                   # some edges decayed, not all
+        mem.add_turn("四个月后：阿岚的新游戏", "好久不见", session="later", ts=later)
         now = mem.store.mirror.store_time()
         pairs, per = _decayed_edges(mem, now)
         edges_before = mem.store.mirror.edges.n_alive()
@@ -82,7 +82,7 @@ def test_v1_keeps_every_edge(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         mem.migrate("v1")
         assert mem.settings.EDGE_PRUNE_BELOW == 0
-        mem.add_turn("两个月后", "好久不见", session="later", ts=mem.last_ts() + 60 * DAY)
+        mem.add_turn("四个月后", "好久不见", session="later", ts=mem.last_ts() + 120 * DAY)
         e = mem.store.mirror.edges
         weff = edge_eff(e.w, e.last_ts, mem.store.mirror.store_time(), mem.settings.EDGE_TAU)
         assert (e.alive & (weff < ak.Settings().EDGE_PRUNE_BELOW)).any()  # v2 would prune
