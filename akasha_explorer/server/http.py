@@ -190,7 +190,7 @@ def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = DEFAULT_POR
                               tokens=tokens)
     service = MemoryService(store, checkpoint_seconds=checkpoint_seconds)
     try:
-        service.warm()
+        threading.Thread(target=service.warm, name="akasha-warm", daemon=True).start()
         if http:
             import uvicorn
 

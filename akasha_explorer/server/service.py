@@ -210,12 +210,18 @@ class MemoryService:
 
     def warm(self) -> None:
         """Load what the first call would otherwise wait for — the model, the tokenizers,
-        the engine's code paths — with a recall that logs nothing (a server calls this
-        before it answers anyone)."""
-        with self.lock:
-            if self.mem.store.mirror.nodes.alive.any():
-                self.mem.recall("warm up 预热", log=False).context(None)
-        self._prepare("warm up: 今天我们去公园散步了", None, time.time())
+        the engine's code paths — with a recall that logs nothing. A server runs it in a
+        thread as it starts: it answers at once, and a call that comes before the warm-up
+        is done waits for the model (not for each session: this happens once)."""
+        try:
+            with self.lock:
+                if self._closed:
+                    return
+                if self.mem.store.mirror.nodes.alive.any():
+                    self.mem.recall("warm up 预热", log=False).context(None)
+            self._prepare("warm up: 今天我们去公园散步了", None, time.time())
+        except Exception:   # a warm-up is never worth a failed start
+            log.exception("warming up %s failed (the first call will be slower)", self.path)
 
     def _checkpoint_loop(self, every: float) -> None:
         while not self._stop.wait(every):

@@ -159,7 +159,8 @@ class TurnWriter:
                 t.result = (first, t.recall, False)
             except AkashaError as e:  # stored, not written back (as Memory.add_turn)
                 t.error = e
-        store.journal.sync()
+        with phase("journal_fsync"):
+            store.journal.sync()
 
     def _ingest(self, raws: list[RawMessage]) -> None:
         """Ingest the batch's messages with their extraction in **one** Kuzu transaction (one
