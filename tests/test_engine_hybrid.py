@@ -252,8 +252,13 @@ def test_relative_time_words_are_a_window_not_a_word(demo_store) -> None:
         reasons = {x.term: x.reason for x in t.seeds.terms}
         assert reasons["最近"] == "time" and reasons["手指"] == ""
         assert t.relevance.window_phrases == ["最近"]
-        for u in t.first_block().uids[:3]:          # the floor is about the finger
-            assert any("手指" in m["text"] for m in t.messages[u])
+        rel = t.relevance
+        for u in t.first_block().uids[:3]:          # the floor is about the finger: it says
+            said = [m["text"] for m in t.messages[u]]  # so, or answers a turn that asks it
+            asked = rel.context_from[rel.uids.index(u)]
+            if asked is not None and not any("手指" in x for x in said):
+                said = [m.text for m in mem.messages(asked)]
+            assert any("手指" in x for x in said), (u, said)
         d = mem.recall("阿岚10月2号生日", now=mem.last_ts(), log=False)
         assert "time" not in {x.reason for x in d.seeds.terms}
         assert d.relevance.window_phrases == ["10月2号"]

@@ -75,6 +75,11 @@ def test_notebook_is_a_clean_source(name: str) -> None:
     assert "widgets" not in nb.metadata, f"{name} has saved widget state"
     assert nb.cells[0].cell_type == "markdown"
     assert nb.cells[0].source.startswith("# ")
+    # what a notebook says about opening the store is what happens under `make lab` (issue
+    # 25 item 5): served, nothing locks; opened without a server, a writer needs it alone
+    for c in nb.cells:
+        if c.cell_type == "markdown" and "needs it to itself" in c.source:
+            assert "never lock each other out" in c.source and "akasha serve" in c.source, name
 
 
 EPOCH = re.compile(r"(?<![\d.])1[5-9]\d{8}(?:\.\d+)?(?![\d])")

@@ -102,6 +102,13 @@ def test_panels_follow_an_agent_writing_through_the_server(served_demo: tuple[st
     turn2 = _agent_turn(url, 1, now + 600)
     t = stepper.latest()
     assert t is not None and t.query == turn2["query"]
+    # as the agent received it, marked written back to the agent's own turn, and refused
+    assert t.written_back is not None and t.written_back["node"] == turn2["node"]
+    assert "written back to " + turn2["node"] in stepper.status.value
+    assert stepper.commit_button.disabled
+    pending = mem.stats()["journal_pending"]
+    assert stepper.commit() is None and "nothing to commit" in stepper.status.value
+    assert mem.stats()["journal_pending"] == pending                # nothing written
 
 
 def test_notebooks_connect_to_the_served_store(served_demo: tuple[str, Path],

@@ -41,6 +41,9 @@ from .test_profiles import CHAT
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 FIXED = ("EMBED_MODEL", "EMBED_CJK_DIMS")
 """A store's model is fixed (migrate refuses another): the store tests leave these alone."""
+ZONES_IN = ["", "UTC", "+08:00", "-05:30", "UTC+8", "Asia/Shanghai", "America/New_York"]
+ZONES_OUT = ["Mars/Olympus", "+25:00", "a\nb", "x\x00y", "+08:75", "Beijing"]
+"""Time zones TIME_ZONE admits, and some it refuses."""
 
 
 def _valid(name: str) -> Any:
@@ -107,7 +110,8 @@ def _outside(draw: st.DrawFn) -> tuple[str, Any]:
         return name, draw(st.one_of(junk, st.integers(), st.floats(), st.text()))
     if isinstance(valid, Rule):
         bad = (st.text().filter(lambda t: t not in stemmers() and t != "")
-               if name == "FTS_STEM" else st.sampled_from(["", " ", "\t", "a\nb", "x\x00y"]))
+               if name == "FTS_STEM" else st.sampled_from(ZONES_OUT)
+               if name == "TIME_ZONE" else st.sampled_from(["", " ", "\t", "a\nb", "x\x00y"]))
         return name, draw(st.one_of(junk, st.integers(), st.booleans(), bad))
     lo, hi = valid.lo, valid.hi
     below = (st.integers(max_value=math.ceil(lo) - 1) if valid.whole
@@ -166,6 +170,8 @@ def _inside(name: str) -> st.SearchStrategy[Any]:
         return st.booleans()
     if name == "FTS_STEM":
         return st.sampled_from(["", *stemmers()])
+    if name == "TIME_ZONE":
+        return st.sampled_from(ZONES_IN)
     assert isinstance(valid, Range), name
     if valid.whole:
         return st.integers(int(valid.lo), int(valid.hi))
@@ -190,6 +196,8 @@ def _end(name: str, high: bool) -> Any:
         return high
     if name == "FTS_STEM":
         return stemmers()[-1] if high else ""
+    if name == "TIME_ZONE":
+        return "+14:00" if high else "-12:00"
     x, is_open = (valid.hi, valid.hi_open) if high else (valid.lo, valid.lo_open)
     if valid.whole:
         return int(x)

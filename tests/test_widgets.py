@@ -179,14 +179,18 @@ def test_stepper_switches_profile_for_a_dry_run_only(rw_mem: ak.Memory) -> None:
 def test_stepper_picks_from_query_log_and_reports_bad_input(rw_mem: ak.Memory) -> None:
     m = rw_mem
     when = m.last_ts() - 3600.0
-    m.recall("加湿器 湿度 自动化", now=when)
+    made = m.recall("加湿器 湿度 自动化", now=when)
     s = RecallStepper(m)
-    logged = [v for _, v in s.log_pick.options if v is not None]
-    assert ("加湿器 湿度 自动化", when) in logged
-    s.log_pick.value = ("加湿器 湿度 自动化", when)
-    assert s.trace is not None
+    logged = [v for _, v in s.log_pick.options if v]
+    assert made.log_uid in logged
+    s.log_pick.value = made.log_uid
+    assert s.trace is not None                 # as it was made (the stepper adds a dry-run
+    shown, want = s.trace.to_dict(), made.to_dict()           # write-back plan to show)
+    assert {k: v for k, v in shown.items() if k != "writeback"} == \
+        {k: v for k, v in want.items() if k != "writeback"}
     assert s.trace.now == when
     assert s.query.value == "加湿器 湿度 自动化"
+    assert "not written back" in s.status.value and not s.commit_button.disabled
     s.when.value = "not a time"
     s.run_button.click()
     assert "cannot parse" in s.status.value
@@ -194,6 +198,11 @@ def test_stepper_picks_from_query_log_and_reports_bad_input(rw_mem: ak.Memory) -
     s.query.value = "   "
     s.run_button.click()
     assert "type a query" in s.status.value
+    frac = m.last_ts() - 1800.123456                # an agent's recall, at time.time()
+    s.show_logged(m.recall("加湿器 湿度 自动化", now=frac).log_uid)
+    assert "." not in s.when.value                  # the box reads to the second …
+    s.run_button.click()
+    assert s.trace.now == frac and "a dry run" in s.status.value  # … and means the time
 
 
 def test_stepper_selection_shows_terms_and_escaped_messages(ro_mem: ak.Memory) -> None:

@@ -50,6 +50,14 @@ def test_whatif_resettles_redraws_and_writes_nothing(labelled_demo: Path) -> Non
         assert (scores["Δ recall@10"].abs() <= 1).all()
         p.set(EDGE_TAU=1.0)                                  # days, as the slider shows
         assert p.settings().EDGE_TAU == 86400.0
+        # the summary says it in the slider's unit, and the lists say what each turn said
+        base_days = p.base_settings.EDGE_TAU / 86400.0
+        assert f"EDGE_TAU {base_days:.6g} → 1 days" in html.unescape(p.summary.value)
+        d2 = p.set(EDGE_TAU=1.0, RWR_STEPS=0, GRAPH_LIMIT=0)
+        assert d2 is not None
+        for uid in (d2.entered + d2.left)[:3]:
+            said = p._graph.text(uid)[:20]
+            assert said and html.escape(said)[:10] in p.detail.value
         assert p.reset() is not None and p.diff is not None and not p.diff.moved
         p.profile.value = "v1"                               # the profile switch
         assert p.base_settings.profile_name()[0] == "v1"

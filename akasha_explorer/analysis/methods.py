@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from ..engine.bm25 import bm25_rank, select_terms
 from ..engine.trace import RecallTrace
 from ..errors import InvalidInput
-from ..text.tokenize import TermRules, terms
+from ..text.tokenize import TermRules, is_cjk, terms
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -238,13 +238,14 @@ def evaluate(store: Store, labelled: Sequence[dict[str, Any]], *, now: float,
     "not_relevant": [uids]}``, queries with no relevant node left out of the means): per
     method the mean ``recall@k``, ``hit@k``, ``mrr`` and ``false@k`` (the share of queries
     with a node labelled not relevant in the top k), and per query the rank of each
-    relevant node. Dry: nothing is logged or written."""
+    relevant node; with queries in both Chinese and other scripts, the same means per
+    language (``by_language``: ``"zh"`` for a query with CJK characters, else ``"en"``).
+    Dry: nothing is logged or written."""
     if int(k) < 1:
         raise InvalidInput(f"k={k!r}: give a cut-off of at least 1")
     k = int(k)
     ms = _methods(methods)
     per_query = []
-    sums: dict[str, dict[str, float]] = {m: defaultdict(float) for m in ms}
     scored = 0
     vectors = query_vectors(store, [item["query"] for item in labelled])
     for item, q in zip(labelled, vectors, strict=True):
@@ -256,25 +257,43 @@ def evaluate(store: Store, labelled: Sequence[dict[str, Any]], *, now: float,
         for m, (ranking, _ms) in ranked.items():
             pos = {u: i + 1 for i, u in enumerate(ranking)}
             row["ranks"][m] = {u: pos.get(u) for u in sorted(gold | bad)}
-            if gold:
-                r = score_ranking(ranking, gold, ks=(k,))
-                sums[m][f"recall@{k}"] += r[f"recall@{k}"]
-                sums[m][f"hit@{k}"] += r[f"hit@{k}"]
-                sums[m]["mrr"] += r["mrr"]
-            if bad:
-                sums[m][f"false@{k}"] += float(any(pos.get(u, k + 1) <= k for u in bad))
         scored += bool(gold)
         per_query.append(row)
-    n_bad = sum(1 for r in per_query if r["not_relevant"])
-    out = {}
-    for m in ms:
-        s = sums[m]
-        out[m] = {f"recall@{k}": s[f"recall@{k}"] / scored if scored else float("nan"),
-                  f"hit@{k}": s[f"hit@{k}"] / scored if scored else float("nan"),
-                  "mrr": s["mrr"] / scored if scored else float("nan"),
-                  f"false@{k}": s[f"false@{k}"] / n_bad if n_bad else float("nan")}
+    out = _means(per_query, ms, k)
+    langs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in per_query:
+        langs["zh" if is_cjk(row["query"]) else "en"].append(row)
+    by_language = ({lang: {"queries": len(rows), "methods": _means(rows, ms, k)}
+                    for lang, rows in sorted(langs.items())} if len(langs) > 1 else {})
     return {"k": k, "now": now, "queries": len(per_query), "scored": scored,
-            "profile": settings.profile_name()[0], "methods": out, "per_query": per_query}
+            "profile": settings.profile_name()[0], "methods": out, "per_query": per_query,
+            "by_language": by_language}
+
+
+def _means(rows: Sequence[dict[str, Any]], ms: Sequence[str], k: int
+           ) -> dict[str, dict[str, float]]:
+    """Per method: mean recall@k, hit@k and MRR over the rows with a relevant node, and
+    false@k over the rows with a node labelled not relevant (NaN: no such row)."""
+    out = {}
+    nan = float("nan")
+    for m in ms:
+        rec, hit, mrr, scored, bad, n_bad = 0.0, 0.0, 0.0, 0, 0.0, 0
+        for r in rows:
+            ranks = r["ranks"][m]
+            if r["relevant"]:
+                got = [ranks[u] for u in r["relevant"] if ranks[u] is not None]
+                rec += sum(1 for x in got if x <= k) / len(r["relevant"])
+                hit += float(any(x <= k for x in got))
+                mrr += 1.0 / min(got) if got else 0.0
+                scored += 1
+            if r["not_relevant"]:
+                n_bad += 1
+                bad += float(any((ranks[u] or k + 1) <= k for u in r["not_relevant"]))
+        out[m] = {f"recall@{k}": rec / scored if scored else nan,
+                  f"hit@{k}": hit / scored if scored else nan,
+                  "mrr": mrr / scored if scored else nan,
+                  f"false@{k}": bad / n_bad if n_bad else nan}
+    return out
 
 
 # -- side by side --------------------------------------------------------------------------------

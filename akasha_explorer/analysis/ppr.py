@@ -190,13 +190,15 @@ def _coact_graph(nodes: NodeTable, edges: EdgeStore) -> tuple[ig.Graph, NDArray[
 
 def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: LexicalHits, *,
                now: float, settings: Settings, query: str = "", session: str | None = None,
-               visible: ArrayLike | None = None) -> PPRTrace:
+               visible: ArrayLike | None = None, filler: ArrayLike | None = None,
+               asks: ArrayLike | None = None) -> PPRTrace:
     """Recall by personalized PageRank from Akasha's stage-1 seeds (module docstring).
 
     Settings read: ``PPR_DAMPING``, ``PPR_DIRECTED``, ``EDGE_TAU``, ``USE_SALIENCE``, the
     grouping ones (``ACTIVATION_K``, ``RELEVANCE_FLOOR``, ``RIPPLE_LIMIT``,
     ``RIPPLE_LIMIT_FLOOR``, ``RIPPLE_LIMIT_MULT``, ``RIPPLE_MIN_ITEMS``), and those of stage
-    1 through :func:`~akasha_explorer.engine.recall.recall`.
+    1 through :func:`~akasha_explorer.engine.recall.recall` (``filler``: the turns it
+    demotes, as there).
 
     >>> from akasha_explorer.engine.toy import toy_edges, toy_nodes
     >>> nodes = toy_nodes([[1, 0], [0.9, 0.1], [0, 1], [0.1, 1]])
@@ -211,7 +213,7 @@ def ppr_recall(nodes: NodeTable, edges: EdgeStore, q: ArrayLike, lexical: Lexica
         vis = vis & np.asarray(visible, bool)
     # stages 1 and dense_items exactly as Akasha computes them: run the engine itself
     base = recall(nodes, edges, q, lexical, now=now, settings=cfg, visible=vis, query=query,
-                  session=session)
+                  session=session, filler=filler, asks=asks)
     table = PPRTable(damping=cfg.PPR_DAMPING, directed=cfg.PPR_DIRECTED)
     if base.n_visible == 0:
         return PPRTrace(**_fields(base), ppr=table)

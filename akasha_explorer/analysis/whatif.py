@@ -59,14 +59,25 @@ class WhatIfDiff:
     settings: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     now: tuple[float, float] = (0.0, 0.0)
 
-    def summary(self) -> str:
-        """One line: how many entered, left, moved, and which constants changed.
+    def summary(self, units: dict[str, tuple[float, str]] | None = None) -> str:
+        """One line: how many entered, left, moved, and which constants changed — in the
+        ``units`` a panel shows them in (``{name: (seconds per unit, unit)}``), else as
+        stored.
 
-        >>> WhatIfDiff(pd.DataFrame(), ["a"], [], [], {"EDGE_TAU": (1.0, 2.0)}).summary()
-        '1 entered, 0 left, 0 moved · EDGE_TAU 1 → 2'
+        >>> d = WhatIfDiff(pd.DataFrame(), ["a"], [], [], {"EDGE_TAU": (86400.0, 172800.0)})
+        >>> d.summary()
+        '1 entered, 0 left, 0 moved · EDGE_TAU 86400 → 172800'
+        >>> d.summary({"EDGE_TAU": (86400.0, "days")})
+        '1 entered, 0 left, 0 moved · EDGE_TAU 1 → 2 days'
         """
         head = f"{len(self.entered)} entered, {len(self.left)} left, {len(self.moved)} moved"
-        ch = [f"{k} {_fmt(a)} → {_fmt(b)}" for k, (a, b) in self.settings.items()]
+        units = units or {}
+        ch = []
+        for k, (a, b) in self.settings.items():
+            scale, unit = units.get(k, (1.0, ""))
+            a, b = ((x / scale if isinstance(x, int | float) and not isinstance(x, bool)
+                     else x) for x in (a, b))
+            ch.append(f"{k} {_fmt(a)} → {_fmt(b)}" + (f" {unit}" if unit else ""))
         if self.now[0] != self.now[1]:
             ch.append(f"now {self.now[1] - self.now[0]:+.0f} s")
         return head + (" · " + ", ".join(ch) if ch else "")

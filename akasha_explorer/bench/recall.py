@@ -125,16 +125,23 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
                                             FTS_CJK_SUBWORDS=False),
         "- CJK sub-words": dict(FTS_CJK_SUBWORDS=False),
         "- CJK stop words": dict(FTS_CJK_STOPWORDS=False),
+        "- version numbers whole (FTS_VERSIONS off)": dict(FTS_VERSIONS=False),
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
         "- IDF floor off in small stores": dict(FTS_MIN_IDF_DOCS=0),
         "- CJK dense weight (FUSION_DENSE_WEIGHT_CJK=0.5)": dict(FUSION_DENSE_WEIGHT_CJK=0.5),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
+        "- answer takes the question's relevance (ANSWER_HANDOFF=0)": dict(ANSWER_HANDOFF=0.0),
         "- graph settle (V1 score_graph)": dict(GRAPH_SETTLE=False),
         "- graph expand": dict(GRAPH_LIMIT=0),
         "- RWR": dict(RWR_STEPS=0),
         "- hybrid (V1 seeds, dense floor)": dict(HYBRID=False),
         "RELEVANCE_FLOOR on": dict(RELEVANCE_FLOOR=True),
         "- time prior (TIME_PRIOR=0)": dict(TIME_PRIOR=0.0),
+        "- time floor (TIME_FLOOR=0)": dict(TIME_FLOOR=0.0),
+        "- anchor channel (ANCHOR_WEIGHT=0)": dict(ANCHOR_WEIGHT=0.0),
+        "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
+        "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),
+        "- filler demoted (FILLER_FACTOR=1)": dict(FILLER_FACTOR=1.0),
     }
 
 

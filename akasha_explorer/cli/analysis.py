@@ -195,9 +195,17 @@ def eval_cmd(store: str, k: int, methods: tuple[str, ...], profile: str | None, 
         return
     echo(f"{out['queries']} labelled queries ({out['scored']} with a relevant node), profile "
          f"{out['profile']}, at {dt.datetime.fromtimestamp(out['now'], dt.UTC):%Y-%m-%d %H:%M} UTC")
+    _eval_table(out["methods"], k)
+    for lang, part in out.get("by_language", {}).items():
+        name = {"zh": "Chinese", "en": "English and others"}.get(lang, lang)
+        echo(f"-- {part['queries']} queries in {name} ({lang})")
+        _eval_table(part["methods"], k)
+
+
+def _eval_table(methods: dict[str, dict[str, float]], k: int) -> None:
     head = ["method", f"recall@{k}", f"hit@{k}", "MRR", f"false@{k}"]
     echo("  ".join(f"{h:>10}" for h in head))
-    for m, r in out["methods"].items():
+    for m, r in methods.items():
         cells = [r[f"recall@{k}"], r[f"hit@{k}"], r["mrr"], r[f"false@{k}"]]
         echo(f"{m:>10}  " + "  ".join(f"{v:>10.3f}" if v == v else f"{'–':>10}" for v in cells))
 

@@ -17,10 +17,10 @@ from typing import Any
 import click
 
 from .. import open as open_store
-from ..config import DEFAULT_PROFILE
+from ..config import DEFAULT_PROFILE, Settings
 from ..curate.labels import demo_labels_path
 from ..errors import AkashaError
-from ..ingest.importers import load
+from ..ingest.importers import FORMATS, load
 from .kit import echo, echo_doc, echo_json, parse_now
 
 __all__ = ["COMMANDS", "DEMO_TOUR"]
@@ -32,7 +32,7 @@ DEFAULT_DEMO_STORE = "demo_store"
 @click.argument("store", type=click.Path(file_okay=False))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "jsonl", "locomo", "chatgpt", "messages"]),
+              type=click.Choice(["auto", *FORMATS]),
               help="Input format; auto sniffs it from the file.")
 @click.option("--replay", is_flag=True, help="Grow co-activation edges as a live agent would.")
 @click.option("--session", default=None, help="Session id for a plain message list.")
@@ -179,6 +179,8 @@ def explain(store: str, query: str, node_id: str, now: str, as_json: bool) -> No
 DEMO_TOUR = ("和阿岚打杀戮尖塔，A10 过了吗", "手指换药疼不疼", "what did I say about the finger?",
              "湿度计换成 SONOFF 了吗", "老周周末有空吗", "Slay the Spire A10 with Lan")
 """Example queries ``akasha demo`` logs into a new demo store (its recurring threads)."""
+DEMO_TIME_ZONE = "+08:00"
+"""Where the demo's people live (every timestamp of the demo conversations is +08:00)."""
 
 
 @click.command()
@@ -190,7 +192,9 @@ def demo(store: str, no_replay: bool) -> None:
     A new demo store also gets a few example recalls in its query log (dry runs, session
     ``demo-tour``), so health, the query picker and the logs have something to show."""
     data = resources.files("akasha_explorer").joinpath("data/demo_conversations.jsonl")
-    with resources.as_file(data) as path, open_store(store) as mem:
+    new = not (Path(store) / "akasha.json").exists()
+    settings = Settings(TIME_ZONE=DEMO_TIME_ZONE) if new else None
+    with resources.as_file(data) as path, open_store(store, settings) as mem:
         profile = mem.settings.profile_name()[0]
         if profile != DEFAULT_PROFILE:  # a demo store an older version made: show today's engine
             mem.migrate(DEFAULT_PROFILE)

@@ -68,6 +68,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
                 + WRITE_FACTOR * size_of(store.path / "vectors") // 2, "a forget (it rewrites "
                 "the graph file and the LanceDB tables without the forgotten rows)")
     store.checkpoint()
+    cleared = store.recalls.clear()  # recalls as made quote texts and name nodes
     g = store.graph
     what, target = given[0]
     if what == "anchor":
@@ -81,6 +82,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
             store.row(target)
             uids = [target]
         counts = _forget_nodes(store, uids, session=target if what == "session" else None)
+    counts["recall_records"] = cleared
     counts["audit"] = log_entry(g, action="forget", target=f"{what}:{target}", actor=by,
                                 why=why, before="", after=json.dumps(counts, sort_keys=True))
     rebuild_graph(store)

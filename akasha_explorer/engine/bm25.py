@@ -33,7 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .growth import grow
 
-__all__ = ["LexicalHits", "Postings", "QueryTerm", "bm25_rank", "idf_select", "select_terms"]
+__all__ = ["LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank", "idf_select",
+           "select_terms"]
 
 
 @dataclass(frozen=True)
@@ -45,18 +46,46 @@ class QueryTerm:
     idf: float
     kept: bool
     reason: str = ""
-    """Why it was dropped: ``"short"``, ``"low_idf"``, ``"unseen"``, ``"time"`` or
-    ``"over_max"`` (empty if kept)."""
+    """Why it was dropped: ``"short"``, ``"low_idf"``, ``"unseen"``, ``"time"``,
+    ``"anchor"`` or ``"over_max"`` (empty if kept)."""
+
+
+@dataclass(frozen=True)
+class TermGroup:
+    """Extra query terms that stand for one query word (**[ours]**): an anchor named by an
+    alias (one pseudo-term whose postings are the anchor's mentions, ``ANCHOR_WEIGHT``) or
+    a word's translations (``XLING_WEIGHT``). A message scores ``weight ×`` the BM25 of
+    its best member — alternatives for one word are not added up.
+
+    ``members`` are ``(term, message rows, term frequencies)``; ``kind`` is ``"anchor"``,
+    ``"en>zh"`` or ``"zh>en"``; ``source`` the query word (or alias) it stands for.
+    """
+
+    kind: str
+    source: str
+    weight: float
+    members: tuple[tuple[str, NDArray[np.int64], NDArray[np.float64]], ...]
+
+    def record(self, n_docs: int, vis: NDArray[np.bool_]) -> dict[str, object]:
+        """A plain summary for the trace: kind, source, weight, and per member term its
+        visible document frequency."""
+        return {"kind": self.kind, "source": self.source, "weight": self.weight,
+                "terms": [t for t, _, _ in self.members],
+                "df": [int(vis[r].sum()) if r.size else 0 for _, r, _ in self.members]}
 
 
 @dataclass(frozen=True)
 class LexicalHits:
-    """Query terms considered and the top messages by BM25 (rows into the message arrays)."""
+    """Query terms considered and the top messages by BM25 (rows into the message arrays).
+
+    ``groups`` (**[ours]**) are the :class:`TermGroup` summaries that also scored (anchors,
+    translations); empty under the v1 profile."""
 
     terms: tuple[QueryTerm, ...]
     msg_rows: tuple[int, ...]
     scores: tuple[float, ...]
     n_docs: int = 0
+    groups: tuple[dict[str, object], ...] = ()
 
     @classmethod
     def empty(cls) -> LexicalHits:
@@ -190,13 +219,16 @@ def select_terms(
     skip_unseen: bool = False,
     exclude: Collection[str] = (),
     min_docs: int = 0,
+    replaced: Collection[str] = (),
 ) -> tuple[QueryTerm, ...]:
     """SPEC §4 stage 1: keep terms of ``>= min_len`` characters with IDF ``>= min_idf``
     (unseen terms get ``unseen_idf``), at most ``max_terms`` by IDF (ties: first seen).
     With ``skip_unseen`` (**[ours]** ``FTS_SKIP_UNSEEN``) a term no visible message contains
     is dropped (reason ``"unseen"``) instead of taking one of the ``max_terms`` places.
     Terms in ``exclude`` are dropped with reason ``"time"`` (the query's relative time words,
-    used as a time window instead: **[ours]** ``TIME_PRIOR``). Below ``min_docs`` visible
+    used as a time window instead: **[ours]** ``TIME_PRIOR``), terms in ``replaced`` with
+    reason ``"anchor"`` (an alias's words, searched as its anchor instead: **[ours]**
+    ``ANCHOR_WEIGHT``). Below ``min_docs`` visible
     messages the IDF floor is off (**[ours]** ``FTS_MIN_IDF_DOCS``: in a store of ``N``
     messages no term's IDF exceeds ``ln((N + 1) / 2) + 1``, so a floor of 3.5 drops every
     term of a store under 23 messages).
@@ -225,6 +257,8 @@ def select_terms(
             reason = "unseen"
         if not reason and t in exclude:
             reason = "time"
+        if not reason and t in replaced:
+            reason = "anchor"
         rows.append((t, df, idf, reason))
     order = sorted(range(len(rows)), key=lambda i: (rows[i][3] != "", -rows[i][2], i))
     out: list[QueryTerm] = []
@@ -250,36 +284,64 @@ def bm25_rank(
     b: float,
     top_k: int,
     causal: bool = True,
+    groups: Sequence[TermGroup] = (),
 ) -> LexicalHits:
     """BM25 (Lucene variant, as bm25s ``method="lucene"``) of the kept terms, OR-ed.
 
     ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf' = tf / (tf + k1 (1 - b + b dl /
     avgdl))``; N, df and avgdl over the messages visible at ``now``. Returns the ``top_k``
     messages with a positive score, best first, ties broken by row (deterministic).
+    Each of ``groups`` (**[ours]**) adds ``weight × max`` over its members of the same
+    per-term BM25 (:class:`TermGroup`).
+
+    >>> p = Postings(); p.add(0, ["spire"]); p.add(1, ["tower"])
+    >>> ts, alive = np.zeros(2), np.ones(2, bool)
+    >>> g = TermGroup("zh>en", "尖塔", 0.5, (("spire", *p.postings("spire")),))
+    >>> hits = bm25_rank([QueryTerm("tower", 1, 1.0, True)], p, ts, alive, now=1.0, k1=1.5,
+    ...                  b=0.75, top_k=5, groups=[g])
+    >>> hits.msg_rows, round(hits.scores[0] / hits.scores[1], 3), hits.groups[0]["df"]
+    ((1, 0), 2.0, [1])
     """
     vis = _visible(msg_ts, msg_alive, now, causal)
     n_docs = int(vis.sum())
     kept = [t for t in terms if t.kept]
-    if n_docs == 0 or not kept:
-        return LexicalHits(tuple(terms), (), (), n_docs)
+    records = tuple(g.record(n_docs, vis) for g in groups)
+    if n_docs == 0 or not (kept or groups):
+        return LexicalHits(tuple(terms), (), (), n_docs, records)
     dl = postings.doc_len()[: vis.shape[0]]
     avgdl = float(dl[vis].mean()) or 1.0
     score = np.zeros(vis.shape[0], np.float64)
-    for t in kept:
-        rows, tf = postings.postings(t.term)
-        if rows.size == 0:
-            continue
+
+    def term_score(rows: NDArray[np.int64], tf: NDArray[np.float64]
+                   ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        ok = (rows < vis.shape[0])
+        rows, tf = rows[ok], tf[ok]
         m = vis[rows]
         rows, tf = rows[m], tf[m]
         df = rows.size
         if df == 0:
-            continue
+            return rows, tf
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        score[rows] += idf * tf / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
+        return rows, idf * tf / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
+
+    for t in kept:
+        rows, tf = postings.postings(t.term)
+        if rows.size == 0:
+            continue
+        rows, part = term_score(rows, tf)
+        if rows.size:
+            score[rows] += part
+    for g in groups:
+        best = np.zeros(vis.shape[0], np.float64)
+        for _, rows, tf in g.members:
+            rows, part = term_score(rows, tf)
+            if rows.size:
+                np.maximum.at(best, rows, part)
+        score += g.weight * best
     cand = np.flatnonzero(score > 0)
     if cand.size == 0:
-        return LexicalHits(tuple(terms), (), (), n_docs)
+        return LexicalHits(tuple(terms), (), (), n_docs, records)
     order = np.lexsort((cand, -score[cand]))[:top_k]
     top = cand[order]
     return LexicalHits(tuple(terms), tuple(int(r) for r in top),
-                       tuple(float(score[r]) for r in top), n_docs)
+                       tuple(float(score[r]) for r in top), n_docs, records)

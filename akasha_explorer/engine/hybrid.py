@@ -55,7 +55,8 @@ from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
 
-__all__ = ["dense_weight", "floor_items", "hybrid_seeds", "relevance"]
+__all__ = ["asking_nodes", "dense_weight", "floor_items", "hybrid_seeds", "knowable",
+           "relevance"]
 
 
 def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits
@@ -72,6 +73,34 @@ def _node_bm25(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHit
     node = nodes.msg_node[rows]
     ok = visible[node]
     np.maximum.at(out, node[ok], sc[ok])
+    return out
+
+
+def asking_nodes(nodes: NodeTable, lexical: LexicalHits, asks: NDArray[np.bool_]
+                 ) -> NDArray[np.bool_]:
+    """Per node: its matching message asks something (``asks``, per message) — the best
+    BM25 message of a node the query's terms hit, else the node's last message.
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> nodes = toy_nodes([[1, 0], [0, 1]])                  # one message per node
+    >>> asking_nodes(nodes, LexicalHits((), (1,), (2.0,), 2), np.array([False, True]))
+    array([False,  True])
+    """
+    m = nodes.m
+    flags = np.zeros(m, bool)
+    k = min(m, asks.shape[0])
+    flags[:k] = asks[:k]
+    last = nodes.first_msg + np.maximum(nodes.n_msg, 1) - 1
+    out = np.where(nodes.n_msg > 0, flags[np.clip(last, 0, max(m - 1, 0))], False) \
+        if m else np.zeros(nodes.n, bool)
+    if lexical.msg_rows:
+        rows = np.asarray(lexical.msg_rows, np.int64)
+        sc = np.asarray(lexical.scores, np.float64)
+        ok = (rows >= 0) & (rows < m)
+        rows, sc = rows[ok], sc[ok]
+        rows = rows[np.argsort(-sc, kind="stable")]          # best first
+        node, first = np.unique(nodes.msg_node[rows], return_index=True)
+        out[node] = flags[rows[first]]                       # each node's best message
     return out
 
 
@@ -96,22 +125,66 @@ def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[floa
     return cfg.FUSION_DENSE_WEIGHT * (1.0 - share) + cfg.FUSION_DENSE_WEIGHT_CJK * share, share
 
 
+def knowable(nodes: NodeTable, share: float, rows: NDArray[np.bool_], *,
+             settings: Settings) -> F64:
+    """How much of a node's dense score the model could know (**[ours]**
+    ``DENSE_KNOWABLE``), for the nodes ``rows`` (1 elsewhere).
+
+    With hashed CJK features (``EMBED_CJK_DIMS > 0``) a vector is ``[sqrt(1 − s) · model,
+    sqrt(s) · hashed]`` with ``s`` its CJK share (:func:`dense_weight`): a query and a node
+    are compared like with like only on the part both have, ``k = sqrt((1 − s_q)(1 − s_n))
+    + sqrt(s_q s_n)`` — 1 for two English texts or two Chinese ones, 0 for an English
+    question and a Chinese answer, whose cosine says nothing about relevance. The fusion
+    then takes ``k · dense + (1 − k) · lexical`` as the node's dense part: what the model
+    cannot know is not counted as "far in meaning", so an English question no longer
+    favours every English turn over the Chinese one that answers it. Without hashed
+    features (a model that reads both) ``k = 1``: no change.
+
+    >>> from akasha_explorer.engine.toy import toy_nodes
+    >>> nodes = toy_nodes([[1, 0, 0], [0, 0.6, 0.8], [0, 0, 1]])    # 1 model + 2 CJK dims
+    >>> knowable(nodes, 0.0, np.ones(3, bool), settings=Settings(EMBED_CJK_DIMS=2)).round(3)
+    array([1., 0., 0.])
+    >>> knowable(nodes, 1.0, np.ones(3, bool), settings=Settings(EMBED_CJK_DIMS=2)).round(3)
+    array([0., 1., 1.])
+    """
+    out = np.ones(nodes.n, np.float64)
+    dims = settings.EMBED_CJK_DIMS
+    if not settings.DENSE_KNOWABLE or not 0 < dims < nodes.dim:
+        return out
+    idx = np.flatnonzero(rows)
+    tail = nodes.vec.rows(idx)[:, nodes.dim - dims:].astype(np.float64)
+    s_n = np.clip(np.einsum("ij,ij->i", tail, tail), 0.0, 1.0)
+    out[idx] = np.sqrt((1.0 - share) * (1.0 - s_n)) + np.sqrt(share * s_n)
+    return np.clip(out, 0.0, 1.0)
+
+
 def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               lexical: LexicalHits, *, settings: Settings,
               windows: Sequence[tuple[float, float, str]] = (),
-              q: NDArray[np.floating[Any]] | None = None) -> tuple[Relevance, F64]:
+              q: NDArray[np.floating[Any]] | None = None,
+              filler: NDArray[np.bool_] | None = None,
+              asks: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, and those of
+    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
+    ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF`` and those of
     :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
-    ``FUSION_DENSE_WEIGHT``). ``windows`` are the time windows ``(start, end, phrase)`` the
-    query named; with
-    ``TIME_PRIOR`` > 0 a node whose time is inside one has its score multiplied by
-    ``1 + TIME_PRIOR``. Returns the trace part (the pool nodes, best first, ties by row)
-    and ``norm`` for every node of the mirror (0 for invisible nodes and nodes no channel
-    reached).
+    ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
+    the time windows ``(start, end, phrase)`` the query named; with ``TIME_PRIOR`` > 0 a
+    node whose time is inside one has its score multiplied by ``1 + TIME_PRIOR`` — and, when
+    no lexical term matched (the query's only content is a time), is at least
+    ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR`` (the
+    caller passes None when the query is itself such a greeting). ``asks`` marks messages
+    that ask something ("How's the finger today?"); a node whose matching message asks (its
+    best BM25 message, or its last message when no term matched: :func:`asking`) is
+    answered by the next turn, which takes ``ANSWER_HANDOFF`` times the node's base as its
+    context (instead of ``CONTEXT_NEIGHBOR`` times it) — so the answer ranks beside or
+    above the question that matched the query's words. Returns the trace part
+    (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
+    for invisible nodes and nodes no channel reached).
     """
     cfg = settings
     n = nodes.n
@@ -128,15 +201,22 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     else:  # one visible node, or all tied: each is the best there is
         dense = np.where(visible & (cos_msg >= top), 1.0, 0.0) if pool.size else np.zeros(n)
     weight, share = (cfg.FUSION_DENSE_WEIGHT, 0.0) if q is None else dense_weight(q, cfg)
-    base = lex + weight * dense
+    known = knowable(nodes, share, (lex > 0) | (dense > 0), settings=cfg)
+    base = lex + weight * (known * dense + (1.0 - known) * lex)
     context = np.zeros(n)
     source = np.full(n, -1, np.int64)
-    if cfg.CONTEXT_NEIGHBOR > 0:
+    asking = (asking_nodes(nodes, lexical, asks)
+              if asks is not None and cfg.ANSWER_HANDOFF > cfg.CONTEXT_NEIGHBOR else None)
+    if cfg.CONTEXT_NEIGHBOR > 0 or asking is not None:
         prev, nxt = nodes.neighbors()
         for nb in (prev, nxt):      # prev first: on a tie the earlier turn gives context
             ok = (nb >= 0) & visible
             val = np.zeros(n)
             val[ok] = base[nb[ok]] * cfg.CONTEXT_NEIGHBOR
+            if nb is prev and asking is not None:
+                answered = ok.copy()
+                answered[ok] = asking[nb[ok]]
+                val[answered] = base[nb[answered]] * cfg.ANSWER_HANDOFF
             better = val > context
             context[better], source[better] = val[better], nb[better]
         context[~visible] = 0.0
@@ -147,6 +227,10 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + cfg.TIME_PRIOR), score)
+        if cfg.TIME_FLOOR > 0 and bm_top <= 0:  # the query's only words name a time
+            score = np.where(in_time & visible, np.maximum(score, cfg.TIME_FLOOR), score)
+    if filler is not None and cfg.FILLER_FACTOR < 1.0:
+        score = np.where(filler[:n], score * cfg.FILLER_FACTOR, score)
     best = float(score.max()) if n else 0.0
     norm = score / best if best > 0 else np.zeros(n)
     rows = np.flatnonzero(score > 0)
@@ -158,9 +242,11 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         base=base[rows].tolist(), context=context[rows].tolist(),
         context_from=[uid[j] if j >= 0 else None for j in source[rows].tolist()],
         score=score[rows].tolist(), norm=norm[rows].tolist(), in_time=in_time[rows].tolist(),
+        dense_known=known[rows].tolist(),
         bm25_top=bm_top, dense_top=top, dense_zero=zero, dense_weight=weight, cjk_share=share,
         windows=[[float(a), float(b)] for a, b, _ in windows],
-        window_phrases=[str(p) for _, _, p in windows])
+        window_phrases=[str(p) for _, _, p in windows],
+        lexical_groups=[dict(g) for g in lexical.groups])
     return rel, norm
 
 

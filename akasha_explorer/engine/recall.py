@@ -151,6 +151,8 @@ def recall(
     query: str = "",
     session: str | None = None,
     windows: Sequence[tuple[float, float, str]] = (),
+    filler: ArrayLike | None = None,
+    asks: ArrayLike | None = None,
 ) -> RecallTrace:
     """SPEC §4 stages 1–4: recall for one query over the mirror; nothing is written.
 
@@ -179,6 +181,13 @@ def recall(
     windows
         Time windows ``(start, end, phrase)`` the query named
         (:func:`akasha_explorer.text.timewords.time_windows`), used with ``TIME_PRIOR``.
+    filler
+        Optional bool mask over nodes: turns with nothing to remember (greetings,
+        acknowledgements), demoted by ``FILLER_FACTOR`` (:func:`~.hybrid.relevance`).
+    asks
+        Optional bool mask over messages: those that ask something; the turn after a turn
+        whose matching message asks takes its relevance by ``ANSWER_HANDOFF``
+        (:func:`~.hybrid.relevance`).
 
     Returns
     -------
@@ -208,7 +217,9 @@ def recall(
     direct: NDArray[np.float64] | None = None
     if cfg.HYBRID:
         rel, direct = relevance(nodes, cos_msg, vis, lexical, settings=cfg, windows=windows,
-                                q=qv)
+                                q=qv, filler=None if filler is None
+                                else np.asarray(filler, dtype=bool),
+                                asks=None if asks is None else np.asarray(asks, dtype=bool))
         floor = floor_items(rel, cos_node, settings=cfg)
         seeds = hybrid_seeds(nodes, edges, cos_node, cos_msg, vis, lexical, rel, floor,
                              settings=cfg)

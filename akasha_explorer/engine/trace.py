@@ -83,6 +83,9 @@ class Relevance:
     score: list[float] = field(default_factory=list)
     norm: list[float] = field(default_factory=list)
     in_time: list[bool] = field(default_factory=list)
+    dense_known: list[float] = field(default_factory=list)
+    """How much of the node's dense score the model could know (``DENSE_KNOWABLE``): the
+    fusion uses ``dense_known · dense + (1 − dense_known) · lexical`` as its dense part."""
     bm25_top: float = 0.0
     dense_top: float = 0.0
     dense_zero: float = 0.0
@@ -95,6 +98,10 @@ class Relevance:
     windows: list[list[float]] = field(default_factory=list)
     """Time windows ``[start, end)`` the query named (``TIME_PRIOR``)."""
     window_phrases: list[str] = field(default_factory=list)
+    lexical_groups: list[dict[str, Any]] = field(default_factory=list)
+    """The extra lexical terms behind ``bm25``: anchors the query named by an alias
+    (``ANCHOR_WEIGHT``) and its words' translations (``XLING_WEIGHT``) — per group its
+    kind, the query word, the weight, the terms and their document frequencies."""
 
 
 @dataclass
@@ -313,6 +320,11 @@ class RecallTrace:
     log_uid: str | None = field(default=None, compare=False, metadata={"record": False})
     """The query-log row this recall wrote (``Memory.recall`` sets it; a commit marks that
     row committed). Not part of the record: not serialised, not compared."""
+    written_back: dict[str, Any] | None = field(default=None, compare=False,
+                                                metadata={"record": False})
+    """Whether this logged recall was written back — ``{"committed": bool}`` and, when
+    it was, ``node`` (the turn it served), ``by`` and ``at`` (wall-clock seconds); set by
+    a commit and by ``Memory.logged_recall``; None: not known. Not part of the record."""
     server_ref: str | None = field(default=None, compare=False, metadata={"record": False})
     """The name a served store's client knows this trace by (``akasha serve`` keeps each
     client's recalls; see :mod:`akasha_explorer.server.codec`). Not part of the record."""
@@ -487,6 +499,130 @@ class RecallTrace:
         budget = budget_tokens or int(self.settings.get("CONTEXT_BUDGET", 1000))
         options.setdefault("floor_items", int(self.settings.get("CONTEXT_FLOOR_ITEMS", 3)))
         return build_context(self, budget, style, **options)
+
+    def why_not(self, uid: str, evidence: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Where turn ``uid`` fell out of this recall, as a plain value: ``stage`` (the
+        last stage it reached: ``"delivered"``, ``"activated"``, ``"groups"``,
+        ``"settlement"``, ``"micrograph"``, ``"graph_expand"``, ``"seeds"``,
+        ``"not_reached"``, ``"invisible"``), ``reason`` (one sentence) and ``numbers``
+        (what the reason rests on, against the threshold or the last item taken).
+
+        The trace knows the nodes some stage touched. For the others, ``evidence`` — what
+        the store knows of the node (its mirror ``row``, ``ts``, ``alive``,
+        ``cos_node``, ``cos_msg``, its ``terms``; ``Memory.why_not`` fills it) — says
+        whether the dense or the word channel could have seen it.
+
+        >>> t = RecallTrace.empty(query="lan", now=10.0)
+        >>> t.why_not("n1")["stage"]
+        'not_reached'
+        >>> t.why_not("n1", {"ts": 20.0, "alive": True})["stage"]
+        'invisible'
+        """
+        cfg = self.settings
+        out: dict[str, Any] = {"uid": uid, "stage": "", "reason": "", "numbers": {}}
+
+        def said(stage: str, reason: str, **numbers: Any) -> dict[str, Any]:
+            out.update(stage=stage, reason=reason,
+                       numbers={k: v for k, v in numbers.items() if v is not None})
+            return out
+
+        first = self.first_block()
+        if uid in first.uids:
+            k = first.uids.index(uid)
+            return said("delivered", f"delivered: #{k + 1} of the first block the agent "
+                        "reads", rank=k + 1, score=first.scores[k])
+        act = self.activation
+        if uid in act.uids:
+            k = act.uids.index(uid)
+            return said("activated", f"activated (#{k + 1} of {len(act)}, written back on "
+                        f"commit) but not in the first block of {len(first)}: it follows "
+                        "the first block in what the agent receives", rank=k + 1,
+                        score=act.scores[k],
+                        first_block_last=first.scores[-1] if first.scores else None)
+        for name, items in (("ripple", self.ripple), ("dense", self.dense)):
+            if uid in items.uids:
+                k = items.uids.index(uid)
+                return said("groups", f"in the {name} group (#{k + 1}): passed, but neither "
+                            "activated nor in the first block", rank=k + 1,
+                            score=items.scores[k])
+        sup = self.suppressed
+        if uid in sup.uids:
+            k = sup.uids.index(uid)
+            why, score = sup.reasons[k], sup.scores[k]
+            last = act.scores[-1] if act.scores else None
+            threshold = cfg.get("ACTIVATION_THRESHOLD")
+            text = {
+                "over_k": f"passed the threshold ({score:.3f} ≥ {threshold}) but "
+                          f"{len(act)} scored higher (ACTIVATION_K); the last activated "
+                          f"scored {last if last is None else round(last, 3)}",
+                "below_threshold": f"its settled score {score:.3f} is below "
+                                   f"ACTIVATION_THRESHOLD {threshold}",
+                "soft_hit": f"only a soft hit: its score {score:.3f} passes SOFT_SCORE "
+                            f"{cfg.get('SOFT_SCORE')} but not ACTIVATION_THRESHOLD "
+                            f"{threshold}",
+                "no_relevant_seed": "nothing passes this recall: stage 1 found no relevant "
+                                    "seed (only the dense fallback), so the relevance floor "
+                                    "let no candidate through",
+            }.get(why, why)
+            row = next((r for r in self._rows() if r["uid"] == uid), {})
+            return said("settlement", text, score=score, why=why, threshold=threshold,
+                        last_activated=last, direct=row.get("direct"),
+                        ripple=row.get("ripple"), state=row.get("state"),
+                        resource_eff=row.get("resource_eff"), fan=row.get("fan"))
+        m = self.micro
+        if uid in m.uids:
+            i = m.uids.index(uid)
+            return said("micrograph", f"reached by the random walk ({m.path[i]} path) but "
+                        "only as a carrier: it passed energy on and, with no seed label, "
+                        "was not a candidate", state=m.state[i], cos_node=m.cos_node[i],
+                        cos_msg=m.cos_msg[i], resource_eff=m.resource_eff[i])
+        g = self.graph
+        if uid in g.uids:
+            k = g.uids.index(uid)
+            kept = [sc for sc, sel in zip(g.score_graph, g.selected, strict=True) if sel]
+            return said("graph_expand", f"a neighbour of graph seed {g.best_seed[k]} with "
+                        f"score {g.score_graph[k]:.3f}, outside the {len(kept)} kept "
+                        f"(GRAPH_LIMIT {cfg.get('GRAPH_LIMIT')}); the last kept scored "
+                        f"{min(kept) if kept else float('nan'):.3f}",
+                        score_graph=g.score_graph[k], last_kept=min(kept) if kept else None,
+                        signal=g.signal[k], paths=g.paths[k])
+        ev = evidence or {}
+        if ev.get("alive") is False:
+            return said("invisible", "forgotten: no recall sees it")
+        if ev.get("row") is not None and int(ev["row"]) >= self.n_nodes:
+            return said("invisible", "stored after this recall was made: it did not exist "
+                        "for it", row=int(ev["row"]), n_nodes=self.n_nodes)
+        if ev.get("ts") is not None and float(ev["ts"]) > self.now:
+            return said("invisible", "said after this recall's time: invisible to it",
+                        ts=float(ev["ts"]), now=self.now)
+        rel = self.relevance
+        kept_terms = [t.term for t in self.seeds.terms if t.kept]
+        missing = ([t for t in kept_terms if t not in set(ev["terms"])]
+                   if ev.get("terms") is not None else None)
+        if uid in rel.uids:
+            k = rel.uids.index(uid)
+            seeded = [rel.score[rel.uids.index(u)] for u in self.seeds.uids if u in rel.uids]
+            return said("seeds", f"in the fused relevance pool (#{k + 1} of {len(rel.uids)}, "
+                        f"score {rel.score[k]:.3f}) but not a seed, and no stage reached it "
+                        "from one", score=rel.score[k], lexical=rel.lexical[k],
+                        cos_msg=rel.cos_msg[k], dense=rel.dense[k],
+                        last_seed=min(seeded) if seeded else None, missing_terms=missing)
+        pool_cos = min(rel.cos_msg) if rel.cos_msg else None
+        cos = ev.get("cos_msg")
+        parts = []
+        if missing is not None:
+            parts.append("it has none of the query's words" if len(missing) == len(kept_terms)
+                         else f"it lacks {', '.join(missing)}" if missing else
+                         "it has the query's words but ranked below the BM25 pool")
+        if cos is not None:
+            parts.append(f"its best message cosine {cos:.3f} is below the dense pool's "
+                         f"{pool_cos:.3f}" if pool_cos is not None and cos < pool_cos else
+                         f"its best message cosine is {cos:.3f}")
+        return said("not_reached", "no channel reached it: " + ("; ".join(parts) if parts
+                    else "not among the word or dense hits, nor a co-activation neighbour "
+                    "of a seed"), cos_msg=cos, cos_node=ev.get("cos_node"),
+                    dense_pool_lowest=pool_cos, dense_seed_min=cfg.get("DENSE_SEED_MIN"),
+                    query_terms=kept_terms, missing_terms=missing)
 
     def explain(self, uid: str) -> dict[str, Any]:
         """Every term for one node (``candidate`` True), or why it was not a candidate.

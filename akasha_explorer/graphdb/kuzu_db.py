@@ -178,6 +178,9 @@ class GraphDB:
         self._redo: list[tuple[str, str, pa.Table]] = []
         self.redone: dict[str, int] = {}
         """Rows restored from the redo folder at open (table -> rows), empty normally."""
+        self.anchor_version = 0
+        """Counts the writes that changed anchors, aliases or mentions (extraction,
+        curation, forget): the recall's anchor channel reloads when it moves."""
         if not read_only:
             self._ensure_schema()
             self._recover()
@@ -187,6 +190,10 @@ class GraphDB:
                 f"graph schema version {self.schema_version} at {self.path}, this code needs "
                 f"{SCHEMA_VERSION}; open it read-write once with this version to migrate "
                 "(e.g. `akasha doctor STORE --repair`)")
+
+    def anchors_changed(self) -> None:
+        """Note a write to anchors, aliases or mentions (see :attr:`anchor_version`)."""
+        self.anchor_version += 1
 
     # -- schema --------------------------------------------------------------------------
     def _tables(self) -> set[str]:

@@ -21,6 +21,7 @@ __all__ = [
     "mark_query_committed",
     "mark_undone",
     "pending_review_count",
+    "query_committed",
     "query_log",
     "review_items",
     "review_uids_among",
@@ -52,6 +53,12 @@ def add_queries(g: GraphDB, rows: Sequence[dict[str, Any]]) -> None:
     """Copy query-log rows (dicts with :data:`QUERY_COLUMNS`) into QueryLog."""
     if rows:
         g.copy("QueryLog", pa.table({c: [q[c] for q in rows] for c in QUERY_COLUMNS}))
+
+
+def query_committed(g: GraphDB, uid: str) -> bool | None:
+    """Whether QueryLog row ``uid`` is marked written back (None: no such row)."""
+    rows = g.rows("MATCH (q:QueryLog {uid: $u}) RETURN q.committed AS c", {"u": uid})
+    return None if not rows else bool(rows[0]["c"])
 
 
 def mark_query_committed(g: GraphDB, uid: str) -> None:

@@ -11,6 +11,10 @@ Formats (``format="auto"`` sniffs them):
   conversation; system/tool/empty/non-text messages skipped and reported).
 - ``messages`` — a plain ``[{"role", "content"}]`` list (optionally ``ts``); needs a session
   id and a start time, one second apart.
+- ``claude`` (the Claude.ai export's ``conversations.json``), ``langgraph`` (a LangGraph
+  SQLite checkpointer's database) and ``agents-sdk`` (the OpenAI Agents SDK's
+  ``SQLiteSession`` database) — see :mod:`.chats`; a SQLite file is told apart by its
+  tables.
 
 Every importer returns an :class:`Imported`: the messages, what it skipped and why, and
 whether each message is its own node. Malformed input raises
@@ -29,7 +33,9 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import RawMessage, Skipped
+from . import chats
 from .validate import (
+    check_conversations,
     check_meta,
     check_role,
     check_seq,
@@ -42,7 +48,7 @@ from .validate import (
 __all__ = ["FORMATS", "Imported", "as_imported", "load", "read_chatgpt", "read_jsonl",
            "read_locomo", "read_messages", "sniff"]
 
-FORMATS = ("jsonl", "locomo", "chatgpt", "messages")
+FORMATS = ("jsonl", "locomo", "chatgpt", "messages", "claude", "langgraph", "agents-sdk")
 JSONL_KEYS = frozenset({"session_id", "seq", "ts", "role", "speaker", "text", "meta"})
 LOCOMO_LINE_SECONDS = 30.0
 
@@ -265,14 +271,9 @@ def _main_branch(mapping: dict[str, Any], current: Any,
 
 def read_chatgpt(data: Any, *, source: str = "chatgpt") -> Imported:
     """ChatGPT ``conversations.json``: the main branch of every conversation."""
-    if not isinstance(data, list):
-        raise InvalidInput("expected a list of conversations", where=source)
     out: list[RawMessage] = []
     skipped: list[Skipped] = []
-    for i, conv in enumerate(data):
-        where = f"{source}: conversation {i}"
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            raise InvalidInput("expected a conversation with a 'mapping' object", where=where)
+    for i, where, conv in check_conversations(data, source, "mapping", dict, "'mapping' object"):
         sid = conv.get("conversation_id") or conv.get("id") or f"chatgpt-{i}"
         session = check_session(str(sid), where)
         conv_ts = conv.get("create_time")
@@ -361,11 +362,24 @@ def sniff(data: Any) -> str:
             return "locomo"
         if "mapping" in first:
             return "chatgpt"
+        if "chat_messages" in first:
+            return "claude"
         if "role" in first and "content" in first:
             return "messages"
         if "session_id" in first and "text" in first:
             return "jsonl"
-    raise InvalidInput("cannot tell the format; pass --format jsonl|locomo|chatgpt|messages")
+    raise InvalidInput(f"cannot tell the format; pass --format {'|'.join(FORMATS)}")
+
+
+def _is_sqlite(path: Path) -> bool:
+    """Whether ``path`` is a regular file that starts as a SQLite database does."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(chats.SQLITE_HEADER)) == chats.SQLITE_HEADER
+    except OSError:
+        return False
 
 
 def load(path: Path | str, *, format: str = "auto", session: str | None = None) -> Imported:
@@ -375,6 +389,13 @@ def load(path: Path | str, *, format: str = "auto", session: str | None = None) 
         raise InvalidInput(f"unknown format {format!r}; use auto or one of {', '.join(FORMATS)}")
     if format == "jsonl" or (format == "auto" and path.suffix.lower() in (".jsonl", ".ndjson")):
         return read_jsonl(path)
+    if format in ("langgraph", "agents-sdk") or (format == "auto" and _is_sqlite(path)):
+        if not _is_sqlite(path):
+            raise InvalidInput(f"not a SQLite database (a {format} file is one)",
+                               where=str(path))
+        fmt = chats.sniff_sqlite(path) if format == "auto" else format
+        read = chats.read_langgraph if fmt == "langgraph" else chats.read_agents_sdk
+        return Imported(path.name, fmt, *read(path))
     text = _read_text(path)
     if not text.strip():
         raise InvalidInput("file is empty", where=str(path))
@@ -387,6 +408,8 @@ def load(path: Path | str, *, format: str = "auto", session: str | None = None) 
         return read_locomo(data, source=path.name)
     if fmt == "chatgpt":
         return read_chatgpt(data, source=path.name)
+    if fmt == "claude":
+        return Imported(path.name, "claude", *chats.read_claude(data, source=path.name))
     if fmt == "messages":
         return read_messages(data if isinstance(data, list) else [data],
                              session=session or path.stem, source=path.name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidInput
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "TS_MAX",
     "TS_MIN",
+    "check_conversations",
     "check_meta",
     "check_role",
     "check_seq",
@@ -195,3 +197,24 @@ def _short(value: Any) -> str:
     """``repr`` of a value, cut to 40 characters."""
     r = repr(value)
     return r if len(r) <= 40 else r[:39] + "…"
+
+
+def check_conversations(data: Any, source: str, key: str, kind: type, shape: str
+                        ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """The conversations of a chat export (a JSON list, each an object whose ``key`` is a
+    ``kind``, "a ``shape``" in the message): ``(index, where, conversation)`` each.
+
+    >>> list(check_conversations([{"m": {}}], "f.json", "m", dict, "'m' object"))
+    [(0, 'f.json: conversation 0', {'m': {}})]
+    >>> next(check_conversations({}, "f.json", "m", dict, "'m' object"))
+    Traceback (most recent call last):
+    ...
+    akasha_explorer.errors.InvalidInput: f.json: expected a list of conversations
+    """
+    if not isinstance(data, list):
+        raise InvalidInput("expected a list of conversations", where=source)
+    for i, conv in enumerate(data):
+        where = f"{source}: conversation {i}"
+        if not isinstance(conv, dict) or not isinstance(conv.get(key), kind):
+            raise InvalidInput(f"expected a conversation with a {shape}", where=where)
+        yield i, where, conv

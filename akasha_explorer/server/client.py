@@ -453,6 +453,15 @@ class RemoteMemory:
                                 recall=recall, reinforce=reinforce, turn_id=turn_id)
         return str(node), trace
 
+    def logged_recall(self, log_uid: str) -> RecallTrace:
+        """A logged recall as it was made and delivered (``Memory.logged_recall``): the
+        server's record, marked written back or not."""
+        return cast("RecallTrace", self.call("logged_recall", log_uid))
+
+    def why_not(self, trace: RecallTrace, node: str) -> dict[str, Any]:
+        """Where a turn fell out of a recall this client made (``Memory.why_not``)."""
+        return dict(self.call("why_not", trace, node))
+
     def replay_trace(self, trace: RecallTrace) -> RecallTrace:
         """Recompute a trace from the stored state (``Memory.replay_trace``)."""
         return cast("RecallTrace", self.call("replay_trace", trace))

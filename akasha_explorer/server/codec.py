@@ -97,6 +97,7 @@ def encode(value: Any) -> Any:
     if name == "RecallTrace":  # log_uid is no part of the record, but names its log row
         return {"__type__": name, "json": value.to_json(),
                 "log_uid": getattr(value, "log_uid", None),
+                "written_back": getattr(value, "written_back", None),
                 "server_ref": getattr(value, "server_ref", None)}
     if name == "Settings":
         return {"__settings__": value.to_dict()}
@@ -169,6 +170,8 @@ def _rebuild(kind: str, value: dict[str, Any], inbound: bool) -> Any:
             return TraceRef(ref if isinstance(ref, str) else None)
         trace = _cls(kind).from_json(value["json"])
         trace.log_uid = value.get("log_uid")
+        done = value.get("written_back")
+        trace.written_back = done if isinstance(done, dict) else None
         if isinstance(ref, str):
             trace.server_ref = ref
         return trace

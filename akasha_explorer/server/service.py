@@ -450,7 +450,7 @@ class MemoryService:
         self._prepare(user, assistant, stamp)
         node, used, retried = self._turns.write(PendingTurn(
             user, assistant, session, stamp, recall=recall, reinforce=reinforce,
-            turn_id=turn_id))
+            turn_id=turn_id, by=caller.principal))
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
         return node, used, retried

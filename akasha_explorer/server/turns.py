@@ -57,6 +57,8 @@ class PendingTurn:
     recall: RecallTrace | None = None
     reinforce: bool = False
     turn_id: str | None = None
+    by: str = "user"
+    """Who stores it (the caller's principal: kept with the recall written back)."""
     wake: threading.Event = field(default_factory=threading.Event)
     done: bool = False
     result: tuple[str, RecallTrace | None, bool] | None = None
@@ -155,7 +157,7 @@ class TurnWriter:
         for t, first in zip(ready, _firsts(raws, ready), strict=True):
             try:
                 if t.recall is not None:
-                    store.commit(t.recall, first, reinforce=t.reinforce, sync=False)
+                    store.commit(t.recall, first, reinforce=t.reinforce, by=t.by, sync=False)
                 t.result = (first, t.recall, False)
             except AkashaError as e:  # stored, not written back (as Memory.add_turn)
                 t.error = e
@@ -197,7 +199,7 @@ class TurnWriter:
         try:
             node, used = self.mem.add_turn(t.user, t.assistant, session=t.session, ts=t.ts,
                                            recall=t.recall, reinforce=t.reinforce,
-                                           turn_id=t.turn_id)
+                                           turn_id=t.turn_id, by=t.by)
             t.result = (node, used, False)
         except AkashaError as e:
             t.error = e

@@ -35,7 +35,8 @@ from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
 from ..graphdb import GraphDB
 from ..graphdb import turns as gt
-from ..graphdb.logs import add_queries
+from ..graphdb.logs import add_queries, mark_query_committed
+from ..text.gates import asks
 from ..vectors import VectorDB
 from .bulkload import load_mirror
 from .heap import release_freed_memory
@@ -84,6 +85,11 @@ class Mirror:
         self.pending_queries: list[dict[str, Any]] = []
         self.last_pruned = 0
         """Edges the last checkpoint pruned (SPEC §3, v2)."""
+        self.committed_queries: set[str] = set()
+        """Query-log rows written back whose row Kuzu already holds (marked at the next
+        checkpoint; a row still pending is marked in place)."""
+        self._filler = np.zeros(0, bool)
+        self._asks = np.zeros(0, bool)
 
     # -- load ------------------------------------------------------------------------------
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
@@ -112,6 +118,36 @@ class Mirror:
             t = list(by_uid.get(uid, ())) if n.msg_alive[j] else []
             self.postings.add(j, t)
             self.msg_terms.append(t)
+
+    def filler_nodes(self) -> np.ndarray:
+        """Per node row: True when the node says nothing to remember — every user message
+        of it (every message, for an assistant-only node) was flagged ``noise`` by the
+        write gates (greetings, "good night", acknowledgements). Computed for new rows as
+        nodes are added; a row's messages never change."""
+        n = self.nodes
+        have = self._filler.shape[0]
+        if have < n.n:
+            more = np.zeros(n.n - have, bool)
+            for i in range(have, n.n):
+                a = int(n.first_msg[i])
+                rows = range(a, a + int(n.n_msg[i]))
+                user = [j for j in rows if self.msg_role[j] == "user"] or list(rows)
+                more[i - have] = bool(user) and all("noise" in self.msg_flags[j] for j in user)
+            self._filler = np.concatenate([self._filler, more])
+        return self._filler[: n.n]
+
+    def asking_messages(self) -> np.ndarray:
+        """Per message row: True when the message ends by asking something
+        (:func:`~akasha_explorer.text.gates.asks`: "How's the finger today?", 明天回上海吗).
+        Computed for new rows as messages are added; a message whose text the mirror does
+        not hold asks nothing."""
+        m = self.nodes.m
+        have = self._asks.shape[0]
+        if have < m:
+            more = np.array([t is not None and asks(t) for t in self.msg_text[have:m]],
+                            dtype=np.bool_)
+            self._asks = np.concatenate([self._asks, more])
+        return self._asks[:m]
 
     # -- growth ------------------------------------------------------------------------------
     def add_node(self, uid: str, *, msg_terms: list[list[str]], msg_flags: list[tuple[str, ...]],
@@ -196,6 +232,8 @@ class Mirror:
         self.dirty_edges.add(written)
         if "dep" in rec:
             self._depress(rec["dep"], np.asarray(written, np.int64))
+        if rec.get("query"):
+            self.mark_query(str(rec["query"]))
         for uid in rec.get("replayed", ()):
             i = idx.get(uid)
             if i is not None:
@@ -244,7 +282,8 @@ class Mirror:
         return journal.append({"kind": "commit", "nodes": [], "dropped": gone}, sync=True)
 
     def journal_plan(self, journal: Journal, plan: WritebackPlan, *,
-                     replayed: Iterable[int] = (), sync: bool | None = None) -> int:
+                     replayed: Iterable[int] = (), sync: bool | None = None,
+                     query: str | None = None) -> int:
         """Journal the mirror values a just-applied write-back plan changed.
 
         Heterosynaptic depression is journaled as what it is — the sources and the factor
@@ -253,9 +292,13 @@ class Mirror:
         record in order on the state Kuzu holds (:func:`.bulkload.load_mirror` applies each
         record once, after Kuzu's ``journal_seq``) multiplies the same edges by the same
         factor, so the mirror comes back bit for bit. A plan read back from JSON (no
-        factor) journals the depressed edges' values as before."""
+        factor) journals the depressed edges' values as before. ``query``: the query-log
+        row of the recall written back, marked committed by the same record (so a replayed
+        journal knows it too)."""
         dep = plan.depressed
         extra: dict[str, Any] = {"current": plan.current_uid, "now": plan.now}
+        if query:
+            extra["query"] = query
         ids = plan_edge_ids(plan, self.nodes, self.edges)  # strengthened, then depressed
         if dep.factor is not None and dep.src:
             self.dirty_edges.add(ids)
@@ -274,6 +317,25 @@ class Mirror:
         ids = ids[~np.isin(ids, written)]
         self.edges.set_weights(ids, self.edges.w[ids] * float(dep["f"]))
         self.dirty_edges.add(ids)
+
+    def mark_query(self, uid: str) -> None:
+        """Mark query-log row ``uid`` written back: in place while it waits for a
+        checkpoint, else at the next checkpoint."""
+        for row in self.pending_queries:
+            if row["uid"] == uid:
+                row["committed"] = True
+                return
+        self.committed_queries.add(uid)
+
+    def query_committed(self, uid: str) -> bool | None:
+        """Whether a query-log row this mirror holds or marked is written back (None: the
+        row is not here — ask Kuzu)."""
+        if uid in self.committed_queries:
+            return True
+        for row in self.pending_queries:
+            if row["uid"] == uid:
+                return bool(row.get("committed"))
+        return None
 
     def log_query(self, journal: Journal, row: dict[str, Any]) -> None:
         """Queue a query-log row (journaled without fsync; copied to Kuzu at checkpoint);
@@ -302,6 +364,7 @@ class Mirror:
         n_kuzu = int(self._edge_in_kuzu[: ed.count].sum())
         rewrite = rewrite_edges(int(in_kuzu.sum()) + len(self.dropped_edges), n_kuzu)
         queries, self.pending_queries = self.pending_queries, []
+        marks, self.committed_queries = self.committed_queries, set()
         uid = pa.array(nd.uid, pa.string())
         with graph.transaction():
             if self.dropped_edges and not rewrite:  # first: a pair dropped, linked again is new
@@ -323,6 +386,8 @@ class Mirror:
             add_queries(graph, queries)
             if pruned is not None and pruned.num_rows:
                 gt.add_pruned_coactivations(graph, pruned)
+            for q in sorted(marks):
+                mark_query_committed(graph, q)
             graph.meta_set("journal_seq", str(journal.seq))
         if dirty.size:
             self._edge_in_kuzu[dirty] = True

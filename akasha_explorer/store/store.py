@@ -36,9 +36,9 @@ import numpy as np
 import pyarrow as pa
 
 from .._timing import phase
-from ..config import Settings
+from ..config import Settings, time_zone
 from ..embed import Embedder, make_embedder
-from ..engine.bm25 import LexicalHits, Postings, bm25_rank, select_terms
+from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan, apply_plan
@@ -57,16 +57,19 @@ from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import graph_lock
 from ..model import Message, NodeState, RawMessage, SessionInfo
+from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
+from .channels import AnchorChannel, query_groups
 from .journal import Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
 from .mirror import Mirror
+from .recalled import RecallRecords
 
 if TYPE_CHECKING:
     from ..extract.base import Extractor
@@ -101,11 +104,16 @@ class Store:
         self.last_trace: RecallTrace | None = None
         """The last recall made through this store (the trace context handles resolve
         against; see :mod:`akasha_explorer.brief.api`)."""
+        self.recalls = RecallRecords(self.path)
+        """The newest logged recalls as they were made (``recalls/``, see
+        :mod:`.recalled`)."""
         self._embedder = embedder
         self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
         self._text_vecs: dict[str, np.ndarray] = {}  # index text -> vector (prepare_turn)
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
+        self.anchor_channel = AnchorChannel()
+        """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -326,18 +334,21 @@ class Store:
             self._journaled = False
 
     def write_plan(self, plan: WritebackPlan, *, replayed: Sequence[int] = (),
-                   sync: bool | None = None) -> None:
+                   sync: bool | None = None, query: str | None = None) -> None:
         """The one write path of dynamic state (SPEC §1): ``plan`` applied to the mirror
         and appended to the journal as one record, all or nothing (:meth:`journaled`) —
         what a commit, a replay step and a confirmed link each write. ``replayed``: node
         rows the record also marks replayed; ``sync``: fsync the journal (default: the
-        store's ``JOURNAL_FSYNC``)."""
+        store's ``JOURNAL_FSYNC``); ``query``: the query-log row of the recall written
+        back, marked committed by the same record."""
         m = self.mirror
         with self.journaled():
             apply_plan(plan, m.nodes, m.edges)
             for i in replayed:
                 m.nodes.set_replayed(i)
-            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync)
+            m.journal_plan(self.journal, plan, replayed=replayed, sync=sync, query=query)
+            if query:
+                m.mark_query(query)
 
     def reload_mirror(self) -> None:
         """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
@@ -357,27 +368,34 @@ class Store:
                               settings=self.settings, reinforce=reinforce)
 
     def commit(self, trace: RecallTrace, current_node: str, *,
-               reinforce: bool = False, sync: bool | None = None) -> WritebackPlan:
+               reinforce: bool = False, by: str = "user",
+               sync: bool | None = None) -> WritebackPlan:
         """Write ``trace`` back with ``current_node`` as current: the plan is applied to the
-        mirror and appended to the journal in one record (all or nothing), the trace's
-        query-log row marked committed, and a checkpoint run every ``CHECKPOINT_EVERY``
-        commits. A trace can be committed once. ``sync=False``: the journal is not
-        fsync'ed — the caller calls ``journal.sync()`` before it says the commit is done
-        (several commits, one fsync: a server's group commit)."""
+        mirror and appended to the journal in one record (all or nothing) that also marks
+        the trace's query-log row committed, and a checkpoint run every
+        ``CHECKPOINT_EVERY`` commits. A recall is written back once: a second commit of the
+        same trace — or of any trace naming the same query-log row — is refused. ``by`` is
+        kept with the recall's record (:meth:`logged_recall`). ``sync=False``: the journal
+        is not fsync'ed — the caller calls ``journal.sync()`` before it says the commit is
+        done (several commits, one fsync: a server's group commit)."""
         self.check_write()
         self.check_commit(trace)
         with phase("commit"):
             plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         try:
             with phase("commit"):
-                self.write_plan(plan, sync=sync)
+                self.write_plan(plan, query=trace.log_uid, sync=sync)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
-        try:
-            self.mark_committed(trace.log_uid)
-        except DiskFull as e:  # the commit is durable; only the log's flag waits
-            log.warning("commit: the query log row was not marked committed: %s", e)
+        if trace.log_uid:
+            at = time.time()
+            trace.written_back = {"committed": True, "node": current_node, "by": by, "at": at}
+            try:  # the record takes the plan written: the recall as it was delivered
+                self.recalls.save(trace.log_uid, trace)
+                self.recalls.mark_written(trace.log_uid, node=current_node, by=by, at=at)
+            except OSError as e:  # the commit is durable; only who and where is not kept
+                log.warning("commit: not kept with the recall's record: %s", e)
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
             self.checkpoint_or_defer()
         return plan
@@ -512,6 +530,10 @@ class Store:
         node it activated still alive (a forget since the recall makes it stale)."""
         if trace.writeback is not None and trace.writeback.applied:
             raise InvalidInput("this trace was already committed; recall again to write again")
+        if trace.log_uid and self.query_committed(trace.log_uid):
+            raise InvalidInput(f"the recall {trace.log_uid} was already written back (its "
+                               "query-log row says so); a recall is written back once — "
+                               "recall again to write again")
         n = self.mirror.nodes
         gone = [u for u in trace.activation.uids
                 if (i := n.index.get(u)) is None or not n.alive[i]]
@@ -714,26 +736,58 @@ class Store:
                                    messages.column("text").to_pylist(), strict=True))
 
     # -- the query log ---------------------------------------------------------------------------
-    def log_query(self, row: dict[str, Any]) -> str | None:
-        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint). Returns
-        its uid, or None when the disk is full (logged: the recall itself is fine)."""
+    def log_query(self, row: dict[str, Any], trace: RecallTrace | None = None) -> str | None:
+        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint) and keep
+        ``trace`` as that recall's record (:attr:`recalls`). Returns the row's uid, or
+        None when the disk is full (logged: the recall itself is fine)."""
         try:
             self.mirror.log_query(self.journal, row)
         except DiskFull as e:
             log.warning("recall %r: not written to the query log: %s",
                         str(row.get("query", ""))[:60], e)
             return None
-        return str(row["uid"])
+        uid = str(row["uid"])
+        if trace is not None:
+            try:
+                self.recalls.save(uid, trace)
+            except OSError as e:  # a view of the recall, not the memory: the row is kept
+                log.warning("recall %r: not kept as made: %s", trace.query[:60], e)
+        return uid
 
-    def mark_committed(self, log_uid: str | None) -> None:
-        """Mark the query-log row ``log_uid`` as written back (None: nothing to mark)."""
-        if log_uid is None:
-            return
-        for row in self.mirror.pending_queries:
-            if row["uid"] == log_uid:
-                row["committed"] = True
-                return
-        logs.mark_query_committed(self.graph, log_uid)
+    def query_committed(self, log_uid: str) -> bool:
+        """Whether the recall of query-log row ``log_uid`` was written back (False: not
+        yet, or no such row)."""
+        got = self.mirror.query_committed(log_uid)
+        return bool(logs.query_committed(self.graph, log_uid)) if got is None else got
+
+    def why_not(self, trace: RecallTrace, uid: str) -> dict[str, Any]:
+        """Where node ``uid`` fell out of ``trace`` (:meth:`RecallTrace.why_not`), with
+        what the store knows of it: its time, whether it is alive, its cosines with the
+        query and its messages' lexical terms (under the store's term rules)."""
+        self.check_open()
+        n = self.mirror.nodes
+        i = n.index.get(uid) if isinstance(uid, str) else None
+        if i is None:
+            raise NotFound(f"no node {uid!r}; a node uid looks like 'session:seq'")
+        cos_node, cos_msg = n.cosines(np.asarray(trace.q, np.float32))
+        a = int(n.first_msg[i])
+        terms = sorted({t for j in range(a, a + int(n.n_msg[i]))
+                        for t in self.mirror.msg_terms[j]})
+        return trace.why_not(uid, {"row": i, "ts": float(n.ts[i]), "alive": bool(n.alive[i]),
+                                   "cos_node": float(cos_node[i]),
+                                   "cos_msg": float(cos_msg[i]), "terms": terms})
+
+    def logged_recall(self, log_uid: str) -> RecallTrace:
+        """The recall of query-log row ``log_uid`` as it was made and delivered (its
+        record, :mod:`.recalled`), with ``log_uid`` set and ``written_back`` saying
+        whether, to which node, by whom and when it was written back (``{"committed":
+        False}`` when not). Raises :class:`NotFound` when no record is kept."""
+        self.check_open()
+        trace = self.recalls.load(log_uid)
+        done = self.query_committed(log_uid)
+        trace.written_back = ({"committed": True, **(self.recalls.written(log_uid) or {})}
+                              if done else {"committed": False})
+        return trace
 
     def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The query log, oldest first: the rows Kuzu holds and those still waiting in the
@@ -777,14 +831,18 @@ class Store:
         s = settings or self.settings
         rules = TermRules.of(s)
         q = terms(text, rules=rules)
-        time_terms = {t for w in self.time_windows(text, now=now, settings=s, relative=True)
-                      for t in terms(w[2], rules=rules)}
+        relative = self.time_windows(text, now=now, settings=s, relative=True)
+        time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
+        alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
+        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive,
+                                        time_words=[w[2] for w in relative])
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms)
+                                  exclude=time_terms, groups=groups, replaced=replaced)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,
-                      exclude: Collection[str] = ()) -> LexicalHits:
+                      exclude: Collection[str] = (), groups: Sequence[TermGroup] = (),
+                      replaced: Collection[str] = ()) -> LexicalHits:
         """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
         the query's relative time words).
 
@@ -800,10 +858,27 @@ class Store:
                            min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
                            max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
                            causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
-                           min_docs=s.FTS_MIN_IDF_DOCS)
+                           min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF)
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups)
+
+    def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
+        """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:
+        :meth:`Mirror.filler_nodes <akasha_explorer.store.mirror.Mirror.filler_nodes>`), or
+        None — the setting is off, or the query is itself a greeting or filler."""
+        if not settings.HYBRID or settings.FILLER_FACTOR >= 1.0 or is_noise(query):
+            return None
+        return self.mirror.filler_nodes()
+
+    def asking_mask(self, settings: Settings) -> np.ndarray | None:
+        """The messages that ask something, whose relevance the next turn (the answer)
+        takes (``ANSWER_HANDOFF``: :meth:`Mirror.asking_messages
+        <akasha_explorer.store.mirror.Mirror.asking_messages>`), or None when the setting
+        is off."""
+        if not settings.HYBRID or settings.ANSWER_HANDOFF <= 0:
+            return None
+        return self.mirror.asking_messages()
 
     @staticmethod
     def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
@@ -813,7 +888,8 @@ class Store:
         ``relative=True``: only those named relative to now (最近, last week)."""
         if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
             return []
-        return [(w.start, w.end, w.phrase) for w in time_windows(text, now)
+        return [(w.start, w.end, w.phrase)
+                for w in time_windows(text, now, tz=time_zone(settings.TIME_ZONE))
                 if w.relative or not relative]
 
 

@@ -26,7 +26,7 @@ import re
 
 from .tokenize import normalize
 
-__all__ = ["FILLERS", "GATE_META", "gate_flags", "injection_reasons", "is_noise"]
+__all__ = ["FILLERS", "GATE_META", "asks", "gate_flags", "injection_reasons", "is_noise"]
 
 FILLERS = frozenset("""
 嗯 嗯嗯 嗯呢 哦 哦哦 噢 啊 呀 好 好的 好滴 好哒 好吧 行 行吧 可以 对 对的 是的 是 没事 没 收到
@@ -78,6 +78,8 @@ def is_noise(text: str) -> bool:
 
     >>> is_noise("ok!"), is_noise("好的，谢谢"), is_noise("明天去瑞金医院换药")
     (True, True, False)
+    >>> is_noise("yeah. good night Akashic"), is_noise("早 今天去换药")
+    (True, False)
     """
     norm = normalize(text).strip()
     words = [w for w in _PUNCT.split(norm) if w]
@@ -88,10 +90,38 @@ def is_noise(text: str) -> bool:
         return True
     if all(w in FILLERS for w in words):
         return True
-    # a greeting addressed to someone: "晚安 akashic", "good night lan"
+    # a greeting addressed to someone: "晚安 akashic", "yeah. good night lan" — fillers, then
+    # at most one name (a latin word, or two or three CJK characters), nothing else
+    while len(words) > 1 and words[0] in FILLERS and words[1] in FILLERS:
+        words = words[1:]
     return (len(words) <= 3 and words[0].startswith(_GREETING_HEADS)
             and (words[0] in FILLERS or len(words[0]) <= 4)
-            and all(len(w) <= 10 for w in words[1:]))
+            and all(w in FILLERS for w in words[1:-1])
+            and (len(words) == 1 or words[-1] in FILLERS or _is_name(words[-1])))
+
+
+_TRAILING = re.compile(r"[\s)）\]】\"'”’~～…\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+$")
+_ASKS = re.compile(r"(?:[?？]|[吗呢么嘛][。.!！]?)$")
+
+
+def asks(text: str) -> bool:
+    """The message ends by asking something (a question mark, or 吗 / 呢 at its end,
+    trailing emoji and closing marks aside): what answers it is the next turn.
+
+    >>> asks("How's the finger today — still throbbing?"), asks("手指现在怎么样了？ 😄")
+    (True, True)
+    >>> asks("明天回上海吗"), asks("Is it? I think so."), asks("好的")
+    (True, False, False)
+    """
+    return bool(_ASKS.search(_TRAILING.sub("", text)))
+
+
+def _is_name(word: str) -> bool:
+    """A word that may be whom a greeting addresses: latin (up to 10 letters) or two or
+    three CJK characters (早 今天去换药 is no greeting: it says something)."""
+    if word.isascii():
+        return len(word) <= 10
+    return 2 <= len(word) <= 3
 
 
 def injection_reasons(text: str) -> list[str]:

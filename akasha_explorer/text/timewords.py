@@ -1,12 +1,15 @@
 """Time words in a query → time windows (SPEC §4 stage 1, **[ours]** ``TIME_PRIOR``).
 
 A query that says *when* — "last week", "in May 2023", "October 13, 2023", 最近, 上个月,
-去年, 3月 — names a span of time; the engine can prefer the turns inside it. This module only
-reads the words: :func:`time_windows` returns ``(start, end, phrase)`` windows in epoch
-seconds, relative to the recall's ``now`` (never the wall clock). English and Chinese;
-anything it does not recognise gives no window. Calendar spans (a month, a year, a day)
-are taken in UTC; relative ones ("recently", "last week") are rolling spans ending at
-``now``, so no time zone is needed.
+去年, 3月, 国庆, 中秋, Christmas, last weekend, 9月底 — names a span of time; the engine can
+prefer the turns inside it. This module only reads the words: :func:`time_windows` returns
+``(start, end, phrase)`` windows in epoch seconds, relative to the recall's ``now`` (never
+the wall clock). English and Chinese; anything it does not recognise gives no window.
+Calendar spans (a month, a year, a day, a festival, a weekend, the end of a month) are
+taken in the store's time zone (``tz``: the ``TIME_ZONE`` setting; UTC by default);
+relative ones ("recently", "last week") are rolling spans ending at ``now``. A festival
+(:mod:`.festivals`) or a month part is the latest one that began at or before ``now``
+unless a year is named (去年国庆, 2025年9月底).
 
 >>> now = 1_700_000_000.0                       # 2023-11-14 22:13 UTC
 >>> [(w.phrase, _day(w.start), _day(w.end)) for w in time_windows("what did I do last week?", now)]
@@ -14,7 +17,13 @@ are taken in UTC; relative ones ("recently", "last week") are rolling spans endi
 >>> [(w.phrase, _day(w.start), _day(w.end)) for w in time_windows("Camping in June?", now)]
 [('in june', '2023-06-01', '2023-07-01')]
 >>> [(w.phrase, _day(w.start)) for w in time_windows("去年圣诞节和最近", now)]
-[('去年', '2022-01-01'), ('最近', '2023-10-31')]
+[('去年圣诞节', '2022-12-24'), ('最近', '2023-10-31')]
+>>> [(w.phrase, _day(w.start), _day(w.end)) for w in time_windows("上周末和9月底", now)]
+[('上周末', '2023-11-11', '2023-11-13'), ('9月底', '2023-09-21', '2023-10-01')]
+>>> from akasha_explorer.config import time_zone
+>>> t = time_windows("what did I do over national day?", now, tz=time_zone("+08:00"))[0]
+>>> t.phrase, dt.datetime.fromtimestamp(t.start, time_zone("+08:00")).isoformat()
+('national day', '2023-10-01T00:00:00+08:00')
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ from dataclasses import dataclass
 
 from ..config import DAY
 from ..errors import InvalidInput
+from .festivals import FESTIVALS
+from .festivals import span as festival_span
 
 __all__ = ["TimeWindow", "parse_time", "time_windows"]
 
@@ -53,15 +64,53 @@ def _day(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
 
 
-def _month(year: int, month: int) -> tuple[float, float]:
-    a = dt.datetime(year, month, 1, tzinfo=dt.UTC)
-    b = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=dt.UTC)
-    return a.timestamp(), b.timestamp()
+def _ts(d: dt.date, tz: dt.tzinfo) -> float:
+    return dt.datetime(d.year, d.month, d.day, tzinfo=tz).timestamp()
 
 
-def _year(year: int) -> tuple[float, float]:
-    return (dt.datetime(year, 1, 1, tzinfo=dt.UTC).timestamp(),
-            dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC).timestamp())
+def _days(a: dt.date, b: dt.date, tz: dt.tzinfo) -> tuple[float, float]:
+    return _ts(a, tz), _ts(b, tz)
+
+
+def _month_end(year: int, month: int) -> dt.date:
+    return dt.date(year + (month == 12), month % 12 + 1, 1)
+
+
+def _month(year: int, month: int, tz: dt.tzinfo = dt.UTC) -> tuple[float, float]:
+    return _days(dt.date(year, month, 1), _month_end(year, month), tz)
+
+
+def _year(year: int, tz: dt.tzinfo = dt.UTC) -> tuple[float, float]:
+    return _days(dt.date(year, 1, 1), dt.date(year + 1, 1, 1), tz)
+
+
+_PART_DAYS = {"early": (1, 11), "mid": (11, 21), "late": (21, 32)}
+_PARTS = {"初": "early", "上旬": "early", "中": "mid", "中旬": "mid", "底": "late",
+          "末": "late", "下旬": "late", "early": "early", "beginning of": "early",
+          "the beginning of": "early", "start of": "early", "the start of": "early",
+          "mid": "mid", "the middle of": "mid", "middle of": "mid", "late": "late",
+          "end of": "late", "the end of": "late"}
+
+
+def _month_part(year: int, month: int, part: str) -> tuple[dt.date, dt.date]:
+    a, b = _PART_DAYS[part]
+    end = _month_end(year, month)
+    return dt.date(year, month, a), min(end, dt.date(year, month, 1) + dt.timedelta(days=b - 1))
+
+
+def _latest(spans: list[tuple[dt.date, dt.date]], today: dt.date
+            ) -> tuple[dt.date, dt.date] | None:
+    """The latest span that began on or before ``today`` (else the earliest)."""
+    begun = [x for x in spans if x[0] <= today]
+    return max(begun) if begun else (min(spans) if spans else None)
+
+
+def _weekend(today: dt.date, back: int) -> tuple[dt.date, dt.date]:
+    """The weekend ``back`` weekends before the current week's (0: this week's, if begun;
+    Monday starts a week). On a Saturday or Sunday, 周末 / "the weekend" is that one."""
+    monday = today - dt.timedelta(days=today.weekday())
+    sat = monday + dt.timedelta(days=5) - dt.timedelta(days=7 * back)
+    return sat, sat + dt.timedelta(days=2)
 
 
 def _last_month_named(month: int, now: dt.datetime) -> int:
@@ -69,11 +118,30 @@ def _last_month_named(month: int, now: dt.datetime) -> int:
     return now.year if month <= now.month else now.year - 1
 
 
-def _relative(now: float) -> dict[str, tuple[float, float]]:
-    d = dt.datetime.fromtimestamp(now, dt.UTC)
-    this_month = _month(d.year, d.month)
-    prev = _month(d.year - (d.month == 1), (d.month - 2) % 12 + 1)
+def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, float]]:
+    d = dt.datetime.fromtimestamp(now, tz)
+    today = d.date()
+    this_month = _month(d.year, d.month, tz)
+    py, pm = d.year - (d.month == 1), (d.month - 2) % 12 + 1
+    prev = _month(py, pm, tz)
     recent = (now - 14 * DAY, now)
+    latest_weekend = _days(*_weekend(today, 0 if today.weekday() >= 5 else 1), tz)
+    last_weekend = _days(*_weekend(today, 1), tz)
+    month_end = _latest([_month_part(py, pm, "late"), _month_part(d.year, d.month, "late")],
+                        today)
+    assert month_end is not None
+    weekends = {
+        "weekend": latest_weekend, "the weekend": latest_weekend,
+        "this weekend": latest_weekend, "周末": latest_weekend, "这周末": latest_weekend,
+        "这个周末": latest_weekend, "本周末": latest_weekend,
+        "last weekend": last_weekend, "上周末": last_weekend, "上个周末": last_weekend,
+        "月底": _days(*month_end, tz), "月末": _days(*month_end, tz),
+        "上个月底": _days(*_month_part(py, pm, "late"), tz),
+        "上月底": _days(*_month_part(py, pm, "late"), tz),
+        "月初": _days(*_month_part(d.year, d.month, "early"), tz),
+        "the end of the month": _days(*month_end, tz),
+        "end of the month": _days(*month_end, tz),
+    }
     return {
         "today": (now - DAY, now), "今天": (now - DAY, now),
         "yesterday": (now - 2 * DAY, now - DAY), "last night": (now - 2 * DAY, now - DAY / 4),
@@ -86,71 +154,128 @@ def _relative(now: float) -> dict[str, tuple[float, float]]:
         "上周": (now - 14 * DAY, now), "上星期": (now - 14 * DAY, now),
         "上个星期": (now - 14 * DAY, now), "this month": this_month, "这个月": this_month,
         "本月": this_month, "last month": prev, "上个月": prev, "上月": prev,
-        "this year": _year(d.year), "今年": _year(d.year), "last year": _year(d.year - 1),
-        "去年": _year(d.year - 1), "前年": _year(d.year - 2),
+        "this year": _year(d.year, tz), "今年": _year(d.year, tz),
+        "last year": _year(d.year - 1, tz), "去年": _year(d.year - 1, tz),
+        "前年": _year(d.year - 2, tz), **weekends,
     }
 
 
-_EN_REL = re.compile(r"\b(today|yesterday|last night|recently|lately|these days|this week|"
-                     r"last week|this month|last month|this year|last year)\b")
-_ZH_REL = re.compile("今天|昨天|昨晚|前天|最近|近来|这几天|这阵子|这周|本周|上个星期|上星期|上周|"
+_EN_REL = re.compile(r"\b(today|yesterday|last night|recently|lately|these days|"
+                     r"this weekend|last weekend|the weekend|weekend|this week|"
+                     r"last week|the end of the month|end of the month|this month|last month|"
+                     r"this year|last year)\b")
+_ZH_REL = re.compile("今天|昨天|昨晚|前天|最近|近来|这几天|这阵子|这个周末|这周末|本周末|上个周末|"
+                     "上周末|周末|这周|本周|上个星期|上星期|上周|上个月底|上月底|月底|月末|月初|"
                      "这个月|本月|上个月|上月|今年|去年|前年")
+_FESTIVAL = re.compile(
+    r"(?:(去年|今年|明年|前年)的?|\b(last|this|next)\s+)?("
+    + "|".join(re.escape(k) for k in sorted(FESTIVALS, key=len, reverse=True))
+    + r")(?:,?\s+((?:19|20|21)\d\d)\b)?")
+_YEAR_WORDS = {"去年": -1, "今年": 0, "明年": 1, "前年": -2}
+_EN_PART = re.compile(rf"\b(the beginning of|beginning of|the start of|start of|the end of|"
+                      rf"end of|the middle of|middle of|early|mid|late)[\s-]+({_MON})"
+                      rf"(?:,?\s+(\d{{4}}))?\b")
 _EN_DATE = re.compile(rf"\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b|"
                       rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON}),?\s+(\d{{4}})\b")
 _EN_MONTH = re.compile(rf"\b(?:in\s+)?({_MON})(?:\s+(?:of\s+)?(\d{{4}}))?\b")
 _EN_YEAR = re.compile(r"\bin\s+((?:19|20|21)\d\d)\b")
 _ZH_MONTH = re.compile(r"(?:(\d{4})年)?(十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月"
-                       r"(?:(\d{1,2})[号日])?")
+                       r"(?:(\d{1,2})[号日]|(上旬|中旬|下旬|初|中|底|末))?")
 
 
-def time_windows(text: str, now: float) -> list[TimeWindow]:
-    """The time windows ``text`` names, relative to ``now`` (see the module docstring);
-    in the order found, without repeats (a span named twice keeps its first phrase)."""
+def time_windows(text: str, now: float, tz: dt.tzinfo | None = None) -> list[TimeWindow]:
+    """The time windows ``text`` names, relative to ``now``, calendar spans in time zone
+    ``tz`` (default UTC; see the module docstring); in the order found, without repeats
+    (a span named twice keeps its first phrase), a phrase inside a longer one not again
+    (上周末 is no 上周)."""
+    tz = tz or dt.UTC
     low = text.casefold()
     out: dict[tuple[float, float], TimeWindow] = {}
-    d_now = dt.datetime.fromtimestamp(now, dt.UTC)
-
-    def add(span: tuple[float, float], phrase: str, relative: bool = False) -> None:
-        if span not in out and span[0] < span[1]:
-            out[span] = TimeWindow(span[0], span[1], phrase, relative)
-
+    d_now = dt.datetime.fromtimestamp(now, tz)
+    today = d_now.date()
     taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(a < m.end() and m.start() < b for a, b in taken)
+
+    def add(m: re.Match[str], span: tuple[float, float] | None, relative: bool = False
+            ) -> None:
+        taken.append(m.span())
+        if span is not None and span not in out and span[0] < span[1]:
+            out[span] = TimeWindow(span[0], span[1], m.group(0).strip(), relative)
+
     for m in _EN_DATE.finditer(low):
         mon, day, year = ((m.group(1), m.group(2), m.group(3)) if m.group(1)
                           else (m.group(5), m.group(4), m.group(6)))
         try:
-            a = dt.datetime(int(year), _MONTHS.index(mon) + 1, int(day), tzinfo=dt.UTC)
+            a = dt.date(int(year), _MONTHS.index(mon) + 1, int(day))
         except ValueError:
             continue
-        add((a.timestamp(), a.timestamp() + DAY), m.group(0).strip())
-        taken.append(m.span())
+        add(m, _days(a, a + dt.timedelta(days=1), tz))
+    for m in _FESTIVAL.finditer(low):
+        if not free(m) or (m.group(3).isascii() and not _word_edges(low, m.start(3), m.end())):
+            continue
+        years = [today.year - 1, today.year]
+        if m.group(4):
+            years = [int(m.group(4))]
+        elif m.group(1):
+            years = [today.year + _YEAR_WORDS[m.group(1)]]
+        elif m.group(2) == "this":
+            years = [today.year]
+        elif m.group(2) == "next":
+            years = [today.year + 1]
+        spans = [x for x in (festival_span(m.group(3), y) for y in years) if x is not None]
+        got = _latest(spans, today) if len(years) > 1 else (spans[0] if spans else None)
+        add(m, None if got is None else _days(*got, tz))
+    for m in _EN_PART.finditer(low):
+        if not free(m):
+            continue
+        month = _MONTHS.index(m.group(2)) + 1
+        year = int(m.group(3)) if m.group(3) else _last_month_named(month, d_now)
+        add(m, _days(*_month_part(year, month, _PARTS[m.group(1)]), tz))
     for m in _EN_MONTH.finditer(low):
-        if any(a <= m.start() < b for a, b in taken):
+        if not free(m):
             continue
         if m.group(1) == "may" and not (m.group(0).startswith("in") or m.group(2)):
             continue  # "may" is mostly the verb
         month = _MONTHS.index(m.group(1)) + 1
         year = int(m.group(2)) if m.group(2) else _last_month_named(month, d_now)
-        add(_month(year, month), m.group(0).strip())
+        add(m, _month(year, month, tz))
     for m in _EN_YEAR.finditer(low):
-        add(_year(int(m.group(1))), m.group(0))
-    rel = _relative(now)
-    for pattern in (_EN_REL, _ZH_REL):
-        for m in pattern.finditer(low):
-            add(rel[m.group(0)], m.group(0), relative=True)
-    for m in _ZH_MONTH.finditer(text):
+        if free(m):
+            add(m, _year(int(m.group(1)), tz))
+    for m in _ZH_MONTH.finditer(low):
+        if not free(m):
+            continue
         raw = m.group(2)
         month = int(raw) if raw.isdigit() else _ZH_NUM[raw]
         year = int(m.group(1)) if m.group(1) else _last_month_named(month, d_now)
         if m.group(3):
             try:
-                a = dt.datetime(year, month, int(m.group(3)), tzinfo=dt.UTC)
+                a = dt.date(year, month, int(m.group(3)))
             except ValueError:
                 continue
-            add((a.timestamp(), a.timestamp() + DAY), m.group(0))
+            add(m, _days(a, a + dt.timedelta(days=1), tz))
+        elif m.group(4):
+            add(m, _days(*_month_part(year, month, _PARTS[m.group(4)]), tz))
         else:
-            add(_month(year, month), m.group(0))
-    return list(out.values())
+            add(m, _month(year, month, tz))
+    rel = _relative(now, tz)
+    for pattern in (_EN_REL, _ZH_REL):
+        for m in pattern.finditer(low):
+            if free(m):
+                add(m, rel[m.group(0)], relative=True)
+    return sorted(out.values(), key=lambda w: _first(low, w.phrase))
+
+
+def _word_edges(text: str, a: int, b: int) -> bool:
+    """No latin letter just before ``a`` or just after ``b``."""
+    return not ((a > 0 and text[a - 1].isalnum()) or (b < len(text) and text[b].isalnum()))
+
+
+def _first(text: str, phrase: str) -> int:
+    i = text.find(phrase)
+    return len(text) if i < 0 else i
 
 
 def parse_time(value: str | None, last: Callable[[], float] | None = None) -> float | None:

@@ -183,7 +183,7 @@ class TermRules:
     default profile's, :meth:`of` reads them from a store's settings.
 
     >>> TermRules().signature
-    'latin>=3;cjk>=2;join=0;sub=1;stop=1;zhstop=1;stem=english'
+    'latin>=3;cjk>=2;join=0;sub=1;stop=1;zhstop=1;stem=english;ver=1'
     """
 
     latin_min: int = 3
@@ -193,24 +193,26 @@ class TermRules:
     stopwords: bool = True
     cjk_stopwords: bool = True
     stem: str = "english"
+    versions: bool = True
 
     @classmethod
     def of(cls, settings: Any) -> TermRules:
         """The rules of a :class:`~akasha_explorer.config.Settings` (``FTS_MIN_TOKEN_LEN``,
         ``FTS_CJK_MIN_LEN``, ``FTS_CJK_JOIN``, ``FTS_CJK_SUBWORDS``, ``INDEX_STOPWORDS``,
-        ``FTS_CJK_STOPWORDS``, ``FTS_STEM``)."""
+        ``FTS_CJK_STOPWORDS``, ``FTS_STEM``, ``FTS_VERSIONS``)."""
         return cls(latin_min=settings.FTS_MIN_TOKEN_LEN, cjk_min=settings.FTS_CJK_MIN_LEN,
                    cjk_join=settings.FTS_CJK_JOIN, cjk_subwords=settings.FTS_CJK_SUBWORDS,
                    stopwords=settings.INDEX_STOPWORDS,
                    cjk_stopwords=settings.INDEX_STOPWORDS and settings.FTS_CJK_STOPWORDS,
-                   stem=settings.FTS_STEM)
+                   stem=settings.FTS_STEM, versions=settings.FTS_VERSIONS)
 
     @property
     def signature(self) -> str:
         """A short string naming the rules; stored terms made under other rules are rebuilt."""
         return (f"latin>={self.latin_min};cjk>={self.cjk_min};join={int(self.cjk_join)};"
                 f"sub={int(self.cjk_subwords)};stop={int(self.stopwords)};"
-                f"zhstop={int(self.cjk_stopwords)};stem={self.stem or '-'}")
+                f"zhstop={int(self.cjk_stopwords)};stem={self.stem or '-'}"
+                + (";ver=1" if self.versions else ""))
 
     @property
     def min_len(self) -> int:
@@ -238,10 +240,23 @@ def _stemmer(language: str) -> Any:
             f"{', '.join(Stemmer.algorithms())} or '' for none") from None
 
 
+_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+[a-z]?)(?![\w]|\.\d)")
+
+
+def versions(text: str) -> list[str]:
+    """Version and dotted numbers in ``text`` as one term each, without a leading v
+    (``FTS_VERSIONS``): the word tokens cut them into pieces too short to index.
+
+    >>> versions("星图 v0.3.1 released, after v0.3 and python 3.11")
+    ['0.3.1', '0.3', '3.11']
+    """
+    return _VERSION.findall(normalize(text))
+
+
 @lru_cache(maxsize=8192)
 def _terms_cached(text: str, rules: TermRules) -> tuple[str, ...]:
     toks = _tokens(text)
-    out: list[str] = []
+    out: list[str] = versions(text) if rules.versions else []
     sub_min = max(2, rules.cjk_min)
     stem = _stemmer(rules.stem).stemWord if rules.stem else None
     for i, (t, _) in enumerate(toks):

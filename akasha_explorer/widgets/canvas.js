@@ -46,6 +46,7 @@ const LABEL_GAP = 3; // screen px between a disc and its label
 const LABEL_H = 16; // screen px a label line takes
 const PAD = 8; // screen px kept free at the canvas edge
 const MAX_ZOOM = 1.3; // a few nodes are not blown up into discs
+const MAX_SIZE = 18; // canvas.py MAX_NODE_SIZE: a fit keeps room for a disc grown to the cap
 const MIN_ZOOM = 0.02;
 
 let measureCtx = null;
@@ -274,7 +275,10 @@ function render({ model, el }) {
     const items = ids.map((id) => {
       const n = nodes.get(id);
       const room = typeof n.fit_label === "string" ? n.fit_label : labels.get(String(id)) || "";
-      return { x: pos[id].x, y: pos[id].y, r: n.size ?? OPTIONS.nodes.size, w: textWidth(room) };
+      // room for the largest disc the node may get later (a later stage restyles sizes
+      // without a new fit: one zoom per recall)
+      return { x: pos[id].x, y: pos[id].y, r: Math.max(n.size ?? OPTIONS.nodes.size, MAX_SIZE),
+               w: textWidth(room) };
     });
     const { scale, position } = fitFor(items, holder.clientWidth, holder.clientHeight);
     network.moveTo({ position, scale, animation: false });

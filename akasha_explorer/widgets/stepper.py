@@ -8,6 +8,12 @@ nothing. The write-back stage shows the plan ``mem.plan_writeback`` computes (a 
 the chosen current node — before → after, nothing applied — and only the **Commit** button
 writes, through ``mem.commit(trace, node)``.
 
+A recall picked from the query log, or **Latest recall** (the agent's newest, on a served
+store), is shown as it was made and delivered (``mem.logged_recall``), not recalled again:
+the status line says whether it was written back, to which turn and by whom, and Commit is
+off once it was — a recall is written back once. Recall re-runs its query at its time on
+today's state: a separate dry run, labelled so.
+
 >>> RecallStepper.__mro__[1].__name__
 'VBox'
 """
@@ -198,6 +204,7 @@ class RecallStepper(W.VBox):
         self._data: StoreGraph | None = None
         self._base: dict[str, dict[str, Any]] = {}
         self._busy = False
+        self._exact: tuple[str, float] | None = None  # the now box's text, the time it means
 
         self.query = W.Text(value=query, placeholder="ask the memory, e.g. 最近手指的伤怎么样了",
                             description="query", layout=W.Layout(width="60%"))
@@ -233,6 +240,11 @@ class RecallStepper(W.VBox):
                                       icon="save", disabled=True,
                                       layout=W.Layout(width="auto", flex="0 0 auto"))
         self.status = W.HTML()
+        self.why_box = W.Text(placeholder="any turn id, e.g. 2026-09-20-evening:2",
+                              description="why not", layout=W.Layout(width="60%"))
+        self.why_button = W.Button(description="Why not this turn?", icon="question",
+                                   layout=W.Layout(width="auto"))
+        self.why_button.on_click(lambda _b: self.why_not(self.why_box.value.strip()))
         self.detail.value = note("click a node to read its messages and every term of its "
                                  "score; ctrl-click selects several")
 
@@ -262,6 +274,7 @@ class RecallStepper(W.VBox):
             W.HBox([self.back_button, self.stage, self.next_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
+            W.HBox([self.why_box, self.why_button]),
             self.table_pick, self.table,
             W.HBox([self.current, self.reinforce, self.commit_button]),
             self.status,
@@ -285,29 +298,58 @@ class RecallStepper(W.VBox):
             log.warning("cannot read the query log: %s", err)
             rows = []
         opts: list[tuple[str, Any]] = [(f"— {len(rows)} logged queries —", "")]
-        opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}", (r["query"], r["ts"]))
-                 for r in rows]
+        opts += [(f"{iso(r['ts'])} · {short(r['query'], 60)}"
+                  + (" · written back" if r.get("committed") else ""), r["uid"]) for r in rows]
         self.log_pick.options = opts
         self.log_pick.value = ""
 
     def latest(self) -> RecallTrace | None:
         """Step through the newest recall in the query log — with a served store, the one
-        the agent just made (recalled again, as a dry run, at its own time)."""
+        the agent just made — as it was made and delivered (:meth:`show_logged`)."""
         self.refresh_query_log()
         rows = self.mem.query_log(limit=1)
         if not rows:
             self.status.value = note("the query log is empty: nothing has been recalled yet",
                                      error=True)
             return None
-        return self.run(rows[-1]["query"], stamp(rows[-1]["ts"]))
+        return self.show_logged(rows[-1]["uid"])
+
+    def show_logged(self, log_uid: str) -> RecallTrace | None:
+        """Step through the logged recall ``log_uid`` as it was made and delivered
+        (``mem.logged_recall``), not recalled again: marked written back or not, and
+        committable only when it was not. Its query and time go in the boxes, so Recall
+        re-runs it on today's state — a separate dry run, labelled so."""
+        try:
+            trace = self.mem.logged_recall(log_uid)
+        except AkashaError as err:
+            self.status.value = note(f"{err} — press Recall to re-run it on today's state "
+                                     "(a dry run)", error=True)
+            rows = [r for r in self.mem.query_log() if r["uid"] == log_uid]
+            if rows:
+                self.query.value = rows[0]["query"]
+                self._set_when(rows[0]["ts"])
+            return None
+        self.query.value = trace.query
+        self._set_when(trace.now)
+        self.settings = None
+        done = trace.written_back or {}
+        if done.get("committed"):
+            who = (f" to {done['node']}" if done.get("node") else "") + \
+                  (f" by {done['by']}" if done.get("by") else "") + \
+                  (f" at {iso(done['at'])}" if done.get("at") else "")
+            said = (f"the recall {log_uid} as it was made at {iso(trace.now)}: written back"
+                    f"{who} — it cannot be written again; Recall re-runs it on today's "
+                    "state (a dry run)")
+        else:
+            said = (f"the recall {log_uid} as it was made at {iso(trace.now)}: not written "
+                    "back — Commit writes it once; Recall re-runs it on today's state "
+                    "(a dry run)")
+        self._show(trace, said, committable=not done.get("committed"))
+        return trace
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
-        if not change["new"]:
-            return
-        text, ts = change["new"]
-        self.query.value = text
-        self.when.value = stamp(ts)
-        self.run()
+        if change["new"]:
+            self.show_logged(change["new"])
 
     def _on_profile(self, change: dict[str, Any]) -> None:
         """Another profile: the store's own settings moved onto it (what the store set
@@ -326,7 +368,10 @@ class RecallStepper(W.VBox):
         if query is not None:
             self.query.value = query
         if now is not None:
-            self.when.value = str(now)
+            if isinstance(now, int | float):
+                self._set_when(float(now))
+            else:
+                self.when.value = str(now)
         text = self.query.value.strip()
         if not text:
             self.status.value = note("type a query first", error=True)
@@ -337,25 +382,49 @@ class RecallStepper(W.VBox):
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return None
-        self.trace = trace
-        self.committed = None
-        self._data = StoreGraph(self.mem, now=trace.now)
-        self._fill_current()
-        self._plan()
-        self._layout()
         other = self.settings is not None and self.settings != self.mem.settings
         profile = (self.settings or self.mem.settings).profile_name()[0]
-        self.status.value = note(
-            f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible nodes "
-            f"and {trace.n_edges} edges with profile {profile} — a dry run: nothing was "
-            "written" + ("; other settings than the store's, so Commit is off" if other else ""))
-        self.commit_button.disabled = (self.mem.read_only or trace.writeback is None
-                                       or other)
-        self.stage.disabled = False
-        self.goto(STAGES[0])
+        self._show(trace,
+                   f"recalled {text!r} at {iso(trace.now)} over {trace.n_visible} visible "
+                   f"nodes and {trace.n_edges} edges with profile {profile} — a dry run: "
+                   "nothing was written"
+                   + ("; other settings than the store's, so Commit is off" if other else ""),
+                   committable=not other)
         return trace
 
+    def _show(self, trace: RecallTrace, said: str, *, committable: bool) -> None:
+        """Show ``trace`` from stage 1, ``said`` in the status line; Commit is on when
+        ``committable`` (and the store writable and the plan not empty)."""
+        self.trace = trace
+        written = trace.writeback if trace.writeback is not None and \
+            trace.writeback.applied else None
+        self.committed = written
+        self._data = StoreGraph(self.mem, now=trace.now)
+        self._fill_current()
+        if written is not None and written.current_uid in {v for _k, v in self.current.options}:
+            self._busy = True
+            try:
+                self.current.value = written.current_uid
+            finally:
+                self._busy = False
+        self._plan()
+        self._layout()
+        self.status.value = note(said + self._missed())
+        self.commit_button.disabled = (self.mem.read_only or written is not None
+                                       or trace.writeback is None or not committable)
+        self.stage.disabled = False
+        self.goto(STAGES[0])
+
+    def _set_when(self, ts: float) -> None:
+        """Put time ``ts`` in the now box to the second (what a person reads); the box
+        still means ``ts`` exactly while it shows that text."""
+        shown = stamp(float(int(ts)))
+        self._exact = (shown, float(ts))
+        self.when.value = shown
+
     def _parse_now(self, value: str) -> float:
+        if self._exact is not None and value.strip() == self._exact[0]:
+            return self._exact[1]
         got = parse_time(value.strip() or "last", self.mem.last_ts)
         return _wall() if got is None else got
 
@@ -495,6 +564,41 @@ class RecallStepper(W.VBox):
                              f"{', '.join(tables) or 'none'}")
         return tables[table].copy()
 
+    # -- why (not) this turn -----------------------------------------------------------------
+    def why_not(self, uid: str) -> dict[str, Any] | None:
+        """Show where turn ``uid`` fell out of this recall (``mem.why_not``) in the side
+        panel, with its messages; returns the answer (None when refused)."""
+        if self.trace is None:
+            self.status.value = note("recall first, then ask about a turn", error=True)
+            return None
+        try:
+            got = self.mem.why_not(self.trace, uid)
+        except AkashaError as err:
+            self.detail.value = note(str(err), error=True)
+            return None
+        try:
+            msgs = messages_html(self.mem.messages(uid))
+        except AkashaError as err:
+            msgs = note(str(err), error=True)
+        self.detail.value = f"<b>{esc(uid)}</b>" + _why_html(got) + msgs
+        return got
+
+    def _missed(self) -> str:
+        """For each turn labelled relevant to this query that the first block lacks: where
+        it was lost (said without being asked)."""
+        t = self.trace
+        if t is None:
+            return ""
+        try:
+            wanted = [lab.node for lab in self.mem.labels(t.query) if lab.relevant]
+            first = set(t.first_block().uids)
+            lost = [self.mem.why_not(t, u) for u in wanted if u not in first]
+        except AkashaError as err:
+            log.warning("cannot check the labelled turns: %s", err)
+            return ""
+        return "".join(f" · labelled turn {w['uid']} missed: lost at {w['stage']} "
+                       f"({w['reason']})" for w in lost)
+
     # -- selection -------------------------------------------------------------------------
     def _on_select(self, ids: list[str]) -> None:
         self._show_table()
@@ -509,8 +613,12 @@ class RecallStepper(W.VBox):
             msgs = messages_html(self.mem.messages(uid))
         except AkashaError as err:
             msgs = note(str(err), error=True)
+        try:
+            why = _why_html(self.mem.why_not(self.trace, uid))
+        except AkashaError as err:
+            why = note(str(err), error=True)
         more = f" (+{len(ids) - 1} more selected)" if len(ids) > 1 else ""
-        self.detail.value = (f"<b>{esc(uid)}</b>{esc(more)}" + msgs + kv_html(pairs))
+        self.detail.value = (f"<b>{esc(uid)}</b>{esc(more)}" + why + msgs + kv_html(pairs))
 
     # -- commit ----------------------------------------------------------------------------
     def commit(self) -> Any:
@@ -547,6 +655,14 @@ class RecallStepper(W.VBox):
             f"written back with current node {node} (journaled; recall again to see the "
             "new state)")
         return plan
+
+
+def _why_html(got: dict[str, Any]) -> str:
+    """A ``why_not`` answer as HTML: the stage and reason, then its numbers."""
+    nums = [(k, v) for k, v in got.get("numbers", {}).items()
+            if not (isinstance(v, float) and np.isnan(v))]
+    return (f"<div class='ak-why'><b>{esc(got['stage'])}</b>: {esc(got['reason'])}</div>"
+            + kv_html(nums))
 
 
 def _wall() -> float:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..protocol import MemoryAPI
 
-__all__ = ["CHANGE_COLOURS", "CONTROLS", "LEFT_X", "ROW_PX", "WHATIF_METHODS", "WhatIfPanel",
-           "slider_bounds"]
+__all__ = ["CHANGE_COLOURS", "CONTROLS", "LEFT_X", "ROW_PX", "UNITS", "WHATIF_METHODS",
+           "WhatIfPanel", "slider_bounds"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,9 @@ CONTROLS: dict[str, tuple[float, float, float, float, str]] = {
 minimum, maximum, step, the unit it is shown in (seconds per unit) and the unit's name.
 The switches (``RELEVANCE_FLOOR``, ``USE_SALIENCE``) are check boxes. A slider never goes
 beyond its setting's range (:func:`slider_bounds`)."""
+
+UNITS = {k: (scale, unit) for k, (_lo, _hi, _step, scale, unit) in CONTROLS.items() if unit}
+"""The controls shown in a unit of their own (days, minutes): summaries say them so."""
 
 
 def slider_bounds(name: str) -> tuple[float, float]:
@@ -350,7 +354,8 @@ class WhatIfPanel(W.VBox):
         self.last_ms = (time.perf_counter() - t0) * 1000.0
         changed = s != self.mem.settings
         self.apply_button.disabled = self.mem.read_only or not changed
-        self.summary.value = (f'<div class="ak-caption"><b>what-if</b>: {esc(self.diff.summary())}'
+        self.summary.value = (f'<div class="ak-caption"><b>what-if</b>: '
+                              f'{esc(self.diff.summary(UNITS))}'
                               f' <span class="ak-note">({self.last_ms:.0f} ms)</span></div>')
         if self._base_eval is not None:
             self.score()
@@ -393,9 +398,9 @@ class WhatIfPanel(W.VBox):
         if self.runs == 1 or extent > self._extent:  # zoom out only when the picture grew
             self.view.fit()
             self._extent = extent
-        self.view.caption = f"what-if {self.runs}: {d.summary()}"
+        self.view.caption = f"what-if {self.runs}: {d.summary(UNITS)}"
         self.table.value = frame_html(self.frame(), highlight=self.view.selected)
-        self.detail.value = _changes_html(d)
+        self.detail.value = _changes_html(d, self._graph.text)
         self.labels.offer([(u, self._graph.text(u)) for u in uids])
 
     def frame(self) -> pd.DataFrame:
@@ -486,9 +491,10 @@ def _rank(v: Any) -> int | None:
     return None if v is None or pd.isna(v) else int(v)
 
 
-def _changes_html(d: WhatIfDiff) -> str:
-    """The entered / left / moved lists and the changed terms, escaped."""
-    parts = [f'<div class="ak-caption">{esc(d.summary())}</div>']
+def _changes_html(d: WhatIfDiff, text: Callable[[str], str]) -> str:
+    """The entered / left / moved lists — what each turn says, its id and ranks — and the
+    changed terms, escaped."""
+    parts = [f'<div class="ak-caption">{esc(d.summary(UNITS))}</div>']
     for change in ("entered", "left", "up", "down"):
         rows = d.frame[d.frame["change"] == change]
         if rows.empty:
@@ -498,7 +504,8 @@ def _changes_html(d: WhatIfDiff) -> str:
                      f'margin:4px 0"><b>{esc(change)}</b>')
         for r in rows.to_dict(orient="records"):
             ranks = f"#{_rank(r['rank_before']) or '–'} → #{_rank(r['rank_after']) or '–'}"
-            parts.append(f'<div class="ak-note">{esc(r["uid"])} {esc(ranks)}'
+            parts.append(f'<div class="ak-note">{esc(short(text(r["uid"]), 60))} '
+                         f'<span class="ak-id">{esc(r["uid"])}</span> {esc(ranks)}'
                          f'{" · " + esc(r["terms"]) if r["terms"] else ""}</div>')
         parts.append("</div>")
     if len(parts) == 1:

@@ -228,7 +228,40 @@ def main() -> None:
     err("messages_content_list.json", json.dumps([{"role": "user", "content": [
         {"type": "text", "text": "hi"}]}]), "multi-part content (OpenAI style)",
         "text must be a string, got list", "message 0")
+    # -- Claude.ai export (conversations.json)
+    def claude(*messages: dict[str, object]) -> str:
+        return json.dumps([{"uuid": "conv-1", "name": "t", "created_at": TS,
+                            "chat_messages": list(messages)}], ensure_ascii=False)
+
+    def said(uid: str, sender: str, *blocks: dict[str, object], text: str = "") -> dict[str, object]:
+        return {"uuid": uid, "sender": sender, "text": text, "content": list(blocks),
+                "created_at": TS}
+
+    hello = {"type": "text", "text": "hello there"}
+    err("claude_truncated.json", claude(said("m1", "human", hello))[:-20],
+        "truncated Claude.ai export", "malformed JSON", "claude_truncated.json")
+    err("claude_duplicate_ids.json", claude(said("m1", "human", hello), said(
+        "m1", "human", {"type": "text", "text": "something else"})),
+        "a message id twice with different text (Claude.ai)",
+        "appears twice in the conversation with different text", "conversation 0 message 1")
+    err("claude_chat_messages_object.json", json.dumps([{"uuid": "c", "chat_messages": {}}]),
+        "chat_messages not a list (Claude.ai)",
+        "expected a conversation with a 'chat_messages' list", "conversation 0")
     # -- accepted, stored verbatim (flagged where a gate fires)
+    add("claude_unknown_blocks.json", claude(
+        said("m1", "human", {"type": "voice_note", "url": "x"}, hello),
+        said("m2", "assistant", {"type": "thinking", "thinking": "hm"},
+             {"type": "tool_use", "name": "f", "input": {}}),
+        said("m3", "assistant", {"type": "text", "text": "hi, how are you?"})),
+        "block types that are not text, one message of no text at all (Claude.ai)", "ingested",
+        messages=2, skipped=3)
+    add("claude_message_without_text.json", claude(
+        said("m1", "human", hello), said("m2", "assistant"), said("m3", "system", hello)),
+        "a message without text, a sender not in the dialogue (Claude.ai)", "ingested",
+        messages=1, skipped=2)
+    add("claude_duplicate_same_text.json", claude(
+        said("m1", "human", hello), said("m1", "human", hello)),
+        "a message id twice with the same text (Claude.ai)", "ingested", messages=1, skipped=1)
     add("bom_utf8.jsonl", "\ufeff" + OK2, "UTF-8 BOM at the start", "ingested", messages=2)
     add("mixed_newlines.jsonl", line(seq=0) + "\r\n" + line(seq=1, text="second one") + "\n"
         + line(seq=2, text="third\r\nhas CRLF inside") + "\r\n", "mixed \\n and \\r\\n line ends",
@@ -256,10 +289,31 @@ def main() -> None:
         ("million_messages", "1,000,000 messages in one file",
          "1,000,000 new messages in one ingest, more than INGEST_MAX_MESSAGES", ""),
         ("fifo", "a named pipe instead of a file (reading would block)", "not a regular file", ""),
+        ("langgraph_truncated", "a LangGraph checkpoint database cut in half",
+         "cannot read the SQLite database: database disk image is malformed",
+         "langgraph_truncated.sqlite"),
+        ("agents_truncated", "an Agents SDK session database cut in half",
+         "cannot read the SQLite database: database disk image is malformed",
+         "agents_truncated.sqlite"),
+        ("langgraph_duplicate_ids", "a message id twice with different text in one checkpoint "
+         "(LangGraph)", "appears twice in the conversation with different text", "message 2"),
+        ("agents_duplicate_ids", "an item id twice with different text (Agents SDK)",
+         "appears twice in the conversation with different text", "agent_messages row 2"),
+        ("agents_only_tool_items", "no user or assistant text at all (Agents SDK)",
+         "no user or assistant messages found", "agents_only_tool_items.sqlite"),
     ]:
         ENTRIES.append({"generate": gen, "kind": kind, "expect": "error", "match": match,
                         "where": where, "stage": "pipeline" if gen == "million_messages"
                         else "import"})
+    # -- generated at test time by the real packages, accepted
+    for gen, kind, messages, skipped in [
+        ("agents_unknown_items", "item types that are not messages, a message without text "
+         "(Agents SDK)", 2, 3),
+        ("langgraph_tool_and_system", "system and tool messages, a tool call without text "
+         "(LangGraph)", 2, 3),
+    ]:
+        ENTRIES.append({"generate": gen, "kind": kind, "expect": "ingested",
+                        "messages": messages, "skipped": skipped})
     # -- export paths
     for out, kind, match in [
         ("{store}/graph.kuzu", "export over the store's own graph file", "inside the memory store"),

@@ -1,0 +1,317 @@
+"""What a query names beyond its own words (SPEC §4 stage 1, **[ours]**): anchors it
+mentions by any alias, and its words in the other language — extra lexical terms for the
+recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
+
+- **Anchors** (``ANCHOR_WEIGHT``). The store's anchors carry aliases across scripts and
+  forms (阿岚 = 岚姐 = 林岚 = Lan; 老周 = Zhou), and extraction records which messages
+  mention each anchor under which alias. A query that names an anchor by any alias gets
+  one anchor term whose postings are those mentions, in place of the alias's own words:
+  "Who is Lan?" reaches 岚是我大学同学，我们都叫她阿岚. A curated alias (``mem.add_alias``)
+  counts from the next recall on.
+- **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
+  words the bilingual dictionary lists for it, each Chinese word its English glosses
+  (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
+  ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one); a
+  one-character Chinese word is looked up in a character index (:class:`CharIndex`).
+
+Alias search in a query: a latin alias matches whole words; a CJK alias of two or more
+characters matches anywhere; a one-character CJK alias (岚) only where jieba does not read
+it as part of a dictionary word (上周 holds 周 but names no one) nor alone as a common word
+(很美: 美). An anchor term must pass the same IDF floor as any query term (``FTS_MIN_IDF``
+over its mentions): the person whose memory it is (mentioned everywhere) names nothing.
+
+>>> lex = AnchorLexicon([("an-1", "阿岚"), ("an-1", "Lan"), ("an-1", "岚"), ("an-2", "周")],
+...                     {"an-1": "阿岚", "an-2": "老周"})
+>>> [(h.anchor, h.surface) for h in lex.find("Where does Lan live?")]
+[('an-1', 'lan')]
+>>> [(h.anchor, h.surface) for h in lex.find("岚住在哪个城市，上周末呢")]
+[('an-1', '岚')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
+from ..graphdb import anchors as ga
+from ..text.tokenize import STOPWORDS, TermRules, is_cjk, normalize, terms
+from ..text.xling import translate
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..graphdb import GraphDB
+    from .mirror import Mirror
+
+__all__ = ["AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
+
+_LATIN_EDGE = r"(?<![\w@]){}(?!\w)"
+
+
+@dataclass(frozen=True)
+class AnchorHit:
+    """An alias found in a query: the anchor, the normalised surface and where."""
+
+    anchor: str
+    surface: str
+    start: int
+    end: int
+
+
+RARE_CHAR = 500
+"""A one-character alias standing alone as a jieba token names someone only when the
+character is this rare as a word in jieba's dictionary (岚: 63; 美: 16,809, 周: 8,326)."""
+
+
+def _dictionary_word(word: str) -> bool:
+    import jieba
+    return bool(jieba.dt.FREQ.get(word))
+
+
+def _rare_word(word: str) -> bool:
+    import jieba
+    return int(jieba.dt.FREQ.get(word) or 0) < RARE_CHAR
+
+
+class AnchorLexicon:
+    """Alias surfaces (normalised) → anchors, searched in query text."""
+
+    def __init__(self, aliases: Iterable[tuple[str, str]], names: Mapping[str, str]) -> None:
+        self.names = dict(names)
+        by: dict[str, list[str]] = {}
+        for anchor, surface in aliases:
+            n = normalize(surface).strip().lstrip("@")
+            if n and anchor not in by.setdefault(n, []):
+                by[n].append(anchor)
+        # longest first, so 阿岚 wins over 岚 where both match
+        self.surfaces = dict(sorted(by.items(), key=lambda kv: (-len(kv[0]), kv[0])))
+        self.forms: dict[str, int] = {}
+        """Per anchor: how many alias forms it has (one form: its mentions are the alias's
+        own text, which the lexical index already finds)."""
+        for anchors in by.values():
+            for a in anchors:
+                self.forms[a] = self.forms.get(a, 0) + 1
+        self._latin = {n: re.compile(_LATIN_EDGE.format(re.escape(n)))
+                       for n in self.surfaces if not is_cjk(n)}
+
+    def __len__(self) -> int:
+        return len(self.surfaces)
+
+    def find(self, text: str) -> list[AnchorHit]:
+        """Aliases named in ``text``, non-overlapping, longest first, in text order."""
+        low = normalize(text)
+        taken = np.zeros(len(low) + 1, bool)
+        hits: list[AnchorHit] = []
+        tokens: list[tuple[str, int, int]] | None = None
+        for n, anchors in self.surfaces.items():
+            spans: list[tuple[int, int]] = []
+            if n in self._latin:
+                spans = [m.span() for m in self._latin[n].finditer(low)]
+            elif n in low:
+                spans = [(m.start(), m.start() + len(n)) for m in re.finditer(re.escape(n), low)]
+                if len(n) == 1:
+                    if tokens is None:
+                        tokens = _jieba_tokens(low)
+                    spans = [sp for sp in spans if _free_char(tokens, sp[0])]
+            for a, b in spans:
+                if taken[a:b].any():
+                    continue
+                taken[a:b] = True
+                hits.extend(AnchorHit(x, n, a, b) for x in anchors)
+        return sorted(hits, key=lambda h: (h.start, h.anchor))
+
+
+def _jieba_tokens(text: str) -> list[tuple[str, int, int]]:
+    import jieba
+
+    from ..text.tokenize import segment
+    segment("")  # jieba initialised
+    return [(w, a, b) for w, a, b in jieba.tokenize(text)]
+
+
+def _free_char(tokens: list[tuple[str, int, int]], pos: int) -> bool:
+    """A one-character alias at ``pos`` names someone when jieba reads it inside a word it
+    does not know (岚住, glued by its HMM) or alone and it is a rare word (岚), not inside a
+    dictionary word (上周) nor as a common one (很美 → 美)."""
+    for w, a, b in tokens:
+        if a <= pos < b:
+            return _rare_word(w) if len(w) == 1 else not _dictionary_word(w)
+    return True
+
+
+class CharIndex:
+    """One-character Chinese words as lexical terms, for translations only (住, 切, 药: an
+    English word's Chinese equivalent is often one character, which the index leaves out
+    — on its own a character is too vague a query term, but as the dictionary's reading
+    of a query word it is evidence). A message holds a character where jieba reads it as
+    a word of its own, or inside a word jieba does not know (岚住 — its HMM glued them);
+    not inside a dictionary word (记住 holds 住 but says "remember"). Built from the texts
+    the mirror holds on first use, extended as messages are added."""
+
+    def __init__(self, mirror: int = 0) -> None:
+        self.postings = Postings()
+        self.mirror = mirror
+        """The ``id`` of the mirror whose rows these are."""
+
+    def update(self, texts: Sequence[str | None]) -> Postings:
+        """Index the rows of ``texts`` not indexed yet; returns the postings."""
+        for j in range(self.postings.n_rows, len(texts)):
+            self.postings.add(j, _free_chars(texts[j] or ""))
+        return self.postings
+
+
+def _free_chars(text: str) -> list[str]:
+    from ..text.tokenize import segment
+    out: list[str] = []
+    for w in segment(text):
+        if not is_cjk(w):
+            continue
+        if len(w) == 1:
+            out.append(w)
+        elif not _dictionary_word(w):
+            out.extend(c for c in w if is_cjk(c))
+    return out
+
+
+class ChannelStore(Protocol):
+    """What the channels read of a store (:class:`~akasha_explorer.store.store.Store`
+    satisfies it; typed here so the store imports this module, not the reverse)."""
+
+    graph: GraphDB
+    mirror: Mirror
+    anchor_channel: AnchorChannel
+
+    def postings(self, settings: Settings | None = None) -> Postings: ...
+
+
+class AnchorChannel:
+    """The store's anchors as a recall channel: the alias lexicon and each anchor's
+    mentions as message rows, read from the graph and kept until anchors, aliases or
+    mentions change (``GraphDB.anchor_version``) or messages are added or forgotten."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._lexicon = AnchorLexicon((), {})
+        self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
+        self._chars = CharIndex()
+        self._cjk: tuple[int, bool] = (-1, False)
+
+    def chars(self, store: ChannelStore) -> Postings | None:
+        """The character index (:class:`CharIndex`) of the store's messages, or None when
+        no indexed term of the store is Chinese (nothing to find, nothing to build)."""
+        vocab = store.postings().vocab
+        if self._cjk[0] != len(vocab):
+            self._cjk = (len(vocab), any(is_cjk(t) for t in vocab))
+        if not self._cjk[1]:
+            return None
+        if self._chars.mirror != id(store.mirror):  # a reloaded mirror: rows may differ
+            self._chars = CharIndex(id(store.mirror))
+        return self._chars.update(store.mirror.msg_text)
+
+    def _refresh(self, store: ChannelStore) -> None:
+        n = store.mirror.nodes
+        key = (id(store.graph), store.graph.anchor_version, n.m, int(n.msg_alive.sum()))
+        if key != self._key:
+            self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
+                store.graph)), ga.anchor_names(store.graph))
+            self._rows = {}
+            self._key = key
+
+    def lexicon(self, store: ChannelStore) -> AnchorLexicon:
+        """The alias lexicon as of now."""
+        self._refresh(store)
+        return self._lexicon
+
+    def postings(self, store: ChannelStore, anchor: str
+                 ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Message rows that mention ``anchor`` and how often each does."""
+        self._refresh(store)
+        got = self._rows.get(anchor)
+        if got is None:
+            index = store.mirror.nodes.msg_index
+            counts: dict[int, int] = {}
+            for m in ga.mentions_of(store.graph, anchor):
+                j = index.get(m["msg"])
+                if j is not None:
+                    counts[int(j)] = counts.get(int(j), 0) + 1
+            rows = np.array(sorted(counts), np.int64)
+            got = (rows, np.array([counts[int(r)] for r in rows], np.float64))
+            self._rows[anchor] = got
+        return got
+
+
+def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
+                 alive: NDArray[np.bool_], time_words: Iterable[str] = ()
+                 ) -> tuple[list[TermGroup], set[str]]:
+    """The extra term groups of query ``text`` (anchors, then translations) and the query
+    terms the anchors replace. Both empty when ``HYBRID`` is off or the channels' weights
+    are 0 (the v1 profile).
+
+    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``XLING_WEIGHT``, ``XLING_PER_WORD``, and
+    the term rules and IDF floor (``FTS_MIN_IDF``, ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
+    ``time_words`` (the query's relative time phrases: last weekend, 上周末) are not
+    translated — they name a window, not a topic.
+    """
+    s = settings
+    groups: list[TermGroup] = []
+    replaced: set[str] = set()
+    if not s.HYBRID or (s.ANCHOR_WEIGHT <= 0 and s.XLING_WEIGHT <= 0):
+        return groups, replaced
+    rules = TermRules.of(s)
+    skip: set[str] = set()
+    for phrase in time_words:
+        skip.update(normalize(phrase).split())
+        skip.update(terms(phrase, rules=TermRules(cjk_stopwords=False, stopwords=False,
+                                                  stem="")))
+    if s.ANCHOR_WEIGHT > 0:
+        channel = store.anchor_channel
+        lexicon = channel.lexicon(store)
+        seen: dict[str, bool] = {}
+        n = store.mirror.nodes
+        vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
+        n_docs = int(vis.sum())
+        floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
+        for hit in lexicon.find(text):
+            if lexicon.forms.get(hit.anchor, 0) < 2:
+                continue  # one form: nothing the words alone would not find
+            if hit.anchor not in seen:
+                rows, tf = channel.postings(store, hit.anchor)
+                df = int(vis[rows].sum()) if rows.size else 0
+                seen[hit.anchor] = df > 0 and idf_select(n_docs, df) >= floor
+                if seen[hit.anchor]:
+                    name = lexicon.names.get(hit.anchor, hit.anchor)
+                    groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT,
+                                            ((f"@{name}", rows, tf),)))
+            if seen[hit.anchor]:
+                replaced.update(terms(hit.surface, rules=rules))
+    if s.XLING_WEIGHT > 0:
+        n = store.mirror.nodes
+        postings = store.postings(s)
+        chars: Postings | None = None
+        for tr in translate(text, rules=rules, per_word=12, skip=skip):
+            members = []
+            for t in tr.targets:
+                index: Postings | None = postings
+                if len(t) == 1 and is_cjk(t) and rules.cjk_min > 1:
+                    chars = chars or store.anchor_channel.chars(store)
+                    index = chars
+                if index is None:
+                    continue
+                (sel,) = select_terms([t], index, n.msg_ts, alive, now=now,
+                                      min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
+                                      max_terms=1, min_len=1, causal=s.CAUSAL_IDF,
+                                      skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
+                if sel.kept:
+                    members.append((t, *index.postings(t)))
+                if len(members) == s.XLING_PER_WORD:
+                    break
+            if members:  # a phrase (west lake -> 西湖) stands for each of its words
+                words = sum(1 for w in tr.source.split() if w not in STOPWORDS) or 1
+                groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT * words,
+                                        tuple(members)))
+    return groups, replaced

