@@ -53,8 +53,9 @@ lab: $(VENV)/.installed demo-store
 stress: $(VENV)/.installed
 	AKASHA_STRESS_RUNS=200 $(PY) -m pytest tests/test_crash.py -x
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed demo-store
 	$(AKASHA) bench engine
+	$(AKASHA) bench serve --store $(STORE) --store synthetic:10000 --out benchmarks/results/serve.json
 
 clean:
 	rm -rf $(VENV) $(STORE) build *.egg-info

@@ -171,6 +171,14 @@ class Settings:
     EDGE_TAU: float = _s(14 * DAY, "§3", "Edge decay time constant (seconds).", valid=TAU)
     EDGE_LR: float = _s(0.12, "§3", "Edge learning rate: w <- bounded_add(w_eff, EDGE_LR * delta, EDGE_CAP).", valid=RATE)
     EDGE_CAP: float = _s(2.0, "§3", "Upper bound of an edge weight.", valid=CAP)
+    EDGE_PRUNE_BELOW: float = _s(
+        1e-5, "§3",
+        "A COACT edge whose w_eff decayed below this at the store's time is dropped at a "
+        "checkpoint, its co_count kept in its end points' pruned totals and still counted "
+        "in their fan (0: keep every edge, v1). The default is the largest tried that leaves "
+        "the demo's trace snapshot unchanged (1e-4 moved numbers by 1e-4, no ranking; "
+        "issue 28); an edge of 0.04 reaches it after ~4 months unused.",
+        ours=True, valid=Range(0, 0.1))
     STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
     STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
@@ -523,6 +531,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0, "ANSWER_HANDOFF": 0.0, "FTS_VERSIONS": False,
         "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0,
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
+        "EDGE_PRUNE_BELOW": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -14,7 +14,11 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
 - **graph** — each turn in exactly one session, the one it names (``session_links``);
   ``NEXT`` is one chain per session in first-seq order (``next_links``, repaired by
   relinking those sessions); one ``COACT`` edge per pair, no
-  self-loops (``duplicate_edges``); triples point at existing turns (``orphan_triples``).
+  self-loops (``duplicate_edges``); triples point at existing turns (``orphan_triples``);
+  the pruned co-activation totals (SPEC §3, v2) name live turns and are positive
+  (``pruned_counts``); ``checked`` says how many co-activations they hold and how many
+  live edges have decayed below ``EDGE_PRUNE_BELOW`` since (the next checkpoint drops
+  them).
 - **journal** — complete records only (``torn_journal``), none already folded into Kuzu
   (``checkpointed_journal``).
 - **mirror** — the in-memory arrays equal a mirror freshly loaded from the stores
@@ -58,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .curate.forget import purge
+from .engine.dynamics import prunable_edges
 from .errors import ReadOnlyStore
 from .extract.pipeline import extract_after_ingest
 from .graphdb import chains
@@ -312,6 +317,7 @@ def _check_graph(store: Store, found: _Found, checked: dict[str, int]) -> None:
     bad_e = [f"{a}->{b}" for (a, b), c in pairs.items() if c > 1 or a == b]
     found.add("duplicate_edges", "error", bad_e,
               "COACT edges stored twice for one pair, or from a node to itself")
+    _check_pruned(store, found, checked)
     orphan_tr = gt.orphan_triples(g)
     found.add("orphan_triples", "error", orphan_tr, "triples whose source node is gone")
     pending = pending_extraction(store)
@@ -324,6 +330,19 @@ def _check_graph(store: Store, found: _Found, checked: dict[str, int]) -> None:
               "a forget was interrupted: older LanceDB versions and Kuzu's free pages may "
               "still hold the forgotten text; --repair finishes the purge")
     found.data["forget_pending"] = bool(forgetting)
+
+
+def _check_pruned(store: Store, found: _Found, checked: dict[str, int]) -> None:
+    """Pruned co-activation totals: on live turns, positive; and the edges due for pruning."""
+    totals = gt.pruned_coactivations(store.graph)
+    checked["pruned_coactivations"] = sum(totals.values())
+    bad = [f"{u}: {c}" for u, c in totals.items() if c <= 0 or not store.has_node(u)]
+    found.add("pruned_counts", "error", bad,
+              "pruned co-activation totals of turns that are gone, or not positive")
+    m, s = store.mirror, store.settings
+    due = prunable_edges(m.edges.w, m.edges.last_ts, m.edges.alive, m.store_time(),
+                         s.EDGE_TAU, s.EDGE_PRUNE_BELOW)
+    checked["edges_due_for_pruning"] = int(due.size)
 
 
 def _check_mirror(store: Store, found: _Found, checked: dict[str, int]) -> None:

@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -27,8 +28,8 @@ from numpy.typing import NDArray
 
 from .errors import InvalidSettings
 
-__all__ = ["DEFAULT_MODEL", "CJKAugmentedEmbedder", "Embedder", "SentenceTransformerEmbedder",
-           "get_embedder", "make_embedder"]
+__all__ = ["DEFAULT_MODEL", "TORCH_THREADS_ENV", "CJKAugmentedEmbedder", "Embedder",
+           "SentenceTransformerEmbedder", "get_embedder", "make_embedder"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class SentenceTransformerEmbedder:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
+        _set_threads()
 
         path = _resolve(name)
         try:
@@ -86,7 +88,9 @@ class SentenceTransformerEmbedder:
                 f"cannot load embedding model {name!r} ({e}); models are not downloaded at "
                 "run time — pass a local sentence-transformers folder as EMBED_MODEL") from e
         self.name = name
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()   # the model: one call at a time
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Waiting] = []
         getdim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
         dim = getdim()
@@ -96,13 +100,68 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64,
                progress: bool = False) -> NDArray[np.float32]:
+        """L2-normalised vectors of ``texts``. One model call at a time; small calls that
+        wait for the model meanwhile (a server's concurrent requests) are made as one call
+        by whichever gets the model next (micro-batching: one forward pass, not eight)."""
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
-        with self._lock:   # one call at a time: a server embeds outside its store lock
-            vecs = self._model.encode(list(texts), batch_size=batch_size,
-                                      show_progress_bar=progress, normalize_embeddings=True,
-                                      convert_to_numpy=True)
+        if progress or len(texts) >= batch_size:
+            with self._lock:
+                return self._encode(list(texts), batch_size, progress)
+        mine = _Waiting(list(texts))
+        with self._queue_lock:
+            self._queue.append(mine)
+        with self._lock:
+            if mine.vecs is None and mine.error is None:
+                with self._queue_lock:
+                    todo, self._queue = self._queue, []
+                try:
+                    vecs = self._encode([t for w in todo for t in w.texts], batch_size, False)
+                except BaseException as e:
+                    for w in todo:
+                        w.error = e
+                    raise
+                k = 0
+                for w in todo:
+                    w.vecs, k = vecs[k:k + len(w.texts)], k + len(w.texts)
+        if mine.vecs is None:
+            raise mine.error or RuntimeError("embedding failed")
+        return mine.vecs
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool
+                ) -> NDArray[np.float32]:
+        vecs = self._model.encode(texts, batch_size=batch_size, show_progress_bar=progress,
+                                  normalize_embeddings=True, convert_to_numpy=True)
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+
+@dataclass(eq=False)
+class _Waiting:
+    """Texts waiting for the model, and their vectors once embedded (or the error)."""
+
+    texts: list[str]
+    vecs: NDArray[np.float32] | None = None
+    error: BaseException | None = None
+
+
+TORCH_THREADS_ENV = "AKASHA_TORCH_THREADS"
+"""Environment variable: torch's intra-op threads for the model (default: torch's own, one
+per core). A server that shares its cores with other processes may answer faster with
+fewer (``akasha bench serve --busy 1 --env AKASHA_TORCH_THREADS=1`` measures it)."""
+
+
+def _set_threads() -> None:
+    value = os.environ.get(TORCH_THREADS_ENV, "").strip()
+    if not value:
+        return
+    try:
+        n = int(value)
+    except ValueError:
+        raise InvalidSettings(f"{TORCH_THREADS_ENV}={value!r} is not a whole number") from None
+    if n < 1:
+        raise InvalidSettings(f"{TORCH_THREADS_ENV}={n} must be 1 or more")
+    import torch
+    torch.set_num_threads(n)
 
 
 def get_embedder(name: str = DEFAULT_MODEL) -> SentenceTransformerEmbedder:

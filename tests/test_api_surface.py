@@ -68,7 +68,7 @@ def test_every_command_and_option_has_help() -> None:
 
 
 TIERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "_timing"),
     ("ranges", "_fs", "served"),
     ("config", "model"),
     ("engine",),

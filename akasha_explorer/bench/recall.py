@@ -145,8 +145,10 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
     }
 
 
-STORE_ABLATIONS = ("full, no replay write-back", "full, USE_SALIENCE off")
-"""Ablations that need a store of their own."""
+STORE_ABLATIONS = ("full, no replay write-back", "full, USE_SALIENCE off",
+                   "full, edges never pruned")
+"""Ablations that need a store of their own (the last: when the profile prunes edges,
+SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0``)."""
 
 
 @dataclass
@@ -262,6 +264,10 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
                 extra[STORE_ABLATIONS[1]] = _build(
                     corpus, Path(tmp) / f"{corpus.name}-nosal",
                     settings.replace(USE_SALIENCE=False), replay=True, embedder=emb)
+                if settings.EDGE_PRUNE_BELOW > 0:
+                    extra[STORE_ABLATIONS[2]] = _build(
+                        corpus, Path(tmp) / f"{corpus.name}-noprune",
+                        settings.replace(EDGE_PRUNE_BELOW=0.0), replay=True, embedder=emb)
             timing[corpus.name] = b.seconds | {"nodes": float(b.mem.store.mirror.nodes.n),
                                                "edges": float(b.mem.store.mirror.edges.n_alive())}
             questions, qcounts = corpus.questions(b.ext_to_uid)

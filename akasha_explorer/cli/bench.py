@@ -19,7 +19,7 @@ __all__ = ["COMMANDS"]
 
 @click.group()
 def bench() -> None:
-    """Benchmarks: recall quality on LoCoMo and MADial, engine speed, scale."""
+    """Benchmarks: recall quality on LoCoMo and MADial, engine speed, scale, serving."""
 
 
 def _methods(value: str, known: tuple[str, ...]) -> list[str]:
@@ -135,6 +135,46 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
         echo("| " + " | ".join(
             f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "–"))
             for c in SCALE_COLUMNS) + " |")
+
+
+@bench.command("serve")
+@click.option("--store", "stores", multiple=True, default=("demo_store", "synthetic:10000"),
+              show_default=True, help="A store to serve a copy of (built with `akasha demo` "
+              "if missing), or synthetic:N (a synthetic store of N turns). Repeatable.")
+@click.option("--clients", default="1,4,8", show_default=True,
+              help="Comma-separated counts of MCP clients at once.")
+@click.option("--loops", default=40, show_default=True,
+              help="context → add_turn loops per client.")
+@click.option("--busy", default=0, show_default=True,
+              help="Processes kept busy on a core each beside the run (a competing load).")
+@click.option("--env", "envs", multiple=True, metavar="NAME=VALUE",
+              help="Extra environment of the server (e.g. AKASHA_TORCH_THREADS=1).")
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="Write the numbers as JSON here (and the tables as .md beside it).")
+def serve_bench(stores: tuple[str, ...], clients: str, loops: int, busy: int,
+                envs: tuple[str, ...], out: str | None) -> None:
+    """Many agents on one served memory: 1, 4, 8 MCP clients following conversations
+    (context → add_turn) at once; loops/s, p50/p99 per tool, the first call of a session,
+    the time split of each call, server RSS."""
+    import json
+
+    from ..bench.serve import markdown, run_serve
+
+    env = dict(e.split("=", 1) for e in envs)
+    counts = [int(x) for x in clients.split(",") if x.strip()]
+    command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    results, md = [], []
+    for store in stores:
+        r = run_serve(store, clients=counts, loops=loops, busy=busy, env=env)
+        results.append(r)
+        md.append(markdown(r, command))
+        echo(md[-1])
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps({"command": command, "runs": results}, indent=2,
+                                        ensure_ascii=False) + "\n", "utf-8")
+        Path(out).with_suffix(".md").write_text("\n".join(md), "utf-8")
+        echo(f"wrote {out}")
 
 
 COMMANDS: list[click.Command] = [bench]

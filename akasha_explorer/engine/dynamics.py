@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["bounded_add", "edge_eff", "long_term", "resource_eff", "strength_eff"]
+__all__ = ["bounded_add", "edge_eff", "long_term", "prunable_edges", "resource_eff",
+           "strength_eff"]
 
 Float = NDArray[np.float64] | float
 
@@ -50,6 +51,25 @@ def edge_eff(w: ArrayLike, last_ts: ArrayLike, now: ArrayLike, tau: float) -> Fl
     True
     """
     return np.asarray(w, dtype=np.float64) * np.exp(-_dt(now, last_ts) / tau)
+
+
+def prunable_edges(w: ArrayLike, last_ts: ArrayLike, alive: ArrayLike, now: float,
+                   tau: float, below: float) -> NDArray[np.int64]:
+    """SPEC §3 **[ours]**, v2: the live edges whose ``w_eff`` at ``now`` is below ``below``
+    (``EDGE_PRUNE_BELOW``; 0 prunes nothing) — dropped at a checkpoint. ``w_eff`` only
+    decays while an edge is not used, so an edge below it at ``now`` stays below it.
+
+    >>> day = 86400.0
+    >>> prunable_edges([0.12, 0.12, 1.0], [0.0, 60 * day, 0.0], [True, True, True],
+    ...                now=70 * day, tau=14 * day, below=1e-3).tolist()
+    [0]
+    >>> prunable_edges([0.12], [0.0], [True], now=1e9, tau=14 * day, below=0.0).tolist()
+    []
+    """
+    if below <= 0:
+        return np.zeros(0, np.int64)
+    weff = np.asarray(edge_eff(w, last_ts, now, tau))
+    return np.flatnonzero(np.asarray(alive, bool) & (weff < below)).astype(np.int64)
 
 
 def strength_eff(strength: ArrayLike, strength_ts: ArrayLike, now: ArrayLike, tau: float) -> Float:

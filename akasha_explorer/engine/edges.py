@@ -314,6 +314,28 @@ class EdgeStore:
         self._fan[s] -= 1
         self._fan[d] -= 1
 
+    def prune(self, e: int) -> None:
+        """Remove edge ``e`` (by id) but keep it in its ends' :meth:`fan` — a pruned edge
+        (SPEC §3, v2) was invisible to recall except through the fan counts, which stay as
+        they were (a pair linked again later counts once more).
+
+        >>> es = EdgeStore(); e = es.upsert(0, 1, w=1e-9, last_ts=0.0, co_count=4)
+        >>> es.prune(e); es.n_alive(), es.find(0, 1), es.fan_of([0, 1]).tolist()
+        (0, -1, [1, 1])
+        """
+        if self._alive[e]:
+            self._kill(e)
+            self._fan[self._src[e]] += 1
+            self._fan[self._dst[e]] += 1
+
+    def add_fan(self, rows: ArrayLike, counts: ArrayLike) -> None:
+        """Count ``counts`` more edges in the fan of each of ``rows`` (the pruned edges a
+        store records, added on open)."""
+        rs = np.asarray(rows, np.int64).ravel()
+        if rs.size:
+            self._room(0, int(rs.max()) + 1)
+            np.add.at(self._fan, rs, np.asarray(counts, np.int64).ravel())
+
     def drop_node(self, i: int) -> list[int]:
         """Remove every edge touching node ``i`` (forget); returns the removed edge ids."""
         gone = sorted({*self.out_edges(i).tolist(), *self.in_edges(i).tolist()})

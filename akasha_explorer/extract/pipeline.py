@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._timing import phase
 from ..graphdb import extraction as gx
 from ..graphdb import logs
 from ..graphdb.extraction import EPISODE_COLS
@@ -100,7 +101,7 @@ def extract_after_ingest(store: Store, node_uids: Sequence[str]) -> None:
     ``extract_pending`` mark the ingest left (a crash leaves the mark, not half of it)."""
     if node_uids and store.settings.EXTRACT:
         g = store.graph
-        with g.transaction():
+        with phase("extract"), g.transaction():
             extract_nodes(store, node_uids, store.extractor)
             g.meta_set(EXTRACT_PENDING_KEY, "")
 

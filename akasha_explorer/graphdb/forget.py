@@ -64,6 +64,7 @@ def delete_nodes(g: GraphDB, *, uids: Sequence[str], triples: Sequence[str],
         "MATCH (t:Turn)-[e:COACT]-() WHERE t.uid IN $n RETURN count(e) AS c", {"n": list(uids)}
     )[0]["c"])
     g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": list(uids)})
+    g.execute("MATCH (p:CoactPruned) WHERE p.uid IN $n DELETE p", {"n": list(uids)})
     g.unwind("MERGE (f:Forgotten {uid: r.u}) SET f.ts = r.t",
              [{"u": u, "t": when} for u in msg_uids])
     g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)

@@ -52,6 +52,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free, fsync_dir
+from .._timing import phase
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -396,7 +397,8 @@ class GraphDB:
             if self._redo:
                 seq = int(self.meta_get(TX_SEQ, "0") or 0) + 1
                 self.meta_set(TX_SEQ, str(seq))
-                self._write_redo(seq)
+                with phase("kuzu_commit"):
+                    self._write_redo(seq)
             self._need()  # the COMMIT and CHECKPOINT write it all once more
         except BaseException:
             self._in_tx = False
@@ -406,10 +408,11 @@ class GraphDB:
             raise
         self._in_tx = False
         redo, self._redo = self._redo, []
-        self._conn.execute("COMMIT")
-        self._conn.execute("CHECKPOINT")
-        if redo:
-            shutil.rmtree(self.redo_path, ignore_errors=True)
+        with phase("kuzu_commit"):
+            self._conn.execute("COMMIT")
+            self._conn.execute("CHECKPOINT")
+            if redo:
+                shutil.rmtree(self.redo_path, ignore_errors=True)
 
     # -- redo (see the module docstring) ----------------------------------------------------
     @property

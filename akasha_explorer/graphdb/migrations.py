@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, list[str]] = {
     # 2: Triple.slot — what a value is *of*, so a new value supersedes the old (SPEC §6)
@@ -20,4 +20,7 @@ MIGRATIONS: dict[int, list[str]] = {
     # 4: Label — labelled queries, the store's own recall test set (issue 16)
     3: ["CREATE NODE TABLE Label(uid STRING PRIMARY KEY, query STRING, node STRING, "
         "relevant BOOLEAN, ts DOUBLE, by STRING)"],
+    # 5: CoactPruned — a turn's co-activations on the COACT edges pruned at checkpoints,
+    #    and how many edges (they still count in its fan; SPEC §3, v2; issue 28)
+    4: ["CREATE NODE TABLE CoactPruned(uid STRING PRIMARY KEY, co_count INT64, edges INT64)"],
 }

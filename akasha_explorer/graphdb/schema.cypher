@@ -1,4 +1,4 @@
-// akasha_explorer graph schema — version 4 (graphdb/migrations.py moves older stores here).
+// akasha_explorer graph schema — version 5 (graphdb/migrations.py moves older stores here).
 // Raw messages live in LanceDB only; Kuzu holds pointers, structure, state and the short
 // surfaces and quotes extraction reads out of them (forget purges those too, SPEC §6).
 // Times are DOUBLE seconds since the Unix epoch (UTC).
@@ -14,6 +14,7 @@ CREATE NODE TABLE QueryLog(uid STRING PRIMARY KEY, ts DOUBLE, query STRING, sess
 CREATE NODE TABLE Forgotten(uid STRING PRIMARY KEY, ts DOUBLE);
 CREATE NODE TABLE AuditLog(uid STRING PRIMARY KEY, ts DOUBLE, actor STRING, action STRING, target STRING, why STRING, before STRING, after STRING, undone BOOLEAN);
 CREATE NODE TABLE Label(uid STRING PRIMARY KEY, query STRING, node STRING, relevant BOOLEAN, ts DOUBLE, by STRING);
+CREATE NODE TABLE CoactPruned(uid STRING PRIMARY KEY, co_count INT64, edges INT64);
 CREATE REL TABLE NEXT(FROM Turn TO Turn);
 CREATE REL TABLE IN_SESSION(FROM Turn TO Session);
 CREATE REL TABLE COACT(FROM Turn TO Turn, weight DOUBLE, last_ts DOUBLE, co_count INT64);

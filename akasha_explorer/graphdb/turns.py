@@ -77,6 +77,28 @@ def add_coact(g: GraphDB, edges: pa.Table) -> None:
     g.copy("COACT", edges)
 
 
+def add_pruned_coactivations(g: GraphDB, rows: pa.Table) -> None:
+    """Add to each turn ``u``'s pruned totals (columns ``u``, one row per turn; ``c``: the
+    co-activations its pruned COACT edges had counted; ``n``: how many edges)."""
+    g.load_from("MERGE (p:CoactPruned {uid: u}) ON CREATE SET p.co_count = c, p.edges = n "
+                "ON MATCH SET p.co_count = p.co_count + c, p.edges = p.edges + n", rows)
+
+
+def pruned_fans(g: GraphDB) -> dict[str, int]:
+    """Turn uid -> how many of its COACT edges were pruned (they still count in its fan)."""
+    return {r["u"]: int(r["n"]) for r in g.rows(
+        "MATCH (p:CoactPruned) RETURN p.uid AS u, p.edges AS n")}
+
+
+def pruned_coactivations(g: GraphDB, uids: Sequence[str] | None = None) -> dict[str, int]:
+    """Turn uid -> co-activations its pruned COACT edges had counted (every turn that has
+    some, or only ``uids``)."""
+    where = "" if uids is None else " WHERE p.uid IN $u"
+    return {r["u"]: int(r["c"]) for r in g.rows(
+        f"MATCH (p:CoactPruned){where} RETURN p.uid AS u, p.co_count AS c",
+        {} if uids is None else {"u": list(uids)})}
+
+
 def rewrite_coact(g: GraphDB, edges: pa.Table) -> None:
     """Make the COACT table hold exactly ``edges`` (columns as :func:`add_coact`; ~2.5 s
     for 3M edges)."""

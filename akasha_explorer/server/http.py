@@ -40,6 +40,7 @@ from . import codec
 from .guard import GuardPolicy, RequestGuard, is_loopback
 from .mcp_tools import build_mcp
 from .service import Caller, MemoryService
+from .timings import TimingMiddleware, middleware_path
 
 __all__ = ["DEFAULT_PORT", "build_app", "is_loopback", "parse_tokens", "serve"]
 
@@ -160,6 +161,9 @@ def build_app(service: MemoryService, policy: GuardPolicy) -> Any:
     app.add_route("/api/events", events, methods=["GET"])
     app.add_route("/", index, methods=["GET"])
     app.add_middleware(RequestGuard, policy=policy)
+    timings = middleware_path()
+    if timings:
+        app.add_middleware(TimingMiddleware, path=timings)
     return app
 
 
@@ -186,6 +190,7 @@ def serve(store: str | Path, *, host: str = "127.0.0.1", port: int = DEFAULT_POR
                               tokens=tokens)
     service = MemoryService(store, checkpoint_seconds=checkpoint_seconds)
     try:
+        threading.Thread(target=service.warm, name="akasha-warm", daemon=True).start()
         if http:
             import uvicorn
 

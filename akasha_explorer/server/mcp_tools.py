@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -38,9 +39,11 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from .._timing import phase, record
 from ..errors import AkashaError
 from . import wire
 from .service import Caller, MemoryService
+from .timings import timed_request
 
 __all__ = ["TOOLS", "build_mcp"]
 
@@ -84,7 +87,8 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with phase("rest"):
+                return fn(*args, **kwargs)
         except AkashaError as e:
             raise ToolError(str(e)) from e
         except Exception as e:
@@ -105,14 +109,39 @@ class _StrictMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None) -> Any:
+        rec = _timing_record(context)
+        if rec is None:
+            return await self._call_tool(name, arguments, context)
+        rec["tool"] = name
+        t0 = time.perf_counter()
+        try:
+            with record(rec):
+                return await self._call_tool(name, arguments, context)
+        finally:
+            rec["call"] = time.perf_counter() - t0
+            rec["sdk_call"] = rec["call"] - sum(v for k, v in rec.items()
+                                                if k not in ("tool", "call"))
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any],
+                         context: Context[Any, Any] | None) -> Any:
         fn = self.signatures.get(name)
         if fn is not None:
             try:
-                wire.bind(name, fn, [], dict(arguments or {}), principal="local",
-                          skip=("ctx",))
+                with phase("validate"):
+                    wire.bind(name, fn, [], dict(arguments or {}), principal="local",
+                              skip=("ctx",))
             except AkashaError as e:
                 raise ToolError(str(e)) from e
         return await super().call_tool(name, arguments, context)
+
+
+def _timing_record(context: Context[Any, Any] | None) -> dict[str, Any] | None:
+    """The timing record of the HTTP request behind a tool call (:mod:`.timings`)."""
+    try:
+        rc = context.request_context if context is not None else None
+    except ValueError:
+        return None
+    return timed_request(getattr(rc, "request", None))
 
 
 def build_mcp(service: MemoryService) -> MCPServer:

@@ -28,6 +28,8 @@ it names, still valid after a forget), is safe to retry (``turn_id``: a retry re
 first result instead of storing the turn twice), never echoes its input back, and embeds its
 texts before taking the store (:meth:`Store.prepare_turn
 <akasha_explorer.store.Store.prepare_turn>`): a long text does not hold up other callers.
+Turns that wait for the store together are written together (:mod:`.turns`: one ingest,
+one journal fsync, answered once durable).
 
 Every write bumps :attr:`MemoryService.version`, so a panel can wait for a change
 (:meth:`wait`). The journal is checkpointed into Kuzu on the service's own schedule (every
@@ -49,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._timing import phase
 from ..brief.context import ContextBlock
 from ..config import Settings
 from ..engine.trace import RecallTrace
@@ -58,6 +61,7 @@ from ..protocol import NeighbourhoodAPI
 from ..served import served
 from . import wire
 from .codec import TraceRef
+from .turns import PendingTurn, TurnWriter
 from .wire import MAX_TURN_CHARS
 
 __all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "SERVED", "Caller", "ClientState",
@@ -188,6 +192,7 @@ class MemoryService:
         self._closed = False
         self._stop = threading.Event()
         self._checkpoints = 0
+        self._turns = TurnWriter(self.mem, lambda fn: self._run(fn, writes=True))
         self._timer = threading.Thread(target=self._checkpoint_loop, args=(checkpoint_seconds,),
                                        name="akasha-checkpoint", daemon=True)
         self._timer.start()
@@ -203,6 +208,21 @@ class MemoryService:
             self.mem.close()
             self._changed.notify_all()
 
+    def warm(self) -> None:
+        """Load what the first call would otherwise wait for — the model, the tokenizers,
+        the engine's code paths — with a recall that logs nothing. A server runs it in a
+        thread as it starts: it answers at once, and a call that comes before the warm-up
+        is done waits for the model (not for each session: this happens once)."""
+        try:
+            with self.lock:
+                if self._closed:
+                    return
+                if self.mem.store.mirror.nodes.alive.any():
+                    self.mem.recall("warm up 预热", log=False).context(None)
+            self._prepare("warm up: 今天我们去公园散步了", None, time.time())
+        except Exception:   # a warm-up is never worth a failed start
+            log.exception("warming up %s failed (the first call will be slower)", self.path)
+
     def _checkpoint_loop(self, every: float) -> None:
         while not self._stop.wait(every):
             with self.lock:
@@ -215,7 +235,9 @@ class MemoryService:
                     log.warning("scheduled checkpoint of %s failed: %s", self.path, e)
 
     def _run(self, fn: Callable[[], Any], *, writes: bool) -> Any:
-        with self.lock:
+        with phase("lock_wait"):
+            self.lock.acquire()
+        try:
             if self._closed:
                 raise AkashaError(f"the server of {self.path} is shutting down; reconnect later")
             result = fn()
@@ -223,6 +245,8 @@ class MemoryService:
                 self.version += 1
                 self._changed.notify_all()
             return result
+        finally:
+            self.lock.release()
 
     def wait(self, since: int, timeout: float = 25.0) -> int:
         """Block until :attr:`version` is past ``since`` (or ``timeout`` seconds pass);
@@ -417,32 +441,16 @@ class MemoryService:
         trace) or a recall of ``user`` made now. Returns the node, the trace written back
         and whether this was a retry: a ``turn_id`` the session already holds (stored by
         this server or, before a restart, another) returns that node, no trace, True."""
-        if user is None and assistant is None:
-            raise InvalidInput("add_turn needs user or assistant text")
-        if user is not None:
-            _text(user, "user", limit=MAX_TURN_CHARS, empty=True)
-        if assistant is not None:
-            _text(assistant, "assistant", limit=MAX_TURN_CHARS, empty=True)
-        _text(session, "session", limit=256)
-        if turn_id is not None:
-            _text(turn_id, "turn_id", limit=256)
-        when = _time(ts, "ts")
+        with phase("validate"):
+            when = _check_turn(user, assistant, session, ts, turn_id)
         st = self.state(caller)
         if turn_id is not None and (session, turn_id) in st.turns:
             return st.turns[(session, turn_id)]["node"], None, True
         stamp = when if when is not None else time.time()
         self._prepare(user, assistant, stamp)
-
-        def run() -> tuple[str, RecallTrace | None, bool]:
-            done = None if turn_id is None else self.mem.store.turn_with_id(session, turn_id)
-            if done is not None:
-                return done, None, True
-            node, used = self.mem.add_turn(user, assistant, session=session, ts=stamp,
-                                           recall=recall, reinforce=reinforce,
-                                           turn_id=turn_id, by=caller.principal)
-            return node, used, False
-
-        node, used, retried = self._run(run, writes=True)
+        node, used, retried = self._turns.write(PendingTurn(
+            user, assistant, session, stamp, recall=recall, reinforce=reinforce,
+            turn_id=turn_id, by=caller.principal))
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
         return node, used, retried
@@ -453,7 +461,8 @@ class MemoryService:
         self.mem.store.prepare_turn(user, assistant, when=when)
         if self.mem.settings.EXTRACT and self.mem.store.extractor is None:
             from ..extract.rules import prepare
-            prepare([t for t in (user, assistant) if t is not None])
+            with phase("extract"):
+                prepare([t for t in (user, assistant) if t is not None])
 
     # -- the agent tools (MCP) --------------------------------------------------------------
     def _excerpt(self, uid: str, trace: Any, limit: int = 240) -> str:
@@ -505,8 +514,10 @@ class MemoryService:
         st = self.state(caller)
 
         def run() -> dict[str, Any]:
-            trace = self.mem.recall(query, now=when, session=session)
-            block = trace.context(budget_tokens, tz=tz)
+            with phase("recall"):
+                trace = self.mem.recall(query, now=when, session=session)
+            with phase("brief"):
+                block = trace.context(budget_tokens, tz=tz)
             cid = st.keep(st.blocks, block)
             rid = self._keep_trace(st, trace)
             st.latest_block = block
@@ -644,6 +655,21 @@ class MemoryService:
             return s
 
         return self._run(run, writes=False)
+
+
+def _check_turn(user: str | None, assistant: str | None, session: str, ts: float | None,
+                turn_id: str | None) -> float | None:
+    """:meth:`MemoryService.add_turn`'s checks of its arguments; returns ``ts`` checked."""
+    if user is None and assistant is None:
+        raise InvalidInput("add_turn needs user or assistant text")
+    if user is not None:
+        _text(user, "user", limit=MAX_TURN_CHARS, empty=True)
+    if assistant is not None:
+        _text(assistant, "assistant", limit=MAX_TURN_CHARS, empty=True)
+    _text(session, "session", limit=256)
+    if turn_id is not None:
+        _text(turn_id, "turn_id", limit=256)
+    return _time(ts, "ts")
 
 
 def _hood_signature(*, now: float | None = None,

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._fs import disk_full, fsync_dir, os_error
+from .._timing import phase
 from ..errors import DiskFull
 
 __all__ = ["Journal"]
@@ -148,7 +149,8 @@ class Journal:
             while done < len(data):  # a write may take only part of the record
                 done += os.pwrite(fd, data[done:], start + done)
             if self.fsync if sync is None else sync:
-                os.fdatasync(fd)
+                with phase("journal_fsync"):
+                    os.fdatasync(fd)
         except OSError as e:  # all or nothing: zero what this record wrote, then say so
             with contextlib.suppress(OSError):
                 size = os.fstat(fd).st_size

@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from ..engine._codec import dumps  # the query log's compact JSON (one definition)
 from ..engine.bm25 import Postings
+from ..engine.dynamics import prunable_edges
 from ..engine.growth import grow
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
@@ -82,6 +83,8 @@ class Mirror:
         self.dropped_edges: dict[tuple[str, str], None] = {}
         """COACT edges (src uid, dst uid) removed from the mirror, to delete from Kuzu."""
         self.pending_queries: list[dict[str, Any]] = []
+        self.last_pruned = 0
+        """Edges the last checkpoint pruned (SPEC §3, v2)."""
         self.committed_queries: set[str] = set()
         """Query-log rows written back whose row Kuzu already holds (marked at the next
         checkpoint; a row still pending is marked in place)."""
@@ -94,6 +97,10 @@ class Mirror:
         """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
         given: :mod:`.edgecache`), then re-apply the journal tail."""
         load_mirror(self, graph, vectors, journal, cached=cached_edges)
+        fans = gt.pruned_fans(graph)   # pruned edges still count in fan (SPEC §3)
+        rows = [(i, n) for u, n in fans.items() if (i := self.nodes.index.get(u)) is not None]
+        if rows:
+            self.edges.add_fan([i for i, _ in rows], [n for _, n in rows])
 
     def set_loaded_edges(self, edges: EdgeStore) -> None:
         """Take ``edges``, every one of them as Kuzu holds it (the load)."""
@@ -337,9 +344,15 @@ class Mirror:
         self.pending_queries.append(row)
 
     # -- checkpoint ----------------------------------------------------------------------------
-    def checkpoint(self, graph: GraphDB, journal: Journal) -> dict[str, float]:
-        """Fold dirty state into Kuzu in bulk, then truncate the journal. Returns counts."""
+    def checkpoint(self, graph: GraphDB, journal: Journal, *, prune_below: float = 0.0,
+                   tau: float = 1.0) -> dict[str, float]:
+        """Fold dirty state into Kuzu in bulk, then truncate the journal. Returns counts.
+        ``prune_below`` > 0 (v2's ``EDGE_PRUNE_BELOW``, ``tau`` its ``EDGE_TAU``): first
+        drop the edges whose ``w_eff`` at the store's time (its newest message or commit)
+        decayed below it, their ``co_count`` added to both end points' pruned totals in
+        the same transaction (SPEC §3)."""
         t0 = time.perf_counter()
+        pruned = self._prune(prune_below, tau)
         nd, ed = self.nodes, self.edges
         if self._edge_in_kuzu.shape[0] < ed.count:
             grown = np.zeros(ed.count, bool)
@@ -349,7 +362,7 @@ class Mirror:
         dirty = dirty[ed.alive[dirty]] if dirty.size else dirty
         in_kuzu = self._edge_in_kuzu[dirty] if dirty.size else np.zeros(0, bool)
         n_kuzu = int(self._edge_in_kuzu[: ed.count].sum())
-        rewrite = rewrite_edges(int(in_kuzu.sum()), n_kuzu)
+        rewrite = rewrite_edges(int(in_kuzu.sum()) + len(self.dropped_edges), n_kuzu)
         queries, self.pending_queries = self.pending_queries, []
         marks, self.committed_queries = self.committed_queries, set()
         uid = pa.array(nd.uid, pa.string())
@@ -371,6 +384,8 @@ class Mirror:
                 "st": nd.strength_ts[rows], "r": nd.resource[rows], "rt": nd.resource_ts[rows],
                 "c": nd.recall_count[rows], "p": nd.replayed[rows]}))
             add_queries(graph, queries)
+            if pruned is not None and pruned.num_rows:
+                gt.add_pruned_coactivations(graph, pruned)
             for q in sorted(marks):
                 mark_query_committed(graph, q)
             graph.meta_set("journal_seq", str(journal.seq))
@@ -380,7 +395,7 @@ class Mirror:
             self._edge_in_kuzu[: ed.count] = ed.alive
         stats = {"edges": float(dirty.size), "nodes": float(len(self.dirty_nodes)),
                  "queries": float(len(queries)), "rewrite": float(rewrite),
-                 "seconds": time.perf_counter() - t0}
+                 "pruned": float(self.last_pruned), "seconds": time.perf_counter() - t0}
         self.dirty_edges.clear()
         self.dirty_nodes.clear()
         self.dropped_edges.clear()
@@ -390,6 +405,43 @@ class Mirror:
             # at 100k nodes a COACT rewrite left RSS 450 MB higher, 100 MB after this
             release_freed_memory()
         return stats
+
+    def store_time(self) -> float:
+        """The newest time the mirror holds: its newest node or edge (0.0 when empty)."""
+        nd, ed = self.nodes, self.edges
+        a = nd.ts[nd.alive] if nd.n else np.zeros(0)
+        b = ed.last_ts[ed.alive] if ed.count else np.zeros(0)
+        return float(max(a.max(initial=0.0), b.max(initial=0.0)))
+
+    def _prune(self, below: float, tau: float) -> pa.Table | None:
+        """Drop the edges :func:`~akasha_explorer.engine.dynamics.prunable_edges` names at
+        :meth:`store_time`; returns the pruned co-activations per end point (``u``,
+        ``c``) for Kuzu, None when nothing was pruned."""
+        ed = self.edges
+        self.last_pruned = 0
+        if below <= 0 or not ed.count:
+            return None
+        ids = prunable_edges(ed.w, ed.last_ts, ed.alive, self.store_time(), tau, below)
+        if not ids.size:
+            return None
+        src, dst, co = ed.src[ids].copy(), ed.dst[ids].copy(), ed.co_count[ids].copy()
+        known = self._edge_in_kuzu
+        uid = self.nodes.uid
+        for e, s, d in zip(ids.tolist(), src.tolist(), dst.tolist(), strict=True):
+            ed.prune(e)
+            if e < known.shape[0] and known[e]:   # deleted from Kuzu by this checkpoint
+                self.dropped_edges[(uid[s], uid[d])] = None
+                known[e] = False
+        self.dirty_edges.discard(ids)
+        self.last_pruned = int(ids.size)
+        rows = np.concatenate([src, dst])
+        total = np.bincount(rows, weights=np.concatenate([co, co]).astype(np.float64),
+                            minlength=self.nodes.n)
+        edges = np.bincount(rows, minlength=self.nodes.n)
+        keep = np.flatnonzero(edges > 0)
+        return pa.table({"u": pa.array([uid[i] for i in keep.tolist()], pa.string()),
+                         "c": pa.array(total[keep].astype(np.int64), pa.int64()),
+                         "n": pa.array(edges[keep].astype(np.int64), pa.int64())})
 
     def _edge_table(self, ids: np.ndarray, uid: pa.Array) -> pa.Table:
         ed = self.edges

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from .._timing import phase
 from ..config import Settings, time_zone
 from ..embed import Embedder, make_embedder
 from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
@@ -73,10 +74,12 @@ from .recalled import RecallRecords
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["QUERY_VECTORS", "Store"]
+__all__ = ["PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
 
 QUERY_VECTORS = 256
 """How many query vectors a store keeps (:meth:`Store.embed_query`)."""
+PREPARED_VECTORS = 256
+"""How many message vectors :meth:`Store.prepare_turn` keeps waiting for their ingest."""
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +110,7 @@ class Store:
         self._embedder = embedder
         self._journaled = False  # inside a journaled() block (the outermost reloads)
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
-        self._batch_vecs: dict[tuple[str, ...], np.ndarray] = {}  # prepare_turn's batches
+        self._text_vecs: dict[str, np.ndarray] = {}  # index text -> vector (prepare_turn)
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
         self.anchor_channel = AnchorChannel()
         """Anchors as a recall channel (aliases, mentions), kept until they change."""
@@ -282,8 +285,11 @@ class Store:
         self.check_write()
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
-            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "seconds": 0.0}
-        return self.mirror.checkpoint(self.graph, self.journal)
+            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
+                    "seconds": 0.0}
+        s = self.settings
+        return self.mirror.checkpoint(self.graph, self.journal, prune_below=s.EDGE_PRUNE_BELOW,
+                                      tau=s.EDGE_TAU)
 
     def checkpoint_or_defer(self) -> None:
         """A checkpoint that may wait: the journal holds every acknowledged change, so a
@@ -362,18 +368,23 @@ class Store:
                               settings=self.settings, reinforce=reinforce)
 
     def commit(self, trace: RecallTrace, current_node: str, *,
-               reinforce: bool = False, by: str = "user") -> WritebackPlan:
+               reinforce: bool = False, by: str = "user",
+               sync: bool | None = None) -> WritebackPlan:
         """Write ``trace`` back with ``current_node`` as current: the plan is applied to the
         mirror and appended to the journal in one record (all or nothing) that also marks
         the trace's query-log row committed, and a checkpoint run every
         ``CHECKPOINT_EVERY`` commits. A recall is written back once: a second commit of the
         same trace — or of any trace naming the same query-log row — is refused. ``by`` is
-        kept with the recall's record (:meth:`logged_recall`)."""
+        kept with the recall's record (:meth:`logged_recall`). ``sync=False``: the journal
+        is not fsync'ed — the caller calls ``journal.sync()`` before it says the commit is
+        done (several commits, one fsync: a server's group commit)."""
         self.check_write()
         self.check_commit(trace)
-        plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
+        with phase("commit"):
+            plan = self.plan_writeback(trace, current_node, reinforce=reinforce)
         try:
-            self.write_plan(plan, query=trace.log_uid)
+            with phase("commit"):
+                self.write_plan(plan, query=trace.log_uid, sync=sync)
         except BaseException:
             trace.writeback = None  # not committed: it can be committed again
             raise
@@ -463,7 +474,8 @@ class Store:
         with self._vec_lock:
             v = self._query_vecs.pop(text, None)
         if v is None:
-            v = self.embedder.encode([text])[0]
+            with phase("embed"):
+                v = self.embedder.encode([text])[0]
             v.setflags(write=False)
         with self._vec_lock:
             while len(self._query_vecs) >= QUERY_VECTORS:
@@ -473,13 +485,22 @@ class Store:
 
     def embed_batch(self, texts: Sequence[str], *, batch_size: int = 64,
                     progress: bool = False) -> np.ndarray:
-        """The vectors of an ingest batch's index texts: the ones :meth:`prepare_turn`
-        computed for exactly these texts (taken once), else the model's, in one call."""
+        """The vectors of an ingest batch's index texts: those :meth:`prepare_turn`
+        computed (each taken once: several turns written together find theirs), the rest
+        from the model in one call."""
         with self._vec_lock:
-            ready = self._batch_vecs.pop(tuple(texts), None)
-        if ready is not None:
-            return ready
-        return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+            ready = [self._text_vecs.pop(t, None) for t in texts] if self._text_vecs \
+                else [None] * len(texts)
+        todo = [i for i, v in enumerate(ready) if v is None]
+        if len(todo) == len(texts):
+            with phase("embed"):
+                return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
+        if todo:
+            with phase("embed"):
+                vecs = self.embedder.encode([texts[i] for i in todo], batch_size=batch_size)
+            for i, v in zip(todo, vecs, strict=True):
+                ready[i] = v
+        return np.stack([np.asarray(v) for v in ready])
 
     def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
         """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
@@ -497,11 +518,12 @@ class Store:
         texts = tuple(index_text(m, s) for m in raws)
         if user is not None:
             self.embed_query(user)
-        vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
+        with phase("embed"):
+            vecs = self.embedder.encode(list(texts), batch_size=s.EMBED_BATCH)
         with self._vec_lock:
-            self._batch_vecs[texts] = vecs
-            while len(self._batch_vecs) > 32:
-                self._batch_vecs.pop(next(iter(self._batch_vecs)))
+            self._text_vecs.update(zip(texts, vecs, strict=True))
+            while len(self._text_vecs) > PREPARED_VECTORS:
+                self._text_vecs.pop(next(iter(self._text_vecs)))
 
     def check_commit(self, trace: RecallTrace) -> None:
         """Raise unless ``trace`` can be written back now: not committed yet, and every
@@ -519,10 +541,29 @@ class Store:
             raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
                                f"was made ({gone[0]!r}: forgotten?); recall again")
 
+    def session_tails(self, sessions: Sequence[str]) -> dict[str, tuple[int, dict[str, str]]]:
+        """For each of ``sessions``: the seq its next message gets (:meth:`next_seq`) and its
+        live nodes by the ``turn_id`` their first message carries (:meth:`turn_with_id`) —
+        for many sessions in one read."""
+        out: dict[str, tuple[int, dict[str, str]]] = {s: (0, {}) for s in sessions}
+        if not sessions:
+            return out
+        with phase("lookup"):
+            rows = vq.messages_of_sessions(self.vectors, sorted(set(sessions)),
+                                           ["session", "seq", "node", "ext_id"]).to_pydict()
+        for s, q, node, ext in zip(rows["session"], rows["seq"], rows["node"], rows["ext_id"],
+                                   strict=True):
+            seq, ids = out[s]
+            if ext is not None and ext not in ids and self.has_node(node):
+                ids[ext] = str(node)
+            out[s] = (max(seq, int(q) + 1), ids)
+        return out
+
     def turn_with_id(self, session: str, turn_id: str) -> str | None:
         """The live node of ``session`` whose first message carries the caller's id
         ``turn_id`` (``add_turn``'s retry key), or None."""
-        rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
+        with phase("lookup"):
+            rows = vq.messages_of_session(self.vectors, session, ["node", "ext_id"]).to_pydict()
         for node, ext in zip(rows["node"], rows["ext_id"], strict=True):
             if ext == turn_id and self.has_node(node):
                 return str(node)
@@ -576,7 +617,8 @@ class Store:
 
     def next_seq(self, session: str) -> int:
         """The seq a new message of ``session`` gets (one past the highest stored)."""
-        rows = vq.message_seqs(self.vectors, session)
+        with phase("lookup"):
+            rows = vq.message_seqs(self.vectors, session)
         return (max(rows) + 1) if rows else 0
 
     def sessions(self) -> list[SessionInfo]:
@@ -679,11 +721,13 @@ class Store:
             vq.delete_messages(self.vectors, orphans, batch=len(orphans))  # one delete each
             vq.delete_turns(self.vectors, nodes, batch=max(1, len(nodes)))
             self.mirror.orphan_messages = []
-        vq.add_messages(self.vectors, messages)
-        vq.add_turns(self.vectors, turns)
+        with phase("lance"):
+            vq.add_messages(self.vectors, messages)
+            vq.add_turns(self.vectors, turns)
         pending = (json.dumps(graph_batch["Turn"].column("uid").to_pylist(), ensure_ascii=False,
                               separators=(",", ":")) if self.settings.EXTRACT else None)
-        gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
+        with phase("kuzu"):
+            gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
         if self._hashes is not None:
             self._hashes.update(zip(messages.column("uid").to_pylist(),
                                     messages.column("sha256").to_pylist(), strict=True))

@@ -68,6 +68,12 @@ def messages_of_session(v: VectorDB, session: str,
     return v.read("messages", columns=columns, where="session = " + sql_str(session))
 
 
+def messages_of_sessions(v: VectorDB, sessions: Sequence[str],
+                         columns: Sequence[str] | None = None) -> pa.Table:
+    """The messages of every session of ``sessions`` (one scan)."""
+    return v.read("messages", columns=columns, where=uids_filter("session", sessions))
+
+
 def message_seqs(v: VectorDB, session: str) -> list[int]:
     """The ``seq`` of every stored message of ``session``."""
     return messages_of_session(v, session, ["seq"]).column("seq").to_pylist()
