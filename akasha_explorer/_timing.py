@@ -2,14 +2,14 @@
 call is being timed, at the bottom of the package (it imports nothing of ours).
 
 A server that times its calls (``akasha serve`` with ``$AKASHA_TIMINGS`` naming a file, see
-:mod:`akasha_explorer.server.http`) opens a :func:`record` per request; code anywhere below
+:mod:`akasha_explorer.server.http`) opens a :func:`recording` per request; code anywhere below
 marks its parts with :func:`phase`. Phases nest and are **exclusive**: the time of an inner
 phase is taken out of the one around it, so a record's phases add up to the time they
 cover. Without an open record a phase costs one context-variable lookup.
 
 >>> import time
 >>> rec = {}
->>> with record(rec):
+>>> with recording(rec):
 ...     with phase("outer"):
 ...         with phase("inner"):
 ...             time.sleep(0.01)
@@ -26,7 +26,7 @@ import contextvars
 import time
 from collections.abc import Iterator
 
-__all__ = ["phase", "record"]
+__all__ = ["phase", "recording"]
 
 _current: contextvars.ContextVar[tuple[dict[str, float], list[float]] | None] = \
     contextvars.ContextVar("akasha_timing", default=None)
@@ -34,7 +34,7 @@ _current: contextvars.ContextVar[tuple[dict[str, float], list[float]] | None] = 
 
 
 @contextlib.contextmanager
-def record(rec: dict[str, float]) -> Iterator[dict[str, float]]:
+def recording(rec: dict[str, float]) -> Iterator[dict[str, float]]:
     """Time the phases run inside this block (this thread or context, and the worker
     threads it hands work to with its context) into ``rec`` (seconds per phase, added)."""
     token = _current.set((rec, []))

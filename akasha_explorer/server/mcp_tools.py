@@ -39,7 +39,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from .._timing import phase, record
+from .._timing import phase, recording
 from ..errors import AkashaError
 from . import wire
 from .service import Caller, MemoryService
@@ -115,7 +115,7 @@ class _StrictMCP(MCPServer):
         rec["tool"] = name
         t0 = time.perf_counter()
         try:
-            with record(rec):
+            with recording(rec):
                 return await self._call_tool(name, arguments, context)
         finally:
             rec["call"] = time.perf_counter() - t0

@@ -33,9 +33,9 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["ENV", "TimingMiddleware", "middleware_path", "timed_request"]
+__all__ = ["TIMINGS_ENV", "TimingMiddleware", "middleware_path", "timed_request"]
 
-ENV = "AKASHA_TIMINGS"
+TIMINGS_ENV = "AKASHA_TIMINGS"
 """Environment variable: the file the timed calls go to (one JSON line each)."""
 
 _KEY = "akasha_timing"
@@ -76,4 +76,4 @@ class TimingMiddleware:
 
 def middleware_path() -> str | None:
     """The file of ``$AKASHA_TIMINGS`` (None: calls are not timed)."""
-    return os.environ.get(ENV) or None
+    return os.environ.get(TIMINGS_ENV) or None
