@@ -769,13 +769,15 @@ class Store:
         i = n.index.get(uid) if isinstance(uid, str) else None
         if i is None:
             raise NotFound(f"no node {uid!r}; a node uid looks like 'session:seq'")
-        cos_node, cos_msg = n.cosines(np.asarray(trace.q, np.float32))
-        a = int(n.first_msg[i])
-        terms = sorted({t for j in range(a, a + int(n.n_msg[i]))
-                        for t in self.mirror.msg_terms[j]})
+        qv = np.asarray(trace.q, np.float32)
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        # this node's rows only, summed per row as NodeTable.cosines sums every row
+        cos_node = np.einsum("ij,j->i", n.vec[[i]], qv)[0]
+        cos_msg = np.einsum("ij,j->i", n.msg_vec[a:a + k], qv).max()
+        terms = sorted({t for j in range(a, a + k) for t in self.mirror.msg_terms[j]})
         return trace.why_not(uid, {"row": i, "ts": float(n.ts[i]), "alive": bool(n.alive[i]),
-                                   "cos_node": float(cos_node[i]),
-                                   "cos_msg": float(cos_msg[i]), "terms": terms})
+                                   "cos_node": float(cos_node), "cos_msg": float(cos_msg),
+                                   "terms": terms})
 
     def logged_recall(self, log_uid: str) -> RecallTrace:
         """The recall of query-log row ``log_uid`` as it was made and delivered (its
