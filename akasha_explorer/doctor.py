@@ -82,9 +82,9 @@ log = logging.getLogger(__name__)
 
 SEVERITIES = ("error", "leftover")
 _EXAMPLES = 5
-STALE = ("journal.tmp", "akasha.json.tmp", "akasha.creating", "graph.kuzu.rebuild",
-         "graph.kuzu.rebuild.wal", "graph.kuzu.rebuild.shadow", "graph.kuzu.rebuild.lock",
-         "graph.kuzu.rebuild.redo", "graph.kuzu.redo.tmp")
+STALE = ("journal.tmp", "akasha.json.tmp", "akasha.creating", "graph.kuzu.redo.tmp",
+         *(f"graph.kuzu.{scratch}{suffix}" for scratch in ("rebuild", "work")
+           for suffix in ("", ".wal", ".shadow", ".lock", ".redo")))
 """Files only an interrupted write leaves in a store folder."""
 
 

@@ -1,8 +1,9 @@
 """Forget purge under stress (extends ``test_forget.py``, reusing its checks): the
 forgotten text is in no file of the store folder *while the store is still open* (Kuzu's
-WAL included), and a forget killed with SIGKILL at seeded moments is finished by
-``akasha doctor --repair`` (or, when the kill came before anything was deleted, by
-forgetting again) — afterwards the text is in no file either. LanceDB compresses text, so
+WAL included), and a forget killed with SIGKILL — at a seeded moment, while its deletes
+run on the scratch copy, while the copy is rebuilt, at LanceDB's delete — is finished by
+``akasha doctor --repair`` (or, when the kill came before the rebuilt graph was swapped
+in, by forgetting again: the live graph never saw a delete) — afterwards the text is in no file either. LanceDB compresses text, so
 it is checked structurally (no version and no data file holds the rows); Kuzu byte-wise."""
 
 from __future__ import annotations
@@ -59,8 +60,12 @@ def test_a_killed_forget_is_finished_by_repair(zygote: Zygote, demo_store_templa
         shutil.copytree(demo_store_template, store)
         pid = zygote.start({"phase": "forget", "session": SESSION, "store": str(store),
                             "log": str(tmp_path / f"w{run}.log")})
-        if run % 2:
+        if run == 1:  # after the graph was swapped in: LanceDB's delete
             watch([store / "vectors" / "messages.lance" / "_versions"], timeout=30)
+        elif run == 2:  # the deletes run on the scratch copy: the live graph is untouched
+            watch([store / "graph.kuzu.work"], timeout=30)
+        elif run == 3:  # the copy being rebuilt into a fresh file
+            watch([store / "graph.kuzu.rebuild"], timeout=30)
         else:
             time.sleep(rng.uniform(0.3, 2.5))
         zygote.kill(pid)
@@ -83,3 +88,4 @@ def test_a_killed_forget_is_finished_by_repair(zygote: Zygote, demo_store_templa
             assert _files_with(store, t) == [], (run, outcome, t[:30])
         _lance_clean(store, uids)
     assert any(o == "repaired" for _, o, _ in outcomes), outcomes
+    assert any(o == "forgot again" and "stale_files" in k for _, o, k in outcomes), outcomes

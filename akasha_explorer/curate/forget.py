@@ -2,24 +2,29 @@
 it owns, so that the forgotten text's bytes are on no file of the store afterwards.
 
 Order: checkpoint (the journal is folded into Kuzu and truncated, so no later checkpoint or
-journal replay can bring a deleted edge or query back); delete from Kuzu in one transaction
-(turns with their COACT / NEXT / MENTIONS / IN_EPISODE edges, the triples and review items
-they own, anchors and aliases left without any mention; then every other row that *names*
-what was forgotten — query log, review items, audit entries, anchor notes, the saved
-context block — deleted or redacted, see :mod:`.redact`); mask the rows in the mirror;
-delete the LanceDB rows and compact with cleanup of every older version, rewriting a table
-whose compaction kept deleted rows in a data file (:meth:`VectorDB.optimize`, ``purge``:
-the speaker and every other column of a forgotten row leave the disk); finally **rebuild the Kuzu
-file** — Kuzu 0.11 keeps deleted strings in its pages (measured: after ``DELETE`` and
-``CHECKPOINT`` the bytes are still in ``graph.kuzu``), so the live rows are copied into a
-fresh database file that replaces the old one. One audit entry records that a forget
+journal replay can bring a deleted edge or query back); copy the graph file to a scratch
+file (``graph.kuzu.work``) and, *on the copy*, delete in one transaction (turns with their
+COACT / NEXT / MENTIONS / IN_EPISODE edges, the triples and review items they own, anchors
+and aliases left without any mention; then every other row that *names* what was forgotten
+— query log, review items, audit entries, anchor notes, the saved context block — deleted
+or redacted, see :mod:`.redact`); **rebuild** the copy's live rows into a fresh file that
+replaces the live graph atomically — Kuzu 0.11 keeps deleted strings in its pages
+(measured: after ``DELETE`` and ``CHECKPOINT`` the bytes are still in ``graph.kuzu``), and
+its WAL replay after a SIGKILL between a ``DETACH DELETE``'s commit and its checkpoint
+drops an unrelated node's IN_SESSION link (measured: a forget killed in that 100 ms window
+left ``session_links`` broken on another session's first turn), so the live file never
+sees a delete; then mask the rows in the mirror and delete the LanceDB rows, compacting
+with cleanup of every older version, rewriting a table whose compaction kept deleted rows
+in a data file (:meth:`VectorDB.optimize`, ``purge``: the speaker and every other column
+of a forgotten row leave the disk). One audit entry records that a forget
 happened, with ids and counts, never the text; the ``Forgotten`` table keeps the forgotten
 message ids (session + seq, no text) so that re-importing a source that still holds them —
 a cumulative ChatGPT export, say — skips them instead of bringing them back.
 
-A crash in the middle leaves Meta ``forget_pending`` set (and, if it came before the
-LanceDB delete, the messages as orphans of their deleted nodes); ``akasha doctor --repair``
-removes them and finishes the purge. The rebuilt file replaces the old one atomically.
+A crash before the swap leaves the live graph as it was (and the scratch files, which
+``akasha doctor --repair`` removes — forget again); a crash after it leaves Meta
+``forget_pending`` set (and, if it came before the LanceDB delete, the messages as orphans
+of their deleted nodes); ``akasha doctor --repair`` removes them and finishes the purge.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from ..graphdb import GraphDB
 from ..graphdb import anchors as ga
 from ..graphdb import forget as gf
 from ..graphdb import turns as gt
-from ..graphdb.dump import rebuild
+from ..graphdb import dump
 from ..vectors import queries as vq
 from .ops import log_entry
 from .redact import Forgotten, forgotten_nodes, scrub
@@ -71,28 +76,46 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
     cleared = store.recalls.clear()  # recalls as made quote texts and name nodes
     g = store.graph
     what, target = given[0]
+    uids: list[str] = []
     if what == "anchor":
-        counts = _forget_anchor(store, target)
+        if ga.anchor_row(g, target) is None:
+            raise NotFound(f"no anchor {target!r}; `akasha anchors STORE` lists them")
+    elif what == "session":
+        uids = gt.turns_of_session(g, target)
+        if not uids and not gt.session_exists(g, target):
+            raise NotFound(f"no session {target!r}; Memory.sessions() lists them")
     else:
-        if what == "session":
-            uids = gt.turns_of_session(g, target)
-            if not uids and not gt.session_exists(g, target):
-                raise NotFound(f"no session {target!r}; Memory.sessions() lists them")
+        store.row(target)
+        uids = [target]
+    live = store.graph
+    store.graph = dump.scratch_copy(live)  # the deletes never go through the live file's WAL
+    try:
+        if what == "anchor":
+            counts, msg_uids = _forget_anchor(store, target), []
         else:
-            store.row(target)
-            uids = [target]
-        counts = _forget_nodes(store, uids, session=target if what == "session" else None)
-    counts["recall_records"] = cleared
-    counts["audit"] = log_entry(g, action="forget", target=f"{what}:{target}", actor=by,
-                                why=why, before="", after=json.dumps(counts, sort_keys=True))
-    rebuild_graph(store)
+            counts, msg_uids = _forget_nodes(store, uids,
+                                             session=target if what == "session" else None)
+        counts["recall_records"] = cleared
+        counts["audit"] = log_entry(store.graph, action="forget", target=f"{what}:{target}",
+                                    actor=by, why=why, before="",
+                                    after=json.dumps(counts, sort_keys=True))
+    except BaseException:
+        dump.discard(store.graph)
+        store.graph = live
+        raise
+    store.graph = dump.rebuild(store.graph, replacing=live)  # swapped in whole, or not at all
+    if uids:
+        _drop_nodes(store, uids, msg_uids)
     store.graph.meta_set(PENDING_KEY, "")
     counts["seconds"] = round(time.perf_counter() - t0, 3)
     log.info("forgot %s %s: %s", what, target, counts)
     return counts
 
 
-def _forget_nodes(store: Store, uids: list[str], session: str | None) -> dict[str, Any]:
+def _forget_nodes(store: Store, uids: list[str], session: str | None
+                  ) -> tuple[dict[str, Any], list[str]]:
+    """The graph's part of forgetting nodes (on the scratch copy): returns counts and the
+    forgotten message ids."""
     g, nodes = store.graph, store.mirror.nodes
     rows = [nodes.index[u] for u in uids if u in nodes.index]
     msg_uids = [nodes.msg_uid[j] for i in rows
@@ -111,8 +134,16 @@ def _forget_nodes(store: Store, uids: list[str], session: str | None) -> dict[st
         counts.update(_prune_anchors(g, sorted(set(touched))))
         counts.update(scrub(store, replace(named, ids=named.ids | set(triples)
                                          | set(counts.pop("_gone")))))
+    return counts, msg_uids
+
+
+def _drop_nodes(store: Store, uids: list[str], msg_uids: list[str]) -> None:
+    """After the swap: the forgotten nodes leave the mirror, then LanceDB (its rows deleted
+    and every older version dropped). A crash before the LanceDB delete leaves orphan
+    messages and ``forget_pending``, which ``akasha doctor --repair`` finishes."""
     m = store.mirror
-    for i in rows:
+    nodes = m.nodes
+    for i in [nodes.index[u] for u in uids if u in nodes.index]:
         nodes.kill(i)
         m.mark_edges_gone(m.edges.drop_node(i))
         m.dirty_nodes.pop(i, None)
@@ -124,7 +155,6 @@ def _forget_nodes(store: Store, uids: list[str], session: str | None) -> dict[st
     with warnings.catch_warnings():  # the writer lock means no other reader holds a version
         warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
         store.vectors.optimize(cleanup=True)
-    return counts
 
 
 def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
@@ -141,8 +171,6 @@ def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
 
 def _forget_anchor(store: Store, uid: str) -> dict[str, Any]:
     g = store.graph
-    if ga.anchor_row(g, uid) is None:
-        raise NotFound(f"no anchor {uid!r}; `akasha anchors STORE` lists them")
     triples = gf.anchor_triples(g, uid)
     with g.transaction():
         g.meta_set(PENDING_KEY, "anchor")  # with the deletes; cleared once the purge is done
@@ -156,7 +184,7 @@ def _forget_anchor(store: Store, uid: str) -> dict[str, Any]:
 def rebuild_graph(store: Store) -> None:
     """Copy every live row of the Kuzu database into a fresh file and swap it in, so
     deleted strings do not survive in free pages (:func:`..graphdb.dump.rebuild`)."""
-    store.graph = rebuild(store.graph)
+    store.graph = dump.rebuild(store.graph)
 
 
 def purge(store: Store) -> None:

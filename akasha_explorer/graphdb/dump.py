@@ -17,7 +17,7 @@ from .._fs import GRAPH_RESERVE, ensure_free, size_of
 from ..errors import StoreError
 from .kuzu_db import TX_SEQ, GraphDB
 
-__all__ = ["read_table", "rebuild", "tables"]
+__all__ = ["discard", "read_table", "rebuild", "scratch_copy", "tables"]
 
 
 def tables(graph: GraphDB) -> list[dict[str, Any]]:
@@ -57,14 +57,39 @@ def read_table(graph: GraphDB, t: dict[str, Any]) -> pa.Table:
     return data.sort_by([(c, "ascending") for c in keys]) if data.num_rows else data
 
 
-def rebuild(old: GraphDB) -> GraphDB:
+def scratch_copy(g: GraphDB) -> GraphDB:
+    """A checkpointed byte copy of ``g`` (``graph.kuzu.work``) opened read-write, for a
+    change that must never reach ``g`` through Kuzu's WAL: a forget's deletes run on the
+    copy, which :func:`rebuild` then swaps in. kuzu 0.11.3's WAL replay after a SIGKILL
+    is not trustworthy for a ``DETACH DELETE`` (:meth:`GraphDB.transaction`); killed
+    anywhere before the swap, ``g`` is as it was and the copy is a stale file (doctor's
+    ``stale_files``)."""
+    path = Path(g.path)
+    work = path.with_name(path.name + ".work")
+    _remove(work)
+    ensure_free(path.parent, GRAPH_RESERVE + size_of(path), "copying the graph file")
+    # every write of GraphDB is checkpointed (its WAL is empty between writes): the file
+    # alone is the database
+    shutil.copyfile(path, work)
+    return GraphDB(work)
+
+
+def discard(g: GraphDB) -> None:
+    """Close a :func:`scratch_copy` and delete its files."""
+    g.close()
+    _remove(Path(g.path))
+
+
+def rebuild(old: GraphDB, replacing: GraphDB | None = None) -> GraphDB:
     """Copy every live row of ``old`` into a fresh file, swap it in atomically (a crash
     leaves the old graph or the new one, never none) and return it opened read-write;
-    ``old`` is closed."""
-    path = Path(old.path)
+    ``old`` is closed. With ``replacing`` (``old`` is its :func:`scratch_copy`), the fresh
+    file replaces ``replacing``'s, which is closed, and ``old``'s files are deleted."""
+    path = Path((replacing or old).path)
     tmp = path.with_name(path.name + ".rebuild")
     _remove(tmp)
-    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(path), "rebuilding the graph file")
+    ensure_free(path.parent, GRAPH_RESERVE + 2 * size_of(Path(old.path)),
+                "rebuilding the graph file")
     new = GraphDB(tmp)
     try:
         names = old.rows("CALL show_tables() RETURN name, type")
@@ -87,11 +112,15 @@ def rebuild(old: GraphDB) -> GraphDB:
         raise
     new.close()
     old.close()  # a clean close folds and removes its WAL: the old file stands alone
+    if replacing is not None:
+        replacing.close()
     for suffix in (".wal", ".shadow"):
         _remove_file(Path(str(path) + suffix))
     os.replace(tmp, path)  # atomic: a crash leaves the old graph or the new one, never none
     for suffix in (".wal", ".shadow"):
         _remove(Path(str(tmp) + suffix))
+    if replacing is not None:
+        _remove(Path(old.path))
     return GraphDB(path)
 
 
@@ -101,7 +130,7 @@ def _remove_file(p: Path) -> None:
 
 
 def _remove(p: Path) -> None:
-    for q in (p, Path(str(p) + ".wal"), Path(str(p) + ".shadow"), Path(str(p) + ".lock")):
+    for q in (p, *(Path(str(p) + s) for s in (".wal", ".shadow", ".lock", ".redo"))):
         if q.is_dir():
             shutil.rmtree(q)
         elif q.exists():
