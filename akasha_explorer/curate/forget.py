@@ -38,11 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free, size_of
 from ..errors import InvalidInput, NotFound
-from ..graphdb import GraphDB
+from ..graphdb import GraphDB, dump
 from ..graphdb import anchors as ga
 from ..graphdb import forget as gf
 from ..graphdb import turns as gt
-from ..graphdb import dump
 from ..vectors import queries as vq
 from .ops import log_entry
 from .redact import Forgotten, forgotten_nodes, scrub
