@@ -76,6 +76,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
     g = store.graph
     what, target = given[0]
     uids: list[str] = []
+    msg_uids: list[str] = []
     if what == "anchor":
         if ga.anchor_row(g, target) is None:
             raise NotFound(f"no anchor {target!r}; `akasha anchors STORE` lists them")
@@ -90,7 +91,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
     store.graph = dump.scratch_copy(live)  # the deletes never go through the live file's WAL
     try:
         if what == "anchor":
-            counts, msg_uids = _forget_anchor(store, target), []
+            counts = _forget_anchor(store, target)
         else:
             counts, msg_uids = _forget_nodes(store, uids,
                                              session=target if what == "session" else None)
