@@ -240,3 +240,27 @@ def test_what_asks() -> None:
     assert asks("How's the finger today — still throbbing like yesterday?")
     assert asks("手指现在怎么样了？😄") and asks("明天回上海吗")
     assert not asks("Is it? I think so.") and not asks("好的") and not asks("")
+
+
+# -- a near miss is not the answer ------------------------------------------------------------
+def test_the_block_says_when_no_turn_names_them_together(ro_mem: ak.Memory) -> None:
+    """'老周的生日是哪天' read word for word (translations off): the memory knows 老周 and
+    阿岚's birthday, never 老周's — the block's first line is 阿岚's birthday, and its
+    header says that no turn of the first block mentions 老周 with the question's other
+    words. Asked of 阿岚 (whose birthday is there), or with the anchor channel off too
+    (nothing named), it says nothing of the kind. (With translations on, a turn that says
+    'Zhou' and 'birthday' in English enters the block, and the note rightly goes.)"""
+    now = ro_mem.last_ts()
+    words = ro_mem.settings.replace(XLING_WEIGHT=0.0)
+    trace = ro_mem.recall("老周的生日是哪天", now=now, log=False, settings=words)
+    assert trace.relevance.apart == ["老周"]
+    near = trace.context()
+    assert near.apart == ("老周",) and near.to_dict()["apart"] == ["老周"]
+    assert "no turn of the first block mentions 老周" in near.text.splitlines()[1]
+    assert "阿岚" in near.text.splitlines()[3]  # the near miss, first
+    assert '"apart":["老周"]' in trace.context(style="json").text
+    found = ro_mem.recall("阿岚的生日是哪天", now=now, log=False, settings=words).context()
+    assert found.apart == () and "note:" not in found.text
+    off = ro_mem.recall("老周的生日是哪天", now=now, log=False,
+                        settings=words.replace(ANCHOR_WEIGHT=0.0))
+    assert off.relevance.apart == [] and "note:" not in off.context().text

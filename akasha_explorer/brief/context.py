@@ -16,7 +16,12 @@
   matches its sha256, is never shown: its line says it was withheld and why.
 - **Nothing relevant.** An empty activation set gives one line,
   ``memory: no relevant memory for this query.`` — no filler. A recall whose only seeds
-  were the Dense(FB) fallback says "weak match" in its header.
+  were the Dense(FB) fallback says "weak match" in its header. When the query names
+  someone the memory knows and no turn of the first block mentions them together with
+  the question's other words (:attr:`Relevance.apart
+  <akasha_explorer.engine.trace.Relevance.apart>`: "老周的生日是哪天" over a memory that
+  holds 老周 and 阿岚's birthday, never 老周's), the header says so, so that a near miss
+  is not read as the answer.
 - **Budget.** Every line is counted with :func:`~.tokens.count_tokens` (CJK-aware
   estimate, or a real tokenizer). An item shows as ``full`` text, as ``atoms`` (pointer +
   the verbatim atoms of :mod:`.atoms`), as a bare ``pointer``, or ``folded`` into one
@@ -114,6 +119,9 @@ class ContextBlock:
     items: tuple[ContextItem, ...] = ()
     handles: dict[str, str] = field(default_factory=dict)
     """``"[n]"`` -> node uid, for every item (folded ones too)."""
+    apart: tuple[str, ...] = ()
+    """The names the query used that no turn of the first block mentions together with
+    its other words (the header says so; empty when one does)."""
 
     def __str__(self) -> str:
         return self.text
@@ -139,7 +147,7 @@ class ContextBlock:
         """JSON-ready dict (the text, the counts and every item)."""
         return {"text": self.text, "style": self.style, "budget": self.budget,
                 "tokens": self.tokens, "over_budget": self.over_budget, "status": self.status,
-                "query": self.query, "now": self.now,
+                "query": self.query, "now": self.now, "apart": list(self.apart),
                 "items": [i.to_dict() for i in self.items], "handles": dict(self.handles)}
 
 
@@ -249,6 +257,7 @@ class _Style:
 
     def __init__(self, tz: dt.tzinfo, trace: Any, status: str) -> None:
         self.tz, self.trace, self.status = tz, trace, status
+        self.apart = apart_of(trace)
 
     def date(self, ts: float, minutes: bool = False) -> str:
         fmt = "%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d"
@@ -256,7 +265,12 @@ class _Style:
 
     def header(self) -> list[str]:
         weak = " (weak match: no seed passed the relevance gate)" if self.status == "weak" else ""
-        return [f"memory{weak} — expand [n] for the verbatim turn:"]
+        lines = [f"memory{weak} — expand [n] for the verbatim turn:"]
+        if self.apart:
+            lines.append(f"note: no turn of the first block mentions {' / '.join(self.apart)} "
+                         "together with the question's other words — near misses, not an "
+                         "answer about them")
+        return lines
 
     def label(self, group: str) -> list[str]:
         return [f"{group}:"]
@@ -312,8 +326,10 @@ class _Cards(_Style):
 
 class _Json(_Style):
     def header(self) -> list[str]:
-        head = {"status": self.status, "query": self.trace.query,
+        head: dict[str, Any] = {"status": self.status, "query": self.trace.query,
                 "handles": "expand [n] for the verbatim turn"}
+        if self.apart:
+            head["apart"] = list(self.apart)
         return ['{"memory": ' + _dumps(head) + ', "items": [']
 
     def label(self, group: str) -> list[str]:
@@ -509,7 +525,14 @@ def build_context(trace: Any, budget_tokens: int = 1000, style: str = "brief", *
                   for e, lv in zip(entries, levels, strict=True))
     return ContextBlock(text=text, style=style, budget=budget, tokens=n, over_budget=n > budget,
                         status=status, query=trace.query, now=float(trace.now), items=items,
-                        handles={i.handle: i.node for i in items})
+                        handles={i.handle: i.node for i in items},
+                        apart=tuple(apart_of(trace)))
+
+
+def apart_of(trace: Any) -> list[str]:
+    """:attr:`Relevance.apart <akasha_explorer.engine.trace.Relevance.apart>` of ``trace``
+    (empty for a trace made before it existed)."""
+    return list(getattr(getattr(trace, "relevance", None), "apart", None) or [])
 
 
 def _downgrade(p: _Packer) -> bool:

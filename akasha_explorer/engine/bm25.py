@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .growth import grow
 
-__all__ = ["LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank", "idf_select",
+__all__ = ["NAMES", "SAYS", "LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank", "idf_select",
            "select_terms"]
 
 
@@ -74,18 +74,28 @@ class TermGroup:
                 "df": [int(vis[r].sum()) if r.size else 0 for _, r, _ in self.members]}
 
 
+NAMES = 1
+"""A :attr:`LexicalHits.holds` bit: the message mentions an anchor the query named."""
+SAYS = 2
+"""A :attr:`LexicalHits.holds` bit: the message holds another of the query's words."""
+
+
 @dataclass(frozen=True)
 class LexicalHits:
     """Query terms considered and the top messages by BM25 (rows into the message arrays).
 
     ``groups`` (**[ours]**) are the :class:`TermGroup` summaries that also scored (anchors,
-    translations); empty under the v1 profile."""
+    translations); empty under the v1 profile. ``holds`` (only when the query named an
+    anchor and has other words) is, per hit, a bit mask: :data:`NAMES` — the message
+    mentions an anchor the query named; :data:`SAYS` — it holds another of the query's
+    words (or a translation of one)."""
 
     terms: tuple[QueryTerm, ...]
     msg_rows: tuple[int, ...]
     scores: tuple[float, ...]
     n_docs: int = 0
     groups: tuple[dict[str, object], ...] = ()
+    holds: tuple[int, ...] = ()
 
     @classmethod
     def empty(cls) -> LexicalHits:
@@ -331,12 +341,20 @@ def bm25_rank(
         rows, part = term_score(rows, tf)
         if rows.size:
             score[rows] += part
+    named = {g.source for g in groups if g.kind == "anchor"}
+    holds = np.zeros(vis.shape[0], np.int64) if named else None
+    for t in kept:
+        rows, tf = postings.postings(t.term)
+        if holds is not None and rows.size:
+            holds[rows[rows < vis.shape[0]]] |= SAYS
     for g in groups:
         best = np.zeros(vis.shape[0], np.float64)
         for _, rows, tf in g.members:
             rows, part = term_score(rows, tf)
             if rows.size:
                 np.maximum.at(best, rows, part)
+                if holds is not None:  # a translation of the anchor's own word names it
+                    holds[rows] |= NAMES if g.kind == "anchor" or g.source in named else SAYS
         score += g.weight * best
     cand = np.flatnonzero(score > 0)
     if cand.size == 0:
@@ -344,4 +362,5 @@ def bm25_rank(
     order = np.lexsort((cand, -score[cand]))[:top_k]
     top = cand[order]
     return LexicalHits(tuple(terms), tuple(int(r) for r in top),
-                       tuple(float(score[r]) for r in top), n_docs, records)
+                       tuple(float(score[r]) for r in top), n_docs, records,
+                       () if holds is None else tuple(int(holds[r]) for r in top))

@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..config import Settings
-from .bm25 import LexicalHits
+from .bm25 import NAMES, SAYS, LexicalHits
 from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
@@ -167,8 +167,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     """Fused relevance of every visible node (see the module docstring).
 
     Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
-    ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF`` and those of
-    :func:`dense_weight`.
+    ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF``, ``DENSE_TOP_K`` (the floor
+    :attr:`Relevance.apart` reads) and those of :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
     ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
@@ -246,8 +246,34 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         bm25_top=bm_top, dense_top=top, dense_zero=zero, dense_weight=weight, cjk_share=share,
         windows=[[float(a), float(b)] for a, b, _ in windows],
         window_phrases=[str(p) for _, _, p in windows],
-        lexical_groups=[dict(g) for g in lexical.groups])
+        lexical_groups=[dict(g) for g in lexical.groups],
+        apart=_apart(nodes, visible, lexical, rows[:cfg.DENSE_TOP_K]))
     return rel, norm
+
+
+def _apart(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
+           floor: NDArray[np.int64]) -> list[str]:
+    """The anchors the query named (their aliases as written) when no turn of the floor
+    mentions one of them together with another of the query's words, though some message
+    holds those words — "老周的生日" over a memory that knows 老周 and 阿岚's birthday, never
+    老周's. Empty otherwise (no anchor named, no other word anywhere, or a turn that
+    holds both)."""
+    if not lexical.holds:
+        return []
+    rows = np.asarray(lexical.msg_rows, np.int64)
+    holds = np.asarray(lexical.holds, np.int64)
+    if not (holds & SAYS).any():
+        return []
+    ok = (rows >= 0) & (rows < nodes.m)
+    rows, holds = rows[ok], holds[ok]
+    node = nodes.msg_node[rows]
+    ok = visible[node]
+    mask = np.zeros(nodes.n, np.int64)
+    np.bitwise_or.at(mask, node[ok], holds[ok])
+    if ((mask[floor] & (NAMES | SAYS)) == (NAMES | SAYS)).any():
+        return []
+    return list(dict.fromkeys(str(g["source"]) for g in lexical.groups
+                              if g.get("kind") == "anchor"))
 
 
 def _label(lexical: float, strong_dense: bool, dense: float, base: float,

@@ -102,6 +102,10 @@ class Relevance:
     """The extra lexical terms behind ``bm25``: anchors the query named by an alias
     (``ANCHOR_WEIGHT``) and its words' translations (``XLING_WEIGHT``) — per group its
     kind, the query word, the weight, the terms and their document frequencies."""
+    apart: list[str] = field(default_factory=list)
+    """The anchors the query named (as written) when no turn of the first block mentions
+    one together with another of the query's words — its first lines are near misses
+    ("老周的生日": turns about 老周, and 阿岚's birthday). The context block says so."""
 
 
 @dataclass

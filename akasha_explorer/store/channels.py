@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
 from ..text.tokenize import STOPWORDS, TermRules, is_cjk, normalize, terms
-from ..text.xling import translate
+from ..text.xling import CANDIDATES, translate
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -293,7 +293,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         n = store.mirror.nodes
         postings = store.postings(s)
         chars: Postings | None = None
-        for tr in translate(text, rules=rules, per_word=12, skip=skip):
+        for tr in translate(text, rules=rules, per_word=CANDIDATES, skip=skip):
             members = []
             for t in tr.targets:
                 index: Postings | None = postings
