@@ -100,7 +100,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
                                     actor=by, why=why, before="",
                                     after=json.dumps(counts, sort_keys=True))
     except BaseException:
-        dump.discard(store.graph)
+        dump.drop_scratch(store.graph)
         store.graph = live
         raise
     store.graph = dump.rebuild(store.graph, replacing=live)  # swapped in whole, or not at all

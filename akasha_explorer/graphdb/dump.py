@@ -17,7 +17,7 @@ from .._fs import GRAPH_RESERVE, ensure_free, size_of
 from ..errors import StoreError
 from .kuzu_db import TX_SEQ, GraphDB
 
-__all__ = ["discard", "read_table", "rebuild", "scratch_copy", "tables"]
+__all__ = ["drop_scratch", "read_table", "rebuild", "scratch_copy", "tables"]
 
 
 def tables(graph: GraphDB) -> list[dict[str, Any]]:
@@ -74,7 +74,7 @@ def scratch_copy(g: GraphDB) -> GraphDB:
     return GraphDB(work)
 
 
-def discard(g: GraphDB) -> None:
+def drop_scratch(g: GraphDB) -> None:
     """Close a :func:`scratch_copy` and delete its files."""
     g.close()
     _remove(Path(g.path))
