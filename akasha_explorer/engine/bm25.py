@@ -33,8 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .growth import grow
 
-__all__ = ["NAMES", "SAYS", "LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank", "idf_select",
-           "select_terms"]
+__all__ = ["NAMES", "SAYS", "LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank",
+           "idf_select", "select_terms"]
 
 
 @dataclass(frozen=True)

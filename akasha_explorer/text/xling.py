@@ -48,7 +48,8 @@ from pathlib import Path
 
 from .tokenize import STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 
-__all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "lexicon", "translate"]
+__all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "lexicon",
+           "translate"]
 
 log = logging.getLogger(__name__)
 
