@@ -43,6 +43,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.methods import sent_order
+from ..brief.context import item_line
 from ..engine.trace import RecallTrace
 
 __all__ = ["SENT_COLUMN", "STAGES", "StageView", "all_uids", "context_caption", "stage_views"]
@@ -103,6 +104,21 @@ def _with_text(df: pd.DataFrame, text: Callable[[str], str] | None) -> pd.DataFr
         df = df.copy()
         df["text"] = [text(u) for u in df["uid"]]
     return df
+
+
+def _as_sent(trace: RecallTrace, text: Callable[[str], str] | None
+             ) -> Callable[[str], str] | None:
+    """``text``, except that a turn the agent is sent reads as its context block shows it:
+    from the messages the recall attached, a withheld one (flagged as injection, failing
+    its sha256 check) as its ``[withheld: …]`` marker (:func:`item_line`)."""
+    attached = getattr(trace, "messages", None) or {}
+    if text is None or not attached:
+        return text
+
+    def shown(uid: str) -> str:
+        rows = attached.get(uid)
+        return item_line(rows)[0] if rows else text(uid)
+    return shown
 
 
 def all_uids(trace: RecallTrace) -> list[str]:
@@ -356,9 +372,11 @@ NOT_THE_ORDER = {
 
 
 def stage_views(trace: RecallTrace, text: Callable[[str], str] | None = None) -> list[StageView]:
-    """One :class:`StageView` per stage of ``trace`` (``text(uid)`` adds a text column),
-    each table of turns with :data:`SENT_COLUMN` and each caption ending with what the
-    agent receives (:func:`context_caption`)."""
+    """One :class:`StageView` per stage of ``trace`` (``text(uid)`` adds a text column;
+    a turn the agent is sent reads as its context block shows it), each table of turns
+    with :data:`SENT_COLUMN` and each caption ending with what the agent receives
+    (:func:`context_caption`)."""
+    text = _as_sent(trace, text)
     views = [_seeds(trace, text), _rwr(trace, text), _graph_expand(trace, text),
              _settlement(trace, text), _groups(trace, text), _writeback(trace, text)]
     sent = {u: i + 1 for i, u in enumerate(sent_order(trace))}
