@@ -122,8 +122,8 @@ def receives_line(frame: pd.DataFrame, methods: list[str]) -> str:
     held = frame.loc[frame["withheld"] != "", "withheld"] if "withheld" in frame else []
     if len(held):
         out += (f" {len(held)} row{'s hold' if len(held) > 1 else ' holds'} a message the "
-                f"context withholds ({'; '.join(sorted(set(held)))}): its text is withheld "
-                "here too.")
+                f"context withholds ({'; '.join(sorted(set(held)))}): "
+                f"{'their' if len(held) > 1 else 'its'} text is withheld here too.")
     return out
 
 
