@@ -476,8 +476,10 @@ class Memory:
                         include: Sequence[str] = ()) -> pd.DataFrame:
         """One query through context / akasha / dense / bm25 / rrf / ppr side by side: one
         row per node in some method's top ``k`` (and per node of ``include``, wherever it
-        ranks) with its rank in each, and the terms that
-        explain a disagreement (source, graph path, matched words, cos_msg). A dry run
+        ranks) with its text as the agent's context shows it (withheld messages as their
+        marker), its rank in each method that ranked it (None: BM25 did not score it, the
+        agent is not sent it, …; ``context`` is what the agent receives) and each method's
+        evidence (source, graph path, matched words, cos_msg, where it fell out). A dry run
         (:func:`akasha_explorer.analysis.methods.compare_methods`)."""
         from .analysis.methods import compare_methods
         return compare_methods(self.store, query,

@@ -512,3 +512,87 @@ def test_demo_surprises_every_kind_with_numbers_and_idempotent_review_items(
         again = mem.review(status=None, kind="suggested_link")
         assert len(again) == len(queued)
         assert next(q for q in again if q.uid == first).status == "rejected"
+
+
+# -- methods side by side (issue 25, item 3) -----------------------------------------------------
+INJECTED = "what did the system prompt say?"
+"""A demo query that reaches the turn whose user message is an injection attempt."""
+
+
+def test_compare_methods_shows_a_withheld_turn_as_the_context_does(ro_mem: ak.Memory) -> None:
+    f = ro_mem.compare_methods(INJECTED, k=10)
+    flagged = 0
+    for r in f.to_dict(orient="records"):
+        msgs = ro_mem.messages(r["uid"])
+        bad = [m for m in msgs if "injection" in m.flags]
+        for m in bad:
+            assert m.text not in r["text"]          # the raw text never reaches the table
+        for m in msgs:
+            if m not in bad:
+                assert m.text in r["text"]           # the rest is shown verbatim
+        assert (r["withheld"] == "flagged as injection") == bool(bad), r
+        assert r["text"].count("[withheld: flagged as injection]") == len(bad)
+        flagged += bool(bad)
+    assert flagged
+
+
+def test_compare_methods_ranks_only_what_a_method_ranked_itself(ro_mem: ak.Memory) -> None:
+    from akasha_explorer.text.tokenize import TermRules, terms
+
+    rules = TermRules.of(ro_mem.settings)
+    words = set(terms(INJECTED, rules=rules))
+    f = ro_mem.compare_methods(INJECTED, k=10)
+    block = ro_mem.recall(INJECTED, now=ro_mem.last_ts(), log=False).context()
+    sent = {it.node: int(it.handle.strip("[]")) for it in block.items}
+    unscored = 0
+    for r in f.to_dict(orient="records"):
+        held = {t for m in ro_mem.messages(r["uid"]) for t in terms(m.text, rules=rules)}
+        # bm25 has a rank exactly where the turn holds a query word: no dense padding
+        assert pd.isna(r["rank_bm25"]) == (not held & words), r
+        unscored += bool(pd.isna(r["rank_bm25"]))
+        # the context column is the agent's context block: handle [n] is rank n
+        assert (None if pd.isna(r["rank_context"]) else int(r["rank_context"])) \
+            == sent.get(r["uid"]), r
+    assert unscored and f["rank_context"].isna().any()
+
+
+def test_compare_methods_says_why_for_every_row(ro_mem: ak.Memory) -> None:
+    f = ro_mem.compare_methods(INJECTED, k=10)
+    methods = [c.removeprefix("rank_") for c in f.columns if c.startswith("rank_")]
+    assert f["in_top"].lt(len(methods)).any() and f["in_top"].eq(len(methods)).any()
+    for r in f.to_dict(orient="records"):
+        why = r["why"]
+        inside = [m for m in methods if not pd.isna(r[f"rank_{m}"]) and r[f"rank_{m}"] <= 10]
+        assert why.startswith(f"top 10 in {', '.join(inside)}" if len(inside) < len(methods)
+                              else "top 10 in all"), why
+        # each method's own evidence, whether it agrees or not
+        assert (f"dense #{r['rank_dense']} (cos_msg {r['cos_msg']:.2f}" in why), why
+        assert f"rrf #{r['rank_rrf']} (dense #" in why, why
+        if pd.isna(r["rank_bm25"]):
+            assert "not scored by BM25: none of the query's words" in why, why
+        else:
+            assert f"bm25 #{int(r['rank_bm25'])} (holds {r['words']})" in why, why
+        if pd.isna(r["rank_context"]):
+            assert "not sent: " in why, why   # where it fell out: trace.why_not's reason
+            reason = ro_mem.why_not(ro_mem.recall(INJECTED, now=ro_mem.last_ts(), log=False),
+                                    r["uid"])["reason"]
+            assert f"not sent: {reason}" in why
+        else:
+            assert f"sent to the agent as [{int(r['rank_context'])}]" in why, why
+
+
+def test_eval_still_scores_the_padded_rankings(ro_mem: ak.Memory) -> None:
+    """``akasha eval`` scores every method's ranking completed by the dense order, so a
+    relevant turn without a query word still has a bm25 rank there (unchanged)."""
+    from akasha_explorer.analysis.methods import rank_methods
+
+    store = ro_mem.store
+    q = store.embed_query(INJECTED)
+    keep: dict[str, object] = {}
+    ranked = rank_methods(store, INJECTED, q, ["context", "dense", "bm25", "rrf"],
+                          now=ro_mem.last_ts(), settings=ro_mem.settings, keep=keep)
+    n = len(ranked["dense"][0])
+    assert all(len(r) == n for r, _ms in ranked.values())
+    heads = keep["heads"]
+    assert isinstance(heads, dict) and len(heads["bm25"]) < n
+    assert ranked["bm25"][0][:len(heads["bm25"])] == heads["bm25"]

@@ -131,3 +131,42 @@ def test_notebook_05_sliders_change_the_pictures(lab: str) -> None:  # noqa: F81
             {**timings, "when": time.time()}), "utf-8")
     assert requests and not [u for u in requests if not _is_local(u)]
     assert not [e for e in errors if "akasha" in e.lower() or "vis" in e.lower()], errors
+
+
+def test_compare_and_stepper_say_what_the_agent_receives(browser: Any,
+                                                         demo_store_template: Path) -> None:
+    """Issue 25 items 3 and 7 as a person reads them in Chromium: the methods table and the
+    stepper's stage tables name the list the agent receives; a withheld message shows its
+    marker, never its text; a turn BM25 did not score reads "no query word", not a rank."""
+    import akasha_explorer as ak
+    from akasha_explorer.widgets import CompareMethods, RecallStepper
+
+    from .browser import OfflinePage
+
+    query = "what did the system prompt say?"
+    with ak.open(demo_store_template, read_only=True) as mem:
+        compare = CompareMethods(mem, query=query, k=10)
+        f = compare.frame()
+        sent = f.loc[f["rank_context"].notna(), "uid"]     # what the agent's context holds
+        hostile = [m.text for u in sent for m in mem.messages(u) if "injection" in m.flags]
+        stepper = RecallStepper(mem, query=query)
+        stepper.goto("settlement")
+        pieces = [compare.summary.value, compare.table.value, stepper.caption.value,
+                  stepper.table.value]
+    assert hostile
+    p = OfflinePage(browser)
+    p.page.set_content("<html><body><div id='panels'></div></body></html>")
+    p.page.evaluate("""pieces => { const host = document.getElementById('panels');
+        for (const h of pieces) { const d = document.createElement('div'); d.innerHTML = h;
+                                  host.appendChild(d); } }""", pieces)
+    seen = p.page.locator("#panels").inner_text()
+    for text in hostile:
+        assert text.splitlines()[0] not in seen
+    assert "[withheld: flagged as injection]" in seen
+    assert "The agent receives the context column: its context block" in seen
+    assert "context = what the agent receives" in seen
+    assert "– no query word" in seen and "– not sent" in seen
+    assert "What the agent receives: its context block" in seen           # the stepper
+    assert "not the order the agent reads" in seen
+    assert "in the agent's context" in seen and "not sent" in seen
+    p.ctx.close()

@@ -119,12 +119,38 @@ def test_stepper_steps_every_stage_without_recomputing(ro_mem: ak.Memory) -> Non
     assert seen["rwr"][1] > 0
     assert seen["graph_expand"][1] == len(t.graph.pair_seed)
     assert set(t.activation.uids) <= seen["groups"][0]
-    assert seen["settlement"][2] == (len(t.to_frame()), len(t.to_frame().columns) + 1)
+    assert seen["settlement"][2] == (len(t.to_frame()), len(t.to_frame().columns) + 2)
     s.back_button.click()
     assert s.stage.value == "groups"
     assert s.trace is t
     s.goto("rwr")
     assert s.frame()["uid"].tolist() == t.micro.uids
+
+
+def test_stepper_says_which_list_the_agent_receives(ro_mem: ak.Memory) -> None:
+    """Issue 25 item 7: every stage names the list the agent receives (its context block)
+    and every table of turns says where each turn is in it — settlement's score order and
+    the groups are not that order."""
+    import html
+
+    from akasha_explorer.widgets.stages import SENT_COLUMN
+
+    s = RecallStepper(ro_mem, query=QUERY)
+    t = s.trace
+    assert t is not None
+    block = t.context()                       # what the agent's prompt receives
+    sent = {it.node: "#" + it.handle.strip("[]") for it in block.items}
+    assert sent
+    for stage, view in zip(STAGES, s.views, strict=True):
+        s.goto(stage)
+        caption = html.unescape(s.caption.value)
+        assert f"What the agent receives: its context block, {len(sent)} turns" in caption
+        for title, df in view.tables:
+            if "uid" in df.columns:
+                assert df[SENT_COLUMN].tolist() == [sent.get(u, "not sent") for u in df["uid"]], \
+                    (stage, title)
+    assert "not the order the agent reads" in s.views[STAGES.index("settlement")].caption
+    assert "not the order the agent reads" in s.views[STAGES.index("groups")].caption
 
 
 def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:

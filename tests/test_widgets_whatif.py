@@ -185,3 +185,26 @@ def test_a_label_bar_beside_the_stepper_and_the_explorer(demo_store: Path) -> No
         assert side.node.options and side.query() == "加湿器"
         with pytest.raises(TypeError, match="RecallStepper or a MemoryExplorer"):
             widgets.LabelBar.beside(widgets.GraphCanvas())
+
+
+def test_compare_panel_withholds_what_the_context_withholds(demo_store: Path) -> None:
+    """Issue 25 item 3: an injection-flagged message is not on the panel (table, hover,
+    label picker, frame) — the context's marker is, with why; a turn BM25 did not score
+    says so instead of a padded rank; the caption names the list the agent receives."""
+    query = "what did the system prompt say?"
+    with ak.open(demo_store, read_only=True) as mem:
+        p = widgets.CompareMethods(mem, query=query, k=10)
+        f = p.frame()
+        hostile = {m.text for u in f["uid"] for m in mem.messages(u) if "injection" in m.flags}
+    assert hostile
+    shown = [p.table.value, p.summary.value, repr(p.labels.node.options),
+             f.to_json(force_ascii=False)]
+    for text in hostile:
+        assert not any(text in s or html.escape(text) in s for s in shown), text
+    assert "[withheld: flagged as injection]" in p.table.value
+    assert "withheld from the agent's context: flagged as injection" in p.table.value
+    assert "– no query word" in p.table.value and "– not sent" in p.table.value
+    summary = html.unescape(p.summary.value)
+    assert "The agent receives the context column: its context block" in summary
+    assert f"{int(f['rank_context'].notna().sum())} of these rows are sent" in summary
+    assert "context withholds (flagged as injection)" in summary

@@ -13,8 +13,13 @@ Methods (:data:`RANK_METHODS`):
 - ``rrf`` — reciprocal-rank fusion of dense and bm25, k = 60;
 - ``ppr`` — personalized PageRank from Akasha's own seeds.
 
-Every ranking is completed by the dense order (the tail), so recall@k is defined for any
-k. Nothing here writes: every recall is a dry run, none is logged.
+Every ranking :func:`rank_methods` returns is completed by the dense order (the tail), so
+recall@k is defined for any k (``akasha eval`` scores those). The side-by-side table
+(:func:`compare_methods`) shows only what a method itself ranked — its *head*: a turn BM25
+did not score (none of the query's words), a turn the agent is not sent, has no rank there
+(:data:`UNRANKED` says what the gap means) — and says of each row what the agent receives
+(the ``context`` column, :func:`sent_order`) and why the methods disagree, each with its
+own evidence. Nothing here writes: every recall is a dry run, none is logged.
 """
 
 from __future__ import annotations
@@ -38,15 +43,26 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..store.store import Store
 
-__all__ = ["EVAL_METHODS", "RANK_METHODS", "RRF_K", "check_methods", "compare_methods",
-           "context_order", "evaluate", "query_vectors", "rank_methods", "rrf", "score_ranking",
-           "with_tail"]
+__all__ = ["EVAL_METHODS", "RANK_METHODS", "RRF_K", "UNRANKED", "check_methods",
+           "compare_methods", "context_order", "evaluate", "query_vectors", "rank_methods", "rrf",
+           "score_ranking", "sent_order", "with_tail"]
 
 RANK_METHODS = ("context", "akasha", "akasha-activation", "dense", "bm25", "rrf", "ppr")
 """Every ranking :func:`rank_methods` knows."""
 
 EVAL_METHODS = ("context", "akasha", "dense", "bm25", "rrf", "ppr")
 """What ``akasha eval`` and the panels compare by default."""
+
+UNRANKED = {
+    "context": "not sent",
+    "akasha": "not a candidate",
+    "akasha-activation": "not activated",
+    "bm25": "no query word",
+    "ppr": "not reached",
+}
+"""What a gap in a method's column means: the method did not rank the turn at all (dense
+and rrf rank every visible turn). The side-by-side table shows these words, never the
+dense order a ranking is padded with for scoring."""
 
 RRF_K = 60
 """The reciprocal-rank fusion constant (Cormack et al. 2009): a hit at rank r (from 1)
@@ -62,6 +78,17 @@ def context_order(trace: RecallTrace) -> list[str]:
     """
     return list(dict.fromkeys(trace.first_block().uids + trace.ripple.uids
                               + trace.activation.uids))
+
+
+def sent_order(trace: RecallTrace) -> list[str]:
+    """Node uids in the order the agent's context block names them (``[1]``, ``[2]``, …):
+    :func:`context_order`, or none at all when nothing was activated — the block then says
+    there is no relevant memory (:func:`~akasha_explorer.brief.context.build_context`).
+
+    >>> sent_order(RecallTrace.empty())
+    []
+    """
+    return context_order(trace) if trace.activation.uids else []
 
 
 def with_tail(head: Sequence[str], tail: Sequence[str]) -> list[str]:
@@ -147,7 +174,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     """Each method's ranking of every visible node for ``text`` (query vector ``q``) at
     ``now``, with its milliseconds: ``{method: (uids best first, ms)}``. ``keep`` (a dict)
     receives the Akasha and PPR traces (``"trace"``, ``"ppr"``), the dense and bm25 heads
-    (``"dense"``, ``"bm25"``)."""
+    (``"dense"``, ``"bm25"``) and ``"heads"``: per method what it ranked itself, before the
+    dense tail (the context head is :func:`sent_order`, what the agent is sent)."""
     from ..recalls import method_input, run_method
     check_methods(methods)
     cfg = settings
@@ -156,16 +184,20 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
     dense = dense_order(store, q, now)
     t_dense = (time.perf_counter() - t0) * 1000
     out["dense"] = (dense, t_dense)
+    heads: dict[str, list[str]] = {"dense": dense}
     if keep is not None:
         keep["dense"] = dense
+        keep["heads"] = heads
     if "bm25" in methods or "rrf" in methods:
         t0 = time.perf_counter()
         bm = bm25_order(store, text, now, cfg)
         t_bm = (time.perf_counter() - t0) * 1000
         out["bm25"] = (with_tail(bm, dense), t_bm)
         t0 = time.perf_counter()
-        out["rrf"] = (with_tail(rrf(dense, bm), dense),
+        fused = rrf(dense, bm)
+        out["rrf"] = (with_tail(fused, dense),
                       t_dense + t_bm + (time.perf_counter() - t0) * 1000)
+        heads.update(bm25=bm, rrf=fused)
         if keep is not None:
             keep["bm25"] = bm
     if {"context", "akasha", "akasha-activation"} & set(methods):
@@ -177,6 +209,8 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
         out["context"] = (with_tail(context_order(trace), dense), ms)
         out["akasha"] = (with_tail(trace.ranking(), dense), ms)
         out["akasha-activation"] = (with_tail(trace.activation.uids, dense), ms)
+        heads.update({"context": sent_order(trace), "akasha": trace.ranking(),
+                      "akasha-activation": list(trace.activation.uids)})
         if keep is not None:
             keep["trace"] = trace
     if "ppr" in methods:
@@ -185,6 +219,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
         ptrace = run_method(store, "ppr", q, lex,
                             method_input(store, "ppr", text, now=now, settings=cfg))
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
+        heads["ppr"] = ptrace.ranking()
         if keep is not None:
             keep["ppr"] = ptrace
     return {m: out[m] for m in methods if m in out}
@@ -329,12 +364,30 @@ def _path(trace: RecallTrace, uid: str) -> str:
 def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
                     methods: Sequence[str] | None = None, k: int = 10,
                     include: Sequence[str] = ()) -> pd.DataFrame:
-    """One query through every method: one row per node some method puts in its top ``k``
-    (and per node of ``include`` — e.g. the ones labelled for the query — wherever it is),
-    with its rank in each method (``rank_<method>``, 1-based), the terms that explain the
-    ranks — Akasha's ``source`` and graph ``path`` (seed, bridge), the ``words`` of the
-    query its messages hold, ``cos_msg`` — and ``why``: for a node the methods disagree on
-    (in one top ``k``, not in another), which term put it where. Best consensus first."""
+    """One query through every method: one row per node some method itself puts in its
+    top ``k`` (and per node of ``include`` — e.g. the ones labelled for the query —
+    wherever it is), with
+
+    - ``text``: the node as the agent's context block shows it — a message flagged
+      ``injection`` (or failing its sha256 check) as ``[withheld: <reason>]``, never its
+      text (:func:`~akasha_explorer.brief.context.item_line`) — and ``withheld``, the
+      reasons ('' for none);
+    - ``rank_<method>`` (1-based): its rank in what the method ranked itself — None where
+      the method did not rank it at all (:data:`UNRANKED`: BM25 scores only turns holding
+      a query word; ``context`` is what the agent is sent, :func:`sent_order`), never the
+      dense order :func:`rank_methods` pads a ranking with for scoring;
+    - the terms behind the ranks — Akasha's ``source`` and graph ``path`` (seed, bridge),
+      the ``words`` of the query its messages hold, ``cos_msg``, ``bm25_rank``;
+    - ``in_top`` (how many methods have it in their top ``k``) and ``why``: for every
+      row, each method's own evidence for where it put the node — its rank and term (the
+      words, the cosine against the dense top ``k``'s lowest, Akasha's source and path,
+      and for a turn the agent is not sent, where it fell out of the recall:
+      :meth:`Store.why_not <akasha_explorer.store.store.Store.why_not>`), led by which
+      methods have it in their top ``k`` and which do not.
+
+    Best consensus first."""
+    from ..brief.api import messages_of
+    from ..brief.context import item_line
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("type a query first")
     if int(k) < 1:
@@ -344,57 +397,98 @@ def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
     q = store.embed_query(text)
     keep: dict[str, Any] = {}
     ranked = rank_methods(store, text, q, ms, now=now, settings=settings, keep=keep)
-    pos = {m: {u: i + 1 for i, u in enumerate(r)} for m, (r, _t) in ranked.items()}
-    top = list(dict.fromkeys([u for m in ms for u in ranked[m][0][:k]]
-                             + [u for u in include if u in pos[ms[0]]]))
-    words = _matched_words(store, text, top, settings)
+    full = {m: {u: i + 1 for i, u in enumerate(r)} for m, (r, _t) in ranked.items()}
+    heads: dict[str, list[str]] = keep["heads"]
+    pos = {m: {u: i + 1 for i, u in enumerate(heads[m])} for m in ms}
+    top = list(dict.fromkeys([u for m in ms for u in heads[m][:k]]
+                             + [u for u in include if u in full[ms[0]]]))
     n = store.mirror.nodes
     cos = n.cos_msg_max(n.msg_vec @ q)
-    bm_pos = {u: i + 1 for i, u in enumerate(keep.get("bm25", []))}
-    trace: RecallTrace | None = keep.get("trace")
+    dense = keep["dense"]
+    ev = _Evidence(store, keep.get("trace"), k=k, words=_matched_words(store, text, top, settings),
+                   query_terms=list(dict.fromkeys(terms(text, rules=TermRules.of(settings)))),
+                   cos={u: float(cos[n.index[u]]) for u in top if u in n.index},
+                   kth_cos=float(cos[n.index[dense[min(k, len(dense)) - 1]]]) if dense else None,
+                   dense=full["dense"] if "dense" in full else {u: i + 1 for i, u in
+                                                                  enumerate(dense)},
+                   bm25={u: i + 1 for i, u in enumerate(keep.get("bm25", []))})
+    msgs = messages_of(store, top)
     rows = []
     for u in top:
-        row: dict[str, Any] = {"uid": u}
+        line, withheld = item_line(msgs.get(u, ()))
+        row: dict[str, Any] = {"uid": u, "text": line, "withheld": "; ".join(withheld)}
         for m in ms:
             row[f"rank_{m}"] = pos[m].get(u)
-        row["source"] = ""
-        row["path"] = ""
-        if trace is not None:
-            ex = trace.explain(u)
-            row["source"] = ex.get("source") or ("dense item" if ex.get("in_dense") else "")
-            row["path"] = _path(trace, u)
-        row["words"] = " ".join(words.get(u, []))
-        row["cos_msg"] = round(float(cos[n.index[u]]), 4) if u in n.index else None
-        row["bm25_rank"] = bm_pos.get(u)
+        row["source"], row["path"] = ev.source(u), ev.path(u)
+        row["words"] = " ".join(ev.words.get(u, []))
+        row["cos_msg"] = round(ev.cos[u], 4) if u in ev.cos else None
+        row["bm25_rank"] = ev.bm25.get(u)
         inside = [m for m in ms if (pos[m].get(u) or k + 1) <= k]
+        outside = [m for m in ms if m not in inside]
         row["in_top"] = len(inside)
-        row["why"] = _why(row, inside, [m for m in ms if m not in inside], k)
+        lead = (f"top {k} in {', '.join(inside) or 'none'}, not {', '.join(outside)}"
+                if outside else f"top {k} in all {len(inside)}")
+        row["why"] = lead + ": " + "; ".join(ev.say(m, u, pos[m].get(u)) for m in ms)
+        row["_mean"] = float(np.mean([full[m].get(u, len(dense) + 1) for m in ms]))
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    rank_cols = [f"rank_{m}" for m in ms]
-    frame["mean_rank"] = frame[rank_cols].mean(axis=1)
-    frame = frame.sort_values(["in_top", "mean_rank", "uid"], ascending=[False, True, True])
-    return frame.drop(columns=["mean_rank"]).reset_index(drop=True)
+    frame = frame.sort_values(["in_top", "_mean", "uid"], ascending=[False, True, True])
+    return frame.drop(columns=["_mean"]).reset_index(drop=True)
 
 
-def _why(row: dict[str, Any], inside: list[str], outside: list[str], k: int) -> str:
-    """One line naming the term behind a disagreement (empty when every method agrees)."""
-    if not outside:
-        return ""
-    parts = []
-    if ("bm25" in inside or "rrf" in inside) and row["words"]:
-        parts.append(f"words {row['words']!s} (bm25 #{row['bm25_rank']})")
-    elif "bm25" in outside and not row["words"]:
-        parts.append("no query word in its messages")
-    if "dense" in inside:
-        parts.append(f"close in meaning (cos_msg {row['cos_msg']:.2f})")
-    elif "dense" in outside and row["cos_msg"] is not None:
-        parts.append(f"far in meaning (cos_msg {row['cos_msg']:.2f})")
-    if {"akasha", "context"} & set(inside) and row["source"]:
-        parts.append(f"akasha: {row['path'] or row['source']}")
-    elif {"akasha", "context"} & set(outside):
-        parts.append("akasha: " + (row["path"] or row["source"] or "not a candidate"))
-    return f"top {k} in {', '.join(inside) or 'none'}, not {', '.join(outside)}: " + "; ".join(
-        parts)
+class _Evidence:
+    """Each method's own evidence for where it put a node (one phrase per method), for the
+    ``why`` of :func:`compare_methods`."""
+
+    def __init__(self, store: Store, trace: RecallTrace | None, *, k: int,
+                 words: dict[str, list[str]], query_terms: list[str], cos: dict[str, float],
+                 kth_cos: float | None, dense: dict[str, int], bm25: dict[str, int]) -> None:
+        self.store, self.trace, self.k = store, trace, k
+        self.words, self.query_terms, self.cos, self.kth_cos = words, query_terms, cos, kth_cos
+        self.dense, self.bm25 = dense, bm25
+
+    def source(self, u: str) -> str:
+        if self.trace is None:
+            return ""
+        ex = self.trace.explain(u)
+        return str(ex.get("source") or ("dense item" if ex.get("in_dense") else ""))
+
+    def path(self, u: str) -> str:
+        return _path(self.trace, u) if self.trace is not None else ""
+
+    def say(self, m: str, u: str, r: int | None) -> str:
+        """The phrase of method ``m`` for node ``u`` at rank ``r`` (None: not ranked)."""
+        at = f"#{r}" if r is not None else ""
+        if m == "dense":
+            c = self.cos.get(u, float("nan"))
+            below = (f", under the {self.kth_cos:.2f} of dense #{self.k}"
+                     if r is not None and r > self.k and self.kth_cos is not None else "")
+            return f"dense {at} (cos_msg {c:.2f}{below})"
+        if m == "bm25":
+            if r is None:
+                return ("not scored by BM25: none of the query's words ("
+                        + ", ".join(self.query_terms[:8]) + ")")
+            return f"bm25 {at} (holds {' '.join(self.words.get(u, [])) or 'a query word'})"
+        if m == "rrf":
+            d, b = self.dense.get(u), self.bm25.get(u)
+            return (f"rrf {at} (dense #{d} + bm25 #{b})" if b is not None
+                    else f"rrf {at} (dense #{d} alone, no BM25 score)")
+        if m == "ppr":
+            return f"ppr {at}" if r is not None else "ppr: not reached from Akasha's seeds"
+        if m == "akasha-activation":
+            return f"activated {at}" if r is not None else "not activated"
+        if self.trace is None:
+            return f"{m} {at}"
+        if m == "context":
+            if r is not None:
+                return f"sent to the agent as [{r}]"
+            if not self.trace.activation.uids:
+                return ("not sent: nothing was activated, the agent reads 'no relevant "
+                        "memory'")
+            return "not sent: " + str(self.store.why_not(self.trace, u)["reason"])
+        # akasha
+        if r is not None:
+            return f"akasha {at} ({self.path(u) or self.source(u)})"
+        return "akasha: not a candidate (" + str(self.trace.explain(u).get("reason")) + ")"

@@ -7,6 +7,13 @@ micrograph, graph_expand, settlement, the three groups, write-back — naming th
 stage touched, their ring (a seed source or a group), halo (energy or score, 0..1), size,
 the edges it used, a caption and its tables (DataFrames with every term).
 
+Every stage says which list the agent receives — the context block, ``[1]``, ``[2]``, … in
+:func:`~akasha_explorer.analysis.methods.sent_order` (the first block, then ripple, then
+the other activated turns) — and how its own list relates to it: each table of turns has
+the column :data:`SENT_COLUMN` (``#n``: the agent's ``[n]``; ``not sent``), and each
+caption ends with :func:`context_caption`. Settlement's score order and stage 4's groups
+are not that order.
+
 >>> import numpy as np
 >>> from akasha_explorer.config import Settings
 >>> from akasha_explorer.engine.bm25 import LexicalHits
@@ -22,6 +29,8 @@ the edges it used, a caption and its tables (DataFrames with every term).
 ({'n0': 'Dense', 'n1': 'Dense', 'n2': 'Context'}, 'transition')
 >>> views[4].rings["n1"], views[5].caption.startswith("Stage 5 — write-back: no plan")
 ('activation', True)
+>>> views[3].frame[SENT_COLUMN].tolist()  # settlement's best is the agent's [2]
+['#2', '#1', '#3']
 """
 
 from __future__ import annotations
@@ -33,9 +42,15 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.methods import sent_order
+from ..brief.context import item_line
 from ..engine.trace import RecallTrace
 
-__all__ = ["STAGES", "StageView", "all_uids", "stage_views"]
+__all__ = ["SENT_COLUMN", "STAGES", "StageView", "all_uids", "context_caption", "stage_views"]
+
+SENT_COLUMN = "in the agent's context"
+"""The column of every stage table of turns that says where the turn is in what the agent
+receives: ``#n`` (its handle ``[n]`` in the context block) or ``not sent``."""
 
 STAGES = ("seeds", "rwr", "graph_expand", "settlement", "groups", "writeback")
 """Stage names, in order."""
@@ -89,6 +104,21 @@ def _with_text(df: pd.DataFrame, text: Callable[[str], str] | None) -> pd.DataFr
         df = df.copy()
         df["text"] = [text(u) for u in df["uid"]]
     return df
+
+
+def _as_sent(trace: RecallTrace, text: Callable[[str], str] | None
+             ) -> Callable[[str], str] | None:
+    """``text``, except that a turn the agent is sent reads as its context block shows it:
+    from the messages the recall attached, a withheld one (flagged as injection, failing
+    its sha256 check) as its ``[withheld: …]`` marker (:func:`item_line`)."""
+    attached = getattr(trace, "messages", None) or {}
+    if text is None or not attached:
+        return text
+
+    def shown(uid: str) -> str:
+        rows = attached.get(uid)
+        return item_line(rows)[0] if rows else text(uid)
+    return shown
 
 
 def all_uids(trace: RecallTrace) -> list[str]:
@@ -308,7 +338,50 @@ def _writeback(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
                              ("depressed edges", dep)])
 
 
+def context_caption(trace: RecallTrace) -> str:
+    """The line that names what the agent receives from ``trace``.
+
+    >>> print(context_caption(RecallTrace.empty()))  # doctest: +ELLIPSIS
+    What the agent receives: no memory — nothing was activated, ...
+    """
+    sent = sent_order(trace)
+    if not sent:
+        return ("What the agent receives: no memory — nothing was activated, its context "
+                "block says 'no relevant memory for this query'.")
+    return (f"What the agent receives: its context block, {len(sent)} turns [1]–[{len(sent)}] "
+            "in this order — the first block, then ripple, then the other activated turns. "
+            f"Column '{SENT_COLUMN}' gives each turn's place there (#n is [n]) or 'not sent'.")
+
+
+def _with_sent(df: pd.DataFrame, sent: dict[str, int]) -> pd.DataFrame:
+    if "uid" not in df.columns:
+        return df
+    df = df.copy()
+    df.insert(list(df.columns).index("uid") + 1, SENT_COLUMN,
+              [f"#{sent[u]}" if u in sent else "not sent" for u in df["uid"]])
+    return df
+
+
+NOT_THE_ORDER = {
+    "settlement": " This is the order of settled scores, not the order the agent reads.",
+    "groups": (" The groups are not the order the agent reads either: the floor comes "
+               "first, then ripple, then the activated turns the two do not hold (activation "
+               "is what a commit writes back)."),
+}
+"""What the stages whose lists look like an answer add to their caption."""
+
+
 def stage_views(trace: RecallTrace, text: Callable[[str], str] | None = None) -> list[StageView]:
-    """One :class:`StageView` per stage of ``trace`` (``text(uid)`` adds a text column)."""
-    return [_seeds(trace, text), _rwr(trace, text), _graph_expand(trace, text),
-            _settlement(trace, text), _groups(trace, text), _writeback(trace, text)]
+    """One :class:`StageView` per stage of ``trace`` (``text(uid)`` adds a text column;
+    a turn the agent is sent reads as its context block shows it), each table of turns
+    with :data:`SENT_COLUMN` and each caption ending with what the agent receives
+    (:func:`context_caption`)."""
+    text = _as_sent(trace, text)
+    views = [_seeds(trace, text), _rwr(trace, text), _graph_expand(trace, text),
+             _settlement(trace, text), _groups(trace, text), _writeback(trace, text)]
+    sent = {u: i + 1 for i, u in enumerate(sent_order(trace))}
+    line = context_caption(trace)
+    for v in views:
+        v.tables = [(name, _with_sent(df, sent)) for name, df in v.tables]
+        v.caption = f"{v.caption}{NOT_THE_ORDER.get(v.name, '')} {line}"
+    return views
