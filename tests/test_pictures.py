@@ -15,13 +15,19 @@ widget would sync them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import akasha_explorer as ak
-from akasha_explorer.widgets import CommunitiesPanel, MemoryExplorer, RecallStepper
+from akasha_explorer.widgets import (
+    CommunitiesPanel,
+    MemoryExplorer,
+    RecallStepper,
+    TimeTravelPanel,
+)
 from akasha_explorer.widgets._html import STYLE
 from akasha_explorer.widgets.canvas import MAX_EDGE_WIDTH, MAX_NODE_SIZE, vis_source
 from akasha_explorer.widgets.stages import STAGES
@@ -197,7 +203,7 @@ IN_USE = """() => {
     for (const id of net.body.nodeIndices) {
         const o = net.body.nodes[id].options;
         sizes.add(o.size);
-        used.push(['fill', o.color.background]);
+        used.push([o.shape === 'dot' ? 'fill' : 'marker', o.color.background]);
         if (o.borderWidth >= 2) used.push(['ring', o.color.border]);
         if (o.shadow && o.shadow.enabled) used.push(['halo', o.shadow.color]);
     }
@@ -251,6 +257,26 @@ def test_notebook_graph_views_name_every_colour_and_no_labels_touch(ro_mem: ak.M
         assert host.errors == [] and host.blocked == []
         host.ctx.close()
     assert "one colour" in panel.view.caption and "colour = community" not in panel.view.caption
+
+
+def test_time_travel_shows_dated_ticks_and_names_its_colours(ro_mem: ak.Memory,
+                                                             browser: Any) -> None:
+    t = TimeTravelPanel(ro_mem, query="和阿岚打杀戮尖塔，A10 过了吗")
+    t.go(-30)
+    host = Host(browser)
+    host.page.set_content(HOST)
+    m = View(host, t.view).sync()
+    boxes = [n["label"] for n in m["nodes"].values() if n["label"] is not None]
+    assert sum(_touching(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]) == 0
+    shown = host.page.evaluate("""() => {
+        const net = document.querySelector('.ak-graph').akashaNetwork;
+        return net.body.nodeIndices.map(id => net.body.nodes[id].options.label || '');
+    }""")
+    dates = [x for x in shown if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)]
+    assert len(dates) >= 3, shown                    # the axis says when, drawn on the canvas
+    _explained(host)
+    assert host.errors == [] and host.blocked == []
+    host.ctx.close()
 
 
 TABLE = """() => {
