@@ -99,6 +99,8 @@ class View:
         esm = (Path(ak.__file__).parent / "widgets" / "canvas.js").read_text("utf-8")
         state = {"vis_source": vis_source(), "selected": [], "drawn": 0, **self._traits()}
         self.sent = dict(state)
+        css = (Path(ak.__file__).parent / "widgets" / "canvas.css").read_text("utf-8")
+        self.page.add_style_tag(content=css)  # anywidget adds the widget's _css so
         self.page.evaluate(RENDER, [esm, state])
         self.page.wait_for_function("() => document.querySelector('.ak-graph')?.dataset.scale")
 
@@ -211,7 +213,9 @@ IN_USE = """() => {
     const box = root.getBoundingClientRect();
     const legend = [...root.querySelectorAll('.ak-graph-legend .ak-legend-item')].map(i => {
         const r = i.getBoundingClientRect();
+        const sw = i.querySelector('.ak-swatch').getBoundingClientRect();
         return {kind: i.dataset.kind, colour: i.dataset.colour, text: i.textContent.trim(),
+                swatch: sw.width >= 10 && (sw.height >= 10 || i.dataset.kind === 'edge'),
                 px: parseFloat(getComputedStyle(i).fontSize),
                 inside: r.width > 0 && r.left >= box.left && r.right <= box.right + 0.5};
     });
@@ -230,7 +234,8 @@ def _explained(host: Host) -> dict[str, Any]:
     named = {(e["kind"], e["colour"]) for e in got["legend"]}
     missing = sorted({tuple(u) for u in got["used"]} - named)
     assert missing == [], (missing, got["legend"])
-    assert all(e["text"] and e["px"] >= 11 and e["inside"] for e in got["legend"]), got["legend"]
+    assert all(e["text"] and e["px"] >= 11 and e["inside"] and e["swatch"]
+               for e in got["legend"]), got["legend"]
     if got["sizes"] > 1:
         assert any(e["kind"] == "size" and "size" in e["text"] for e in got["legend"])
     return got
