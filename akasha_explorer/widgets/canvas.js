@@ -125,7 +125,9 @@ const OPTIONS = {
     shape: "dot",
     size: 10,
     borderWidth: 1,
-    font: { size: 14, face: "sans-serif", color: "#333", multi: false },
+    // a light backdrop keeps a label readable where it crosses edges or another disc
+    font: { size: 14, face: "sans-serif", color: "#333", multi: false,
+            background: "rgba(255,255,255,0.8)" },
     color: { background: "#4e79a7", border: "#2b4a6b" },
   },
   edges: {
