@@ -48,7 +48,9 @@ def turn_legend(nodes: Sequence[dict], edges: Sequence[dict] = (), *,
             if int(n["community"]) not in cs:
                 cs.append(int(n["community"]))
     out = []
-    for colour, cs in sorted(by_colour.items(), key=lambda kv: min(kv[1])):
+    last = 1 << 30  # the unknown (-1) goes last
+    for colour, cs in sorted(by_colour.items(),
+                             key=lambda kv: min(c if c >= 0 else last for c in kv[1])):
         known = sorted(c for c in cs if c >= 0)
         text = ("community " + ", ".join((names or {}).get(c, str(c)) for c in known)
                 if known else "no community")
