@@ -7,18 +7,27 @@ widget would sync them.
   centre and the position of every node are the same at every stage;
 - node discs stay under a cap on screen and inside the canvas; every drawn label lies
   inside the canvas and no two overlap (read from vis-network's own label boxes, not from our declutter);
+- every colour a view draws (fills, rings, halos, edges) and its sizes are named by a
+  legend in the page, and no two label boxes intersect at all (notebook 01's explorer
+  after searching 阿岚, notebook 04's community view, stage 2b of the stepper);
 - the panels' tables show the text column first, at least 14em wide, one line per row.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import akasha_explorer as ak
-from akasha_explorer.widgets import MemoryExplorer, RecallStepper
+from akasha_explorer.widgets import (
+    CommunitiesPanel,
+    MemoryExplorer,
+    RecallStepper,
+    TimeTravelPanel,
+)
 from akasha_explorer.widgets._html import STYLE
 from akasha_explorer.widgets.canvas import MAX_EDGE_WIDTH, MAX_NODE_SIZE, vis_source
 from akasha_explorer.widgets.stages import STAGES
@@ -90,18 +99,21 @@ class View:
         esm = (Path(ak.__file__).parent / "widgets" / "canvas.js").read_text("utf-8")
         state = {"vis_source": vis_source(), "selected": [], "drawn": 0, **self._traits()}
         self.sent = dict(state)
+        css = (Path(ak.__file__).parent / "widgets" / "canvas.css").read_text("utf-8")
+        self.page.add_style_tag(content=css)  # anywidget adds the widget's _css so
         self.page.evaluate(RENDER, [esm, state])
         self.page.wait_for_function("() => document.querySelector('.ak-graph')?.dataset.scale")
 
     def _traits(self) -> dict[str, Any]:
         c = self.canvas
         return {"nodes": list(c.nodes), "edges": list(c.edges), "caption": c.caption,
+                "legend": list(c.legend),
                 "height": c.height, "fit_token": c.fit_token, "fit_ids": list(c.fit_ids)}
 
     def sync(self) -> dict[str, Any]:
         """Push what changed (edges emptied first, as set_graph does), then measure."""
         now = self._traits()
-        order = ["nodes", "edges", "caption", "height", "fit_ids", "fit_token"]
+        order = ["nodes", "edges", "caption", "legend", "height", "fit_ids", "fit_token"]
         if now["nodes"] != self.sent["nodes"]:
             self.page.evaluate("([k, v]) => window.__push(k, v)", ["edges", []])
         for k in order:
@@ -182,6 +194,93 @@ def test_explorer_and_communities_views_are_legible(ro_mem: ak.Memory, browser: 
     assert 10 <= len(m["nodes"]) <= 30
     _legible(m)
     assert "strongest" in x.view.caption and "hidden" not in x.view.caption
+    host.ctx.close()
+
+
+IN_USE = """() => {
+    const root = document.querySelector('.ak-graph');
+    const net = root.akashaNetwork;
+    const used = [];
+    const sizes = new Set();
+    for (const id of net.body.nodeIndices) {
+        const o = net.body.nodes[id].options;
+        sizes.add(o.size);
+        used.push([o.shape === 'dot' ? 'fill' : 'marker', o.color.background]);
+        if (o.borderWidth >= 2) used.push(['ring', o.color.border]);
+        if (o.shadow && o.shadow.enabled) used.push(['halo', o.shadow.color]);
+    }
+    for (const id of net.body.edgeIndices) used.push(['edge', net.body.edges[id].options.color.color]);
+    const box = root.getBoundingClientRect();
+    const legend = [...root.querySelectorAll('.ak-graph-legend .ak-legend-item')].map(i => {
+        const r = i.getBoundingClientRect();
+        const sw = i.querySelector('.ak-swatch').getBoundingClientRect();
+        return {kind: i.dataset.kind, colour: i.dataset.colour, text: i.textContent.trim(),
+                swatch: sw.width >= 10 && (sw.height >= 10 || i.dataset.kind === 'edge'),
+                px: parseFloat(getComputedStyle(i).fontSize),
+                inside: r.width > 0 && r.left >= box.left && r.right <= box.right + 0.5};
+    });
+    return {used: used.map(([k, c]) => [k, String(c).toLowerCase()]), sizes: sizes.size, legend};
+}"""
+
+
+def _touching(a: list[float], b: list[float]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def _explained(host: Host) -> dict[str, Any]:
+    """Every (kind, colour) drawn has a legend entry of that kind and colour, with text,
+    readable and inside the view; a size entry when the discs differ in size."""
+    got = host.page.evaluate(IN_USE)
+    named = {(e["kind"], e["colour"]) for e in got["legend"]}
+    missing = sorted({tuple(u) for u in got["used"]} - named)
+    assert missing == [], (missing, got["legend"])
+    assert all(e["text"] and e["px"] >= 11 and e["inside"] and e["swatch"]
+               for e in got["legend"]), got["legend"]
+    if got["sizes"] > 1:
+        assert any(e["kind"] == "size" and "size" in e["text"] for e in got["legend"])
+    return got
+
+
+def test_notebook_graph_views_name_every_colour_and_no_labels_touch(ro_mem: ak.Memory,
+                                                                     browser: Any) -> None:
+    x = MemoryExplorer(ro_mem)
+    x.search("阿岚")                                   # notebook 01, searching 阿岚
+    panel = CommunitiesPanel(ro_mem)                   # notebook 04's community view
+    s = RecallStepper(ro_mem, query=QUERY)
+    s.goto("graph_expand")                             # stage 2b
+    for canvas, width in ((x.view, 560), (panel.view, 560), (s.view, 620), (x.view, 900)):
+        canvas.height = f"{HEIGHT}px"
+        host = Host(browser)
+        host.page.set_content(HOST.replace(f"width:{WIDTH}px", f"width:{width}px", 1))
+        m = View(host, canvas).sync()
+        boxes = [n["label"] for n in m["nodes"].values() if n["label"] is not None]
+        assert len(boxes) >= 3
+        touching = sum(_touching(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+        assert touching == 0, canvas.caption
+        got = _explained(host)
+        assert len({c for k, c in got["used"] if k == "fill"}) >= 2 or canvas is panel.view
+        assert host.errors == [] and host.blocked == []
+        host.ctx.close()
+    assert "one colour" in panel.view.caption and "colour = community" not in panel.view.caption
+
+
+def test_time_travel_shows_dated_ticks_and_names_its_colours(ro_mem: ak.Memory,
+                                                             browser: Any) -> None:
+    t = TimeTravelPanel(ro_mem, query="和阿岚打杀戮尖塔，A10 过了吗")
+    t.go(-30)
+    host = Host(browser)
+    host.page.set_content(HOST)
+    m = View(host, t.view).sync()
+    boxes = [n["label"] for n in m["nodes"].values() if n["label"] is not None]
+    assert sum(_touching(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]) == 0
+    shown = host.page.evaluate("""() => {
+        const net = document.querySelector('.ak-graph').akashaNetwork;
+        return net.body.nodeIndices.map(id => net.body.nodes[id].options.label || '');
+    }""")
+    dates = [x for x in shown if re.fullmatch(r"\d{4}-\d{2}-\d{2}", x)]
+    assert len(dates) >= 3, shown                    # the axis says when, drawn on the canvas
+    _explained(host)
+    assert host.errors == [] and host.blocked == []
     host.ctx.close()
 
 

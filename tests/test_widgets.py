@@ -21,7 +21,7 @@ from akasha_explorer.widgets import (
     table,
 )
 from akasha_explorer.widgets._data import StoreGraph
-from akasha_explorer.widgets.canvas import pixel_layout, vis_source
+from akasha_explorer.widgets.canvas import EDGE_COLOUR, pixel_layout, vis_source
 from akasha_explorer.widgets.stages import STAGES
 
 QUERY = "最近手指的伤怎么样了"
@@ -359,3 +359,29 @@ def test_notebook_store_env_and_lock_fallbacks(demo_store: Path,
             notebook_store()
     finally:
         writer.communicate("")
+
+
+def _drawn_colours(view: GraphCanvas) -> set[tuple[str, str]]:
+    """(kind, colour) of what the view's node and edge dicts ask vis-network to draw."""
+    out = set()
+    for n in view.nodes:
+        c = n.get("color") or {}
+        if "background" in c:
+            out.add(("fill" if n.get("shape", "dot") == "dot" else "marker",
+                     str(c["background"]).lower()))
+        if n.get("borderWidth", 1) >= 2:
+            out.add(("ring", str(c["border"]).lower()))
+        if (n.get("shadow") or {}).get("enabled"):
+            out.add(("halo", str(n["shadow"]["color"]).lower()))
+    for e in view.edges:
+        out.add(("edge", str((e.get("color") or {}).get("color", EDGE_COLOUR)).lower()))
+    return out
+
+
+def test_every_stage_names_each_colour_it_draws(ro_mem: ak.Memory) -> None:
+    s = RecallStepper(ro_mem, query=QUERY)
+    for stage in STAGES:
+        s.goto(stage)
+        named = {(e["kind"], e["colour"]) for e in s.view.legend}
+        assert _drawn_colours(s.view) - named == set(), stage
+        assert any(e["kind"] == "size" for e in s.view.legend), stage

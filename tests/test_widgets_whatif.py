@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,43 @@ def test_time_travel_fades_decays_and_hides_the_unsaid(labelled_demo: Path) -> N
         strongest = widgets.TimeTravelPanel(mem)                    # no query: strongest turns
         assert strongest.trace is None and len(strongest.frame()) == len(strongest.uids) > 0
     assert tree_digest(labelled_demo) == before
+
+
+SAID = re.compile(r": (\d+) of (?:the picture's )?(\d+) turns said by then")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def test_time_travel_counts_against_one_number_in_every_frame(ro_mem: ak.Memory) -> None:
+    p = widgets.TimeTravelPanel(ro_mem, query=QUERY)
+    chosen = set(p.uids)
+    counts = []
+    for day in (0, -3, -7, -14, -21, -30, -45, p.days.min, 30):
+        p.go(day)
+        m = SAID.search(p.view.caption)
+        assert m, p.view.caption
+        counts.append((int(m[1]), int(m[2]), sum(u in chosen for u in p.frame()["uid"])))
+    assert {d for _, d, _ in counts} == {len(p.uids)}, counts  # one denominator, said what
+    assert all(n == mine for n, _, mine in counts), counts      # of them, said by then
+    assert "the picture's" in p.view.caption
+    assert len({n for n, _, _ in counts}) > 2                     # the numerator does move
+
+
+def test_time_travel_dates_its_time_axis(ro_mem: ak.Memory) -> None:
+    p = widgets.TimeTravelPanel(ro_mem, query=QUERY)
+    p.go(-10)
+    said = dict(zip(p.frame()["uid"], p.frame()["said"].str[:10], strict=True))
+    ticks = sorted((n["x"], n["label"]) for n in p.view.nodes
+                   if n["id"] not in said and DATE.match(str(n.get("label", ""))))
+    assert len(ticks) >= 3, [n.get("label") for n in p.view.nodes if n["id"] not in said]
+    assert [d for _, d in ticks] == sorted(d for _, d in ticks)  # later to the right
+    p.go(0)
+    every = sorted(p.frame()["said"].str[:10])
+    assert ticks[0][1] == every[0] and ticks[-1][1] == every[-1]  # the axis spans the turns
+    for n in p.view.nodes:                     # each turn stands between the ticks' dates
+        if n["id"] in said:
+            before = [d for x, d in ticks if x <= n["x"] + 1e-6]
+            after = [d for x, d in ticks if x >= n["x"] - 1e-6]
+            assert before[-1] <= said[n["id"]] <= after[0], (n["id"], said[n["id"]], ticks)
 
 
 def test_compare_methods_panel_and_the_label_bar(demo_store: Path) -> None:

@@ -4,7 +4,8 @@
 Everything is read through the Memory's public API — the numbers come from
 :meth:`Memory.neighbourhood <akasha_explorer.memory.Memory.neighbourhood>` (a
 :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`); this module only turns
-them into pictures. Nothing here writes to a store.
+them into pictures. Nothing here writes to a store. :func:`turn_legend` names what those
+pictures' colours and sizes mean.
 """
 
 from __future__ import annotations
@@ -16,13 +17,49 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._html import community_colour, iso, short, tooltip
+from .canvas import EDGE_COLOUR, legend_entry
 
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
 
-__all__ = ["StoreGraph"]
+__all__ = ["FOCUS_RING", "StoreGraph", "turn_legend"]
 
 log = logging.getLogger(__name__)
+
+FOCUS_RING = "#d62728"
+"""Ring of the turn(s) a view is about (the open turn, a surprise's turns)."""
+
+
+def turn_legend(nodes: Sequence[dict], edges: Sequence[dict] = (), *,
+                names: dict[int, str] | None = None,
+                size: str = "size = strength (decayed, at this time)") -> list[dict[str, str]]:
+    """Legend entries for a picture of :meth:`StoreGraph.node` dicts: one per fill colour in
+    use, naming the communities drawn in it (``names``: community → a longer name), what
+    size means, and the co-activation edges when some are drawn in the default colour.
+
+    >>> [e["text"] for e in turn_legend([{"community": 0, "color": {"background": "#4e79a7"}},
+    ...                                  {"community": -1, "color": {"background": "#b0b0b0"}}])]
+    ['community 0', 'no community', 'size = strength (decayed, at this time)']
+    """
+    by_colour: dict[str, list[int]] = {}
+    for n in nodes:
+        if "community" in n:
+            cs = by_colour.setdefault(str(n["color"]["background"]).lower(), [])
+            if int(n["community"]) not in cs:
+                cs.append(int(n["community"]))
+    out = []
+    last = 1 << 30  # the unknown (-1) goes last
+    for colour, cs in sorted(by_colour.items(),
+                             key=lambda kv: min(c if c >= 0 else last for c in kv[1])):
+        known = sorted(c for c in cs if c >= 0)
+        text = ("community " + ", ".join((names or {}).get(c, str(c)) for c in known)
+                if known else "no community")
+        out.append(legend_entry("fill", colour, text))
+    if nodes:
+        out.append(legend_entry("size", "", size))
+    if any("color" not in e for e in edges):
+        out.append(legend_entry("edge", EDGE_COLOUR, "co-activation (width = weight)"))
+    return out
 
 
 class StoreGraph:

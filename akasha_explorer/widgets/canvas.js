@@ -11,6 +11,8 @@
 // MAX_ZOOM — and only when Python asks (fit_token) or the canvas first gets a size, so a
 // panel that restyles nodes keeps one zoom. Labels that would overlap a more important one
 // (lower `rank`) or run off the canvas are hidden (declutter); hover still shows every text.
+// The legend (trait `legend`) is drawn under the caption: a swatch per entry, coloured through
+// element styles (never parsed as HTML), and its text.
 
 const CACHE = "__akasha_vis_network__";
 
@@ -123,7 +125,9 @@ const OPTIONS = {
     shape: "dot",
     size: 10,
     borderWidth: 1,
-    font: { size: 14, face: "sans-serif", color: "#333", multi: false },
+    // a light backdrop keeps a label readable where it crosses edges or another disc
+    font: { size: 14, face: "sans-serif", color: "#333", multi: false,
+            background: "rgba(255,255,255,0.8)" },
     color: { background: "#4e79a7", border: "#2b4a6b" },
   },
   edges: {
@@ -135,16 +139,41 @@ const OPTIONS = {
   },
 };
 
+// One swatch + text per legend entry ({kind, colour, text}); data-kind / data-colour say
+// what it explains (tests read them).
+function fillLegend(box, entries) {
+  box.replaceChildren();
+  for (const e of entries || []) {
+    const item = document.createElement("span");
+    item.className = "ak-legend-item";
+    item.dataset.kind = e.kind;
+    item.dataset.colour = e.colour || "";
+    const sw = document.createElement("span");
+    sw.className = `ak-swatch ak-swatch-${e.kind}`;
+    if (e.kind === "fill" || e.kind === "marker") sw.style.background = e.colour;
+    else if (e.kind === "ring") sw.style.borderColor = e.colour;
+    else if (e.kind === "halo") sw.style.boxShadow = `0 0 4px 3px ${e.colour}`;
+    else if (e.kind === "edge") sw.style.borderTopColor = e.colour;
+    const text = document.createElement("span");
+    text.textContent = e.text; // plain text
+    item.append(sw, text);
+    box.appendChild(item);
+  }
+  box.style.display = box.childElementCount ? "" : "none";
+}
+
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "ak-graph";
   const caption = document.createElement("div");
   caption.className = "ak-graph-caption";
+  const legend = document.createElement("div");
+  legend.className = "ak-graph-legend";
   const holder = document.createElement("div");
   holder.className = "ak-graph-canvas";
   const status = document.createElement("div");
   status.className = "ak-graph-status";
-  root.append(caption, holder, status);
+  root.append(caption, legend, holder, status);
   el.appendChild(root);
 
   let vis;
@@ -230,6 +259,8 @@ function render({ model, el }) {
     caption.style.display = model.get("caption") ? "" : "none";
   };
 
+  const showLegend = () => fillLegend(legend, model.get("legend"));
+
   network.on("afterDrawing", () => {
     if (model.get("drawn") !== nodes.length) {
       model.set("drawn", nodes.length);
@@ -299,9 +330,11 @@ function render({ model, el }) {
   model.on("change:edges", onEdges);
   model.on("change:selected", onSelected);
   model.on("change:caption", showCaption);
+  model.on("change:legend", showLegend);
   model.on("change:fit_token", onFit);
   model.on("change:height", onHeight);
   showCaption();
+  showLegend();
   showCounts();
   onSelected();
   // The element may not be in the page (or may have no width) when render runs: fit once it
@@ -322,6 +355,7 @@ function render({ model, el }) {
     model.off("change:edges", onEdges);
     model.off("change:selected", onSelected);
     model.off("change:caption", showCaption);
+    model.off("change:legend", showLegend);
     model.off("change:fit_token", onFit);
     model.off("change:height", onHeight);
     resize.disconnect();

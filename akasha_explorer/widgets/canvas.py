@@ -16,6 +16,8 @@ the installed pyvis package ships, and reports clicks back to Python.
   *and its label* (at most 1.3×, labels 12 px on screen), only when asked (:meth:`fit`),
   and hides labels that would overlap a more important one (a node's ``rank``, lower
   first) or leave the canvas.
+- Every colour and size a view uses is named in its legend (:attr:`GraphCanvas.legend`,
+  entries made by :func:`legend_entry`), drawn under the caption as swatches and text.
 - Selection (click, ctrl/long-press for multi-select) lands in :attr:`GraphCanvas.selected`
   as node ids; a double-click asks Python to expand that node (:meth:`GraphCanvas.on_expand`).
 
@@ -42,10 +44,10 @@ import igraph as ig
 import numpy as np
 import traitlets
 
-from ..errors import StoreError
+from ..errors import InvalidInput, StoreError
 
-__all__ = ["DEFAULT_CAP", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE", "GraphCanvas", "pixel_layout",
-           "separate", "vis_source"]
+__all__ = ["DEFAULT_CAP", "EDGE_COLOUR", "LEGEND_KINDS", "MAX_EDGE_WIDTH", "MAX_NODE_SIZE",
+           "GraphCanvas", "legend_entry", "pixel_layout", "separate", "vis_source"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,13 @@ MAX_NODE_SIZE = 18.0
 
 MAX_EDGE_WIDTH = 3.0
 """Widest edge (vis-network draws an arrowhead about ``5 + 3·width`` long)."""
+
+EDGE_COLOUR = "#c8c8c8"
+"""Colour of an edge that sets none (canvas.js ``OPTIONS.edges.color``)."""
+
+LEGEND_KINDS = ("fill", "ring", "halo", "edge", "size", "marker")
+"""What a legend entry explains: a disc's fill, its ring (border), its glow, an edge's
+colour, what a disc's size means, a marker that is not a turn."""
 
 ASPECT = 1.4
 """Width / height the layout is stretched to (a graph view is wider than tall)."""
@@ -189,6 +198,18 @@ def separate(xy: np.ndarray, radii: Sequence[float], *, movable: np.ndarray | No
     return out
 
 
+def legend_entry(kind: str, colour: str, text: str) -> dict[str, str]:
+    """One entry of :attr:`GraphCanvas.legend`: a swatch of ``kind`` (one of
+    :data:`LEGEND_KINDS`) in ``colour`` (a CSS colour; "" for a size entry) and its text.
+
+    >>> legend_entry("fill", "#4E79A7", "community 0")
+    {'kind': 'fill', 'colour': '#4e79a7', 'text': 'community 0'}
+    """
+    if kind not in LEGEND_KINDS:
+        raise InvalidInput(f"legend kind {kind!r} is not one of {', '.join(LEGEND_KINDS)}")
+    return {"kind": kind, "colour": colour.strip().lower(), "text": text}
+
+
 class GraphCanvas(anywidget.AnyWidget):
     """An offline, clickable graph (see the module docstring).
 
@@ -196,7 +217,9 @@ class GraphCanvas(anywidget.AnyWidget):
     as escaped HTML, ``x``, ``y``, ``size``, ``color``, ``borderWidth``, ``shadow``, …;
     edges ``from``, ``to``, ``width``, ``color``, ``dashes``, ``title``), ``selected``
     (node ids; set from Python to select), ``caption`` (plain text shown above the graph),
-    ``height`` (CSS), ``cap`` (most nodes shown). The front end writes ``drawn`` (how many
+    ``height`` (CSS), ``cap`` (most nodes shown), ``legend`` (:func:`legend_entry` dicts,
+    shown under the caption: what each colour and size on the view means). The front end
+    writes ``drawn`` (how many
     nodes it drew last).
     """
 
@@ -208,6 +231,7 @@ class GraphCanvas(anywidget.AnyWidget):
     edges = traitlets.List(traitlets.Dict()).tag(sync=True)
     selected = traitlets.List(traitlets.Unicode()).tag(sync=True)
     caption = traitlets.Unicode("").tag(sync=True)
+    legend = traitlets.List(traitlets.Dict()).tag(sync=True)
     height = traitlets.Unicode("520px").tag(sync=True)
     fit_token = traitlets.Int(0).tag(sync=True)
     fit_ids = traitlets.List(traitlets.Unicode()).tag(sync=True)

@@ -20,10 +20,10 @@ import pandas as pd
 from ..analysis.surprises import SURPRISE_KINDS
 from ..errors import AkashaError
 from ..text.timewords import parse_time
-from ._data import StoreGraph
+from ._data import FOCUS_RING, StoreGraph, turn_legend
 from ._html import STYLE, esc, frame_html, kv_html, note, short, tooltip
 from ._inputs import ALL
-from .canvas import DEFAULT_CAP, GraphCanvas
+from .canvas import DEFAULT_CAP, GraphCanvas, legend_entry
 
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
@@ -159,10 +159,12 @@ class CommunitiesPanel(W.VBox):
         strength = self.data.strength(everyone)
         order = sorted(range(len(everyone)), key=lambda i: (-float(strength[i]), everyone[i]))
         members = [everyone[i] for i in order[: min(top, self.view.cap)]]
-        self.view.set_graph(self.data.nodes(members, labels=12),
-                            self.data.edges_among(members, per_node=COMMUNITY_EDGES_PER_NODE),
-                            relayout=True)
+        nodes = self.data.nodes(members, labels=12)
+        edges = self.data.edges_among(members, per_node=COMMUNITY_EDGES_PER_NODE)
+        self.view.set_graph(nodes, edges, relayout=True)
         row = self.table[self.table["community"] == community].iloc[0]
+        self.view.legend = turn_legend(nodes, edges,
+                                       names={community: f"{community} ({row['label']})"})
         self.view.caption = (f"community {community} ({row['label']}): its {len(members)} "
                              f"strongest turns of {len(everyone)} (the memory holds "
                              f"{len(self.data.texts())}); one community, one colour; "
@@ -188,6 +190,7 @@ class CommunitiesPanel(W.VBox):
         via = [u for u in str(nums.get("via", "")).split(",") if u and self.mem.has_node(u)]
         if not focus:  # a knowledge gap names a query, not a turn
             self.view.set_graph([], [])
+            self.view.legend = []
             self.view.caption = f"{r['kind']}: {short(str(r['subject']), 80)} (no turn to draw)"
             return []
         shown = list(dict.fromkeys(focus + via + self.data.neighbours(focus, limit=30)))
@@ -195,13 +198,18 @@ class CommunitiesPanel(W.VBox):
         for d in nodes:
             if d["id"] in focus:
                 d["borderWidth"] = 5
-                d["color"] = {**d["color"], "border": "#d62728"}
+                d["color"] = {**d["color"], "border": FOCUS_RING}
         edges = self.data.edges_among(shown, per_node=COMMUNITY_EDGES_PER_NODE)
+        legend = [*turn_legend(nodes, edges),
+                  legend_entry("ring", FOCUS_RING, "the turn(s) it is about")]
         if r["other"] and len(focus) == 2 and r["kind"] in LINK_COLOURS:
             edges.append({"from": r["subject"], "to": r["other"], "dashes": True, "width": 3,
                           "color": {"color": LINK_COLOURS[r["kind"]]},
                           "title": tooltip(r["kind"], str(r["why"]))})
+            legend.append(legend_entry("edge", LINK_COLOURS[r["kind"]],
+                                       f"the proposed link (dashed, {r['kind']})"))
         self.view.set_graph(nodes, edges, relayout=True)
+        self.view.legend = legend
         self.view.caption = (f"{r['kind']}: red ring = the turn(s) it is about, colour = "
                              "community" + ("; dashed = the proposed link" if r["other"] else ""))
         return shown

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..text.timewords import parse_time
-from ._data import StoreGraph
+from ._data import FOCUS_RING, StoreGraph, turn_legend
 from ._html import (
     STYLE,
     esc,
@@ -34,7 +34,7 @@ from ._html import (
     timeline_svg,
 )
 from ._inputs import ALL
-from .canvas import DEFAULT_CAP, GraphCanvas
+from .canvas import DEFAULT_CAP, GraphCanvas, legend_entry
 from .follow import Follow
 
 if TYPE_CHECKING:
@@ -254,9 +254,12 @@ class MemoryExplorer(W.VBox):
             for d in nodes:
                 if d["id"] == self.opened:
                     d["borderWidth"] = 5
-                    d["color"] = {**d["color"], "border": "#d62728"}
+                    d["color"] = {**d["color"], "border": FOCUS_RING}
         hidden = len(self.shown) - len(vis)
-        self.view.set_graph(nodes, self.data.edges_among(vis, per_node=EDGES_PER_NODE))
+        edges = self.data.edges_among(vis, per_node=EDGES_PER_NODE)
+        self.view.set_graph(nodes, edges)
+        self.view.legend = turn_legend(nodes, edges) + (
+            [legend_entry("ring", FOCUS_RING, "the open turn")] if self.opened in vis else [])
         picked = self._picked is not None and self._picked[0] == self.shown
         what = (f"community {self.community.value}: the {len(vis)} strongest of its "
                 f"{self._picked[1]} turns" if picked and self._picked is not None

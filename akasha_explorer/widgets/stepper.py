@@ -32,9 +32,9 @@ from ..config import PROFILES, Settings
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError
 from ..text.timewords import parse_time
-from ._data import StoreGraph
+from ._data import StoreGraph, turn_legend
 from ._html import STYLE, esc, frame_html, iso, kv_html, messages_html, note, short, stamp
-from .canvas import DEFAULT_CAP, GraphCanvas
+from .canvas import DEFAULT_CAP, GraphCanvas, legend_entry
 from .follow import Follow
 from .stages import STAGES, TITLES, StageView, all_uids, stage_views
 
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from ..engine.writeback import WritebackPlan
     from ..protocol import MemoryAPI
 
-__all__ = ["EDGE_COLOURS", "RING_COLOURS", "STAGE_LABELS", "RecallStepper", "labelled",
-           "style_stage"]
+__all__ = ["EDGE_COLOURS", "HALO", "RING_COLOURS", "STAGE_LABELS", "RecallStepper", "labelled",
+           "stage_legend", "style_stage"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ EDGE_COLOURS = {
     "causal": "#d62728", "anti": "#ff9896", "pair": "#2ca02c",
 }
 """Edge colour per kind."""
+
+HALO = "rgba(255,150,0,0.85)"
+"""Glow (shadow) of a node by its energy or score at a stage."""
 
 UNDIRECTED = frozenset({"pair"})
 """Edge kinds drawn as one line without arrowheads (a pair A↔B is written both ways)."""
@@ -131,7 +134,7 @@ def style_stage(base: dict[str, dict[str, Any]], view: StageView, *,
         n["color"] = colour
         n["font"] = {"color": "#222222"}
         h = view.halo.get(uid, 0.0)
-        n["shadow"] = ({"enabled": True, "color": "rgba(255,150,0,0.85)", "size": round(
+        n["shadow"] = ({"enabled": True, "color": HALO, "size": round(
             4.0 + 14.0 * h, 2), "x": 0, "y": 0} if h > 0 else {"enabled": False})
         if uid in view.size:
             n["size"] = round(7.0 + 11.0 * view.size[uid], 2)
@@ -167,6 +170,29 @@ def _legend(view: StageView) -> str:
     parts += [f'<span style="border-bottom:3px solid {EDGE_COLOURS.get(k, "#999")};'
               f'margin-right:6px">{esc(k)} edge</span>' for k in kinds]
     return f'<div class="ak-note">{"".join(parts)}</div>'
+
+
+def stage_legend(view: StageView, nodes: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """The graph view's legend for one stage drawn as ``nodes`` (:func:`style_stage`): the
+    community fills of the touched nodes, the faded rest, each ring and edge colour the
+    stage uses (one entry per colour), the halo and what size means."""
+    faded = FADED["color"]["background"]  # type: ignore[index]
+    out = turn_legend([n for n in nodes if n.get("color", {}).get("background") != faded],
+                      size=("size = score at this stage" if view.size
+                            else "size = strength (decayed, at the recall's time)"))
+    if any(n.get("color", {}).get("background") == faded for n in nodes):
+        out.append(legend_entry("fill", faded, "not touched by this stage"))
+    rings: dict[str, list[str]] = {}
+    for ring in sorted(set(view.rings.values())):
+        rings.setdefault(RING_COLOURS.get(ring, "#333333"), []).append(ring)
+    out += [legend_entry("ring", c, " / ".join(names) + " (ring)") for c, names in rings.items()]
+    if view.halo:
+        out.append(legend_entry("halo", HALO, "halo = energy or score (brighter = more)"))
+    kinds: dict[str, list[str]] = {}
+    for kind in sorted({e["kind"] for e in view.edges}):
+        kinds.setdefault(EDGE_COLOURS.get(kind, "#999999"), []).append(kind)
+    out += [legend_entry("edge", c, " / ".join(names) + " edge") for c, names in kinds.items()]
+    return out
 
 
 class RecallStepper(W.VBox):
@@ -518,6 +544,7 @@ class RecallStepper(W.VBox):
         nodes, edges = style_stage(self._base, v)
         self.view.set_graph(nodes, edges, fit=False)  # one zoom for every stage (_layout)
         self.view.caption = f"{v.title}: {len(v.focus)} nodes touched"
+        self.view.legend = stage_legend(v, nodes)
         self.caption.value = (f'<div class="ak-caption">{esc(v.caption)}</div>' + _legend(v))
         self.back_button.disabled = self.index == 0
         self.next_button.disabled = self.index == len(STAGES) - 1

@@ -3,7 +3,10 @@ would look then: strengths fade (node size), co-activation edges decay (edge wid
 not yet said are not there, and a recall of the query, made at that time, lets items enter
 and leave. **Play** steps through the days. The turns stand left to right by when they were
 said (a red marker shows the slider's time), so going back in time empties the picture from
-the right.
+the right. The turns stand evenly spaced in the order they were said, so the time axis is
+not linear: date ticks under the turns (:data:`TICKS`) say when each place on it is, and the
+legend names every colour. The caption counts against one number for every frame: the
+turns the picture was chosen with (:meth:`run`), however many of them were said by then.
 
 All computed dry: every picture is ``mem.neighbourhood(now=t)`` (decay at ``t``, SPEC §3)
 and ``mem.recall(query, now=t, log=False)`` — nothing is written. The store keeps no
@@ -28,17 +31,18 @@ import pandas as pd
 from ..analysis.methods import context_order
 from ..config import DAY
 from ..errors import AkashaError
-from ._data import StoreGraph
-from ._html import STYLE, esc, frame_html, iso, note, short
+from ._data import StoreGraph, turn_legend
+from ._html import STYLE, esc, frame_html, iso, note, short, tooltip
 from ._inputs import read_query
-from .canvas import GraphCanvas
+from .canvas import GraphCanvas, legend_entry
 from .labelbar import LabelBar
 
 if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..protocol import MemoryAPI
 
-__all__ = ["LANES", "LANE_PX", "NOW_ID", "RECALLED", "WIDTH_PX", "TimeTravelPanel"]
+__all__ = ["LANES", "LANE_PX", "NOW_ID", "RECALLED", "TICKS", "TICK_COLOUR", "WIDTH_PX",
+           "TimeTravelPanel"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,18 @@ LANE_PX = 55.0
 
 NOW_ID = "now"
 """The marker of the slider's time above the turns."""
+
+NOW_COLOUR = "#d62728"
+"""Colour of the slider's time marker."""
+
+TICKS = 6
+"""Date ticks under the turns: at most this many, evenly along the axis (one per date)."""
+
+TICK_COLOUR = "#888888"
+"""Colour of a date tick."""
+
+TICK_PREFIX = "tick:"
+"""Node id of a date tick: this and the tick's date."""
 
 
 class TimeTravelPanel(W.VBox):
@@ -190,6 +206,27 @@ class TimeTravelPanel(W.VBox):
         busy day does not pile up), other times in between."""
         return round(float(np.interp(ts, *self._axis)), 2)
 
+    def ticks(self) -> list[tuple[float, str]]:
+        """The date ticks of the time axis: (x, date) for at most :data:`TICKS` evenly
+        spaced places from the first chosen turn to the last, each labelled with the date
+        (UTC) of that place; a date already ticked is not repeated."""
+        times, xs = self._axis
+        out: list[tuple[float, str]] = []
+        for k in range(TICKS):
+            x = xs[-1] * k / max(1, TICKS - 1)
+            day = iso(float(np.interp(x, xs, times)), minutes=False)
+            if day and all(day != d for _, d in out):
+                out.append((round(x, 2), day))
+        return out
+
+    def _tick_nodes(self) -> list[dict[str, Any]]:
+        y = (LANES / 2 + 0.6) * LANE_PX
+        return [{"id": f"{TICK_PREFIX}{day}", "label": day, "shape": "square", "size": 3,
+                 "x": x, "y": y, "rank": -1, "chosen": False,
+                 "title": tooltip(day, "date (UTC) at this place of the time axis"),
+                 "color": {"background": TICK_COLOUR, "border": TICK_COLOUR},
+                 "font": {"color": "#555555"}} for x, day in self.ticks()]
+
     def _place(self, uid: str, ts: float) -> tuple[float, float]:
         """Where a turn stands: left to right by when it was said, in one of
         :data:`LANES` staggered lanes (so turns said close together do not overlap)."""
@@ -236,10 +273,19 @@ class TimeTravelPanel(W.VBox):
         nodes.append({"id": NOW_ID, "label": f"now {iso(when, minutes=False)}",
                       "shape": "triangleDown", "size": 9, "x": self._x(when),
                       "y": -(LANES / 2 + 0.6) * LANE_PX,
-                      "color": {"background": "#d62728", "border": "#d62728"},
-                      "font": {"color": "#d62728"}})
+                      "rank": -2, "color": {"background": NOW_COLOUR, "border": NOW_COLOUR},
+                      "font": {"color": NOW_COLOUR}})
+        turns = nodes[:-1]
+        nodes += self._tick_nodes()
         edges = [e for e in g.edges_among(said, per_node=4) if e["weight"] >= 0.01]
         self.view.set_graph(nodes, edges, fit=False)
+        self.view.legend = [
+            *turn_legend(turns, edges),
+            *([legend_entry("ring", RECALLED, f"in the recall's top {self.k} at this time "
+                                              "(#rank)")] if top else []),
+            legend_entry("marker", NOW_COLOUR, "now: the slider's time"),
+            legend_entry("marker", TICK_COLOUR, "date ticks: left to right in the order said"),
+        ]
         strength = dict(zip(said, g.strength(said), strict=True))
         self._rows = [{"uid": u, "rank": rank.get(u), "said": iso(g.hood.time_of(u)),
                        "strength_eff": float(strength[u]), "text": short(self._text.get(u, ""),
@@ -247,8 +293,12 @@ class TimeTravelPanel(W.VBox):
                       for u in sorted(said, key=lambda u: (rank.get(u, 10**6), -strength[u]))]
         self.last_ms = (time.perf_counter() - t0) * 1000.0
         mean = sum(strength.values()) / len(strength) if strength else 0.0
-        line = (f"{len(said)} of {len(shown)} turns said by then · mean strength {mean:.2f} · "
-                f"{len(edges)} edges above 0.01")
+        chosen = set(self.uids)
+        mine = sum(1 for u in said if u in chosen)
+        extra = len(said) - mine
+        line = (f"{mine} of the picture's {len(self.uids)} turns said by then"
+                + (f" (+{extra} more recalled at this time)" if extra else "")
+                + f" · mean strength {mean:.2f} · {len(edges)} edges above 0.01")
         if self.query.value.strip():
             line += f" · recall: {len(self.entered)} entered, {len(self.left)} left"
         self.view.caption = f"{iso(when)}: {line}"
