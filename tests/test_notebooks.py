@@ -203,13 +203,14 @@ def test_the_four_notebooks_again_in_reverse_order(notebook_server: tuple[Path, 
 
 
 STEPPERS = """
-import json
+import html, json, re
 from akasha_explorer.widgets import RecallStepper as _Stepper
 print("STEPPERS" + json.dumps({
     name: {"box": s.query.value, "recalled": s.trace.query if s.trace is not None else None,
            "log_uid": s.trace.log_uid if s.trace is not None else None,
-           "status": s.status.value}
-    for name, s in dict(globals()).items() if isinstance(s, _Stepper)}))
+           "status": html.unescape(re.sub("<[^>]+>", "", s.status.value))}
+    for name, s in dict(globals()).items()
+    if isinstance(s, _Stepper) and not name.startswith("_")}))  # not Out[n]
 """
 
 NEWEST = "the newest recall in the query log"
