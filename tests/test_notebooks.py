@@ -181,8 +181,9 @@ def test_notebook_02_steps_through_the_recall_an_agent_just_made(
         agent.join(timeout=900)
         stop.set()
     assert len(done) == 100, "the agent's 100 turns went through beside the notebook"
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "stepper.latest()" in c.source)
-    shown = cell.outputs[-1]["data"]["text/plain"]
+    at = next(k for k, c in enumerate(nb.cells)
+              if c.cell_type == "code" and "agent.latest()" in c.source)
+    shown = nb.cells[at + 1].outputs[-1]["data"]["text/plain"]   # latest.query
     assert AGENT in shown                 # a recall the agent made while the notebook ran
     assert int(shown.split("#")[1].rstrip("'")) >= before - 1  # made while the notebook ran
     mem = ak.connect(url)
@@ -199,3 +200,48 @@ def test_the_four_notebooks_again_in_reverse_order(notebook_server: tuple[Path, 
     for name in reversed(NAMES):
         _run(name, url, tmp_path, monkeypatch)
     assert ak.connect(url).stats()["nodes"] >= 342
+
+
+STEPPERS = """
+import html, json, re
+from akasha_explorer.widgets import RecallStepper as _Stepper
+print("STEPPERS" + json.dumps({
+    name: {"box": s.query.value, "recalled": s.trace.query if s.trace is not None else None,
+           "log_uid": s.trace.log_uid if s.trace is not None else None,
+           "status": html.unescape(re.sub("<[^>]+>", "", s.status.value))}
+    for name, s in dict(globals()).items()
+    if isinstance(s, _Stepper) and not name.startswith("_")}))  # not Out[n]
+"""
+
+NEWEST = "the newest recall in the query log"
+"""What notebook 02's text says of a stepper that opens on the agent's latest recall."""
+
+
+@pytest.mark.slow
+def test_notebook_02_s_steppers_show_what_their_text_names(
+        notebook_server: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 item 4: after Run All, each stepper shows the recall its cell's text talks
+    about — the query the markdown above it names (its first `code` span), or, where that
+    text says so, the newest recall in the query log as it was made — and no later cell
+    moves it to another recall."""
+    url = notebook_server[1]
+    mem = ak.connect(url)
+    mem.recall("Slay the Spire A10 with Lan", now=mem.last_ts())   # logged: the newest recall
+    nb = _run("02_step_through_a_recall.ipynb", url, tmp_path, monkeypatch, extra=STEPPERS)
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    steppers = json.loads(text.split("STEPPERS", 1)[1])
+    assert "stepper" in steppers
+    logged = mem.query_log(limit=1)
+    for name, shown in steppers.items():
+        at = next(k for k, c in enumerate(nb.cells)
+                  if c.cell_type == "code" and f"{name} = RecallStepper(" in c.source)
+        said = next(c.source for c in reversed(nb.cells[:at]) if c.cell_type == "markdown")
+        if NEWEST in said:
+            newest = logged[-1]
+            assert shown["log_uid"] == newest["uid"], (name, shown)
+            assert shown["recalled"] == shown["box"] == newest["query"], (name, shown)
+            assert f"the recall {newest['uid']} as it was made" in shown["status"]
+        else:
+            named = re.findall(r"`([^`]+)`", said)[0]
+            assert shown["recalled"] == shown["box"] == named, (name, named, shown)
+            assert f"recalled {named!r}" in shown["status"], shown["status"]
