@@ -241,6 +241,11 @@ class RemoteNeighbourhood:
         """The text that names node ``uid`` ('' for an unknown node)."""
         return self.info(uid)["text"] if self.has(uid) else ""
 
+    def lines(self, uids: Sequence[str]) -> dict[str, str]:
+        """Node uid → its messages as the agent's context block shows them (see
+        ``Neighbourhood.lines``)."""
+        return dict(self._call("lines", list(uids)))
+
     def communities(self) -> dict[str, int]:
         """Node uid → community (nodes in none left out)."""
         return {u: int(i["community"]) for u, i in self._info.items()
