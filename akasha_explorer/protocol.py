@@ -204,7 +204,8 @@ class MemoryAPI(Protocol):
 
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False, turn_id: str | None = None
+                 reinforce: bool = False, turn_id: str | None = None,
+                 user_speaker: str | None = None, assistant_speaker: str | None = None
                  ) -> tuple[str, RecallTrace | None]: ...
 
     def logged_recall(self, log_uid: str) -> RecallTrace: ...

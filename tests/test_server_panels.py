@@ -228,3 +228,47 @@ def test_issue_25_explorer_marks_what_is_new_and_keeps_nothing_stale(
     explorer.refresh()
     assert explorer.new == [] and _legend_ring(explorer, "new since") is None
     assert re.search(r"\b0 new turns since \d\d:\d\d:\d\d", explorer.status.value)
+
+
+def test_issue_25_agent_turns_show_the_speakers_names(served_demo: tuple[str, Path]) -> None:
+    """Issue 25 item 11: the names an agent passes with ``add_turn`` (over MCP and over the
+    HTTP client) are stored, and the explorer's and the stepper's side panels show who said
+    each message by that name — the role only for a message stored without one."""
+    import html
+
+    url, _store = served_demo
+    mem = ak.connect(url)
+    now = mem.last_ts() + 9000
+
+    async def run() -> str:
+        async with Client(url + "/mcp", read_timeout_seconds=120) as c:
+            out = await c.call_tool("add_turn", {
+                "session": "names-25", "user": "阿岚说周六再打一局杀戮尖塔",
+                "assistant": "好，记下了", "ts": now, "user_speaker": "小林",
+                "assistant_speaker": "Akasha"})
+            return str(json.loads(out.content[0].text)["node"])
+    by_mcp = anyio.run(run)
+    by_http, _ = mem.add_turn("周六几点？", "晚上八点", session="names-25", ts=now + 60,
+                              user_speaker="阿岚", assistant_speaker="Akasha")
+    nameless, _ = mem.add_turn("no names here", "none", session="names-25", ts=now + 120)
+    stored = {u: [(m.role, m.speaker) for m in mem.messages(u)]
+              for u in (by_mcp, by_http, nameless)}
+    assert stored == {by_mcp: [("user", "小林"), ("assistant", "Akasha")],
+                      by_http: [("user", "阿岚"), ("assistant", "Akasha")],
+                      nameless: [("user", None), ("assistant", None)]}
+
+    def who(panel_html: str) -> list[str]:
+        """The names the side panel puts over the messages, in order."""
+        import re
+        return re.findall(r'<div class="ak-meta">[^·]*· <span title="role: \w+">([^<]*)</span>',
+                          html.unescape(panel_html))
+
+    explorer = MemoryExplorer(mem)
+    stepper = RecallStepper(mem, query="阿岚 周六 杀戮尖塔")
+    assert stepper.trace is not None
+    for uid, names in [(by_mcp, ["小林", "Akasha"]), (by_http, ["阿岚", "Akasha"]),
+                       (nameless, ["user", "assistant"])]:
+        explorer.open_node(uid)
+        assert who(explorer.detail.value) == names
+        stepper.why_not(uid)
+        assert who(stepper.detail.value) == names
