@@ -272,3 +272,42 @@ def test_issue_25_agent_turns_show_the_speakers_names(served_demo: tuple[str, Pa
         assert who(explorer.detail.value) == names
         stepper.why_not(uid)
         assert who(stepper.detail.value) == names
+
+
+RINGS = """() => {
+    const net = document.querySelector('.ak-graph').akashaNetwork;
+    const out = {};
+    for (const id of net.body.nodeIndices) out[id] = net.body.nodes[id].options.color.border;
+    return out;
+}"""
+"""The border colour vis-network draws each node with."""
+
+
+def test_issue_25_explorer_refresh_as_a_person_sees_it(served_demo: tuple[str, Path],
+                                                       browser: Any) -> None:
+    """Issue 25 item 8 in Chromium: after the agent writes two turns and the explorer
+    refreshes, the page's caption counts what the memory holds, the legend names the new
+    turns' ring, and exactly those two turns are drawn with it."""
+    from .test_pictures import HOST, Host, View
+
+    url, _store = served_demo
+    mem = ak.connect(url)
+    explorer = MemoryExplorer(mem)
+    explorer.search("手指")
+    now = mem.last_ts() + 12000
+    added = [mem.add_turn(u, "好", session="seen-25", ts=now + 60 * k)[0]
+             for k, u in enumerate(["手指今天不疼了", "明天去复查手指"])]
+    explorer.refresh()
+    host = Host(browser)
+    host.page.set_content(HOST)
+    View(host, explorer.view)
+    graph = host.page.locator(".ak-graph")
+    caption = graph.locator(".ak-graph-caption").inner_text()
+    drawn = host.page.evaluate(RINGS)
+    assert f"{len(drawn)} turns shown — the memory holds {mem.stats()['nodes']} turns" in caption
+    item = graph.locator(".ak-legend-item", has_text="new since")
+    assert item.count() == 1 and "(2)" in item.inner_text()
+    colour = str(item.get_attribute("data-colour"))
+    assert {u for u, c in drawn.items() if str(c).lower() == colour} == set(added)
+    assert host.blocked == [] and host.errors == []
+    host.ctx.close()
