@@ -87,11 +87,13 @@ class Neighbourhood:
         return self.store.has_node(uid)
 
     def strength(self, uids: Sequence[str]) -> np.ndarray:
-        """Decayed strength at ``now`` (0..STRENGTH_CAP) of each node.
+        """Decayed strength at ``now`` (0..STRENGTH_CAP) of each node (:class:`NotFound`
+        for a uid the store never held).
 
         Settings read: ``STRENGTH_TAU``."""
         n = self.store.mirror.nodes
-        rows = np.array([n.index[u] for u in uids], np.int64)
+        rows = np.array([n.index[u] if u in n.index else self.store.row(u) for u in uids],
+                        np.int64)
         if not rows.size:
             return np.zeros(0)
         return np.asarray(strength_eff(n.strength[rows], n.strength_ts[rows], self.now,
