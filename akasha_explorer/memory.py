@@ -294,7 +294,8 @@ class Memory:
     @writes
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False, turn_id: str | None = None, by: str = "user"
+                 reinforce: bool = False, turn_id: str | None = None, by: str = "user",
+                 user_speaker: str | None = None, assistant_speaker: str | None = None
                  ) -> tuple[str, RecallTrace | None]:
         """The live agent loop: recall on the user text (unless given), store the turn
         verbatim as a new node, then write the recall back with that node as current.
@@ -303,7 +304,9 @@ class Memory:
         time, and that ``recall`` can still be committed). ``turn_id`` (the caller's own id
         for this turn, kept as the first message's source id) makes a retry safe: when the
         session already holds a turn with that id, nothing is written and its node is
-        returned, with no trace. Returns the new node's uid and the trace (None for an
+        returned, with no trace. ``user_speaker`` and ``assistant_speaker`` are the names
+        the messages are stored under (who said them; the panels show them, the role when
+        there is none). Returns the new node's uid and the trace (None for an
         assistant-only turn).
         """
         from .ingest.validate import check_session, check_text, check_ts
@@ -312,10 +315,13 @@ class Memory:
             raise InvalidInput("add_turn needs a user or an assistant text")
         check_session(session, "add_turn")
         when = check_ts(_wall() if ts is None else ts, "add_turn ts")
-        texts = [(role, text) for role, text in (("user", user), ("assistant", assistant))
+        texts = [(role, text, who) for role, text, who in
+                 (("user", user, user_speaker), ("assistant", assistant, assistant_speaker))
                  if text is not None]
-        for k, (_role, text) in enumerate(texts):
+        for k, (_role, text, who) in enumerate(texts):
             check_text(text, f"add_turn message {k}")
+            if who is not None:
+                check_text(who, f"add_turn message {k}", field="speaker")
         if turn_id is not None:
             check_text(turn_id, "add_turn", field="turn_id")
             done = self.store.turn_with_id(session, turn_id)
@@ -326,10 +332,10 @@ class Memory:
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
         seq = self.store.next_seq(session)
-        raws = [RawMessage(session, seq + k, when, role, text, source="add_turn",
+        raws = [RawMessage(session, seq + k, when, role, text, speaker=who, source="add_turn",
                            ext_id=None if turn_id is None else
                            (turn_id if k == 0 else f"{turn_id}/{role}"))
-                for k, (role, text) in enumerate(texts)]
+                for k, (role, text, who) in enumerate(texts)]
         self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
         uid = raws[0].uid
         if recall is not None:

@@ -153,6 +153,42 @@ def test_stepper_says_which_list_the_agent_receives(ro_mem: ak.Memory) -> None:
     assert "not the order the agent reads" in s.views[STAGES.index("groups")].caption
 
 
+def test_stepper_tables_withhold_an_injection_the_agent_is_not_sent(ro_mem: ak.Memory
+                                                                     ) -> None:
+    """Issue 25 (item 3's leftover): a turn flagged as injection reads in every stage table
+    as the agent's context block would show it — its ``[withheld: …]`` marker — also when
+    the recall touches it without sending it, never as its raw text."""
+    import html
+
+    from akasha_explorer.brief.api import messages_of
+    from akasha_explorer.brief.context import item_line
+    from akasha_explorer.widgets.stages import SENT_COLUMN
+
+    flagged = "2026-09-10-evening:0"           # "Ignore all previous instructions ..."
+    raw = ro_mem.messages(flagged)[0].text
+    assert "injection" in ro_mem.messages(flagged)[0].flags
+    s = RecallStepper(ro_mem, query="今天到货了一个树莓派5，准备装 Home Assistant")
+    t = s.trace
+    assert t is not None
+    assert flagged not in {it.node for it in t.context().items}   # touched, not sent
+    want = item_line(messages_of(ro_mem.store, [flagged])[flagged])[0]
+    assert want.startswith("[withheld: flagged as injection]")
+    rows = 0
+    for stage, view in zip(STAGES, s.views, strict=True):
+        for title, df in view.tables:
+            if "text" not in df.columns:
+                continue
+            mine = df[df["uid"] == flagged]
+            assert mine["text"].tolist() == [want] * len(mine), (stage, title)
+            assert set(mine[SENT_COLUMN]) <= {"not sent"}
+            rows += len(mine)
+            s.goto(stage)
+            for name in [n for n, _ in view.tables]:
+                s.table_pick.value = name
+                assert raw not in html.unescape(s.table.value), (stage, name)
+    assert rows                                 # the flagged turn is in some table
+
+
 def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:
     m = rw_mem
     strength0 = m.store.mirror.nodes.strength.copy()

@@ -58,6 +58,17 @@ class Neighbourhood:
         """The text that names node ``uid`` ('' for an unknown node)."""
         return self.texts().get(uid, "")
 
+    def lines(self, uids: Sequence[str]) -> dict[str, str]:
+        """Node uid → its messages as the agent's context block shows them
+        (:func:`~akasha_explorer.brief.context.item_line`: a message flagged as injection
+        or failing its sha256 check as its ``[withheld: …]`` marker); unknown or forgotten
+        nodes left out. For a view of a recall that lists turns the agent is not sent
+        beside those it is."""
+        from ..brief.api import messages_of
+        from ..brief.context import item_line
+        live = [u for u in dict.fromkeys(uids) if self.store.has_node(u)]
+        return {u: item_line(rows)[0] for u, rows in messages_of(self.store, live).items()}
+
     # -- communities -----------------------------------------------------------------------------
     def communities(self) -> dict[str, int]:
         """Node uid → Leiden community of the co-activation graph at ``now``, from the
@@ -76,11 +87,13 @@ class Neighbourhood:
         return self.store.has_node(uid)
 
     def strength(self, uids: Sequence[str]) -> np.ndarray:
-        """Decayed strength at ``now`` (0..STRENGTH_CAP) of each node.
+        """Decayed strength at ``now`` (0..STRENGTH_CAP) of each node (:class:`NotFound`
+        for a uid the store never held).
 
         Settings read: ``STRENGTH_TAU``."""
         n = self.store.mirror.nodes
-        rows = np.array([n.index[u] for u in uids], np.int64)
+        rows = np.array([n.index[u] if u in n.index else self.store.row(u) for u in uids],
+                        np.int64)
         if not rows.size:
             return np.zeros(0)
         return np.asarray(strength_eff(n.strength[rows], n.strength_ts[rows], self.now,

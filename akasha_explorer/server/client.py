@@ -241,6 +241,11 @@ class RemoteNeighbourhood:
         """The text that names node ``uid`` ('' for an unknown node)."""
         return self.info(uid)["text"] if self.has(uid) else ""
 
+    def lines(self, uids: Sequence[str]) -> dict[str, str]:
+        """Node uid → its messages as the agent's context block shows them (see
+        ``Neighbourhood.lines``)."""
+        return dict(self._call("lines", list(uids)))
+
     def communities(self) -> dict[str, int]:
         """Node uid → community (nodes in none left out)."""
         return {u: int(i["community"]) for u, i in self._info.items()
@@ -445,12 +450,15 @@ class RemoteMemory:
 
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
                  ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False, turn_id: str | None = None
+                 reinforce: bool = False, turn_id: str | None = None,
+                 user_speaker: str | None = None, assistant_speaker: str | None = None
                  ) -> tuple[str, RecallTrace | None]:
         """Store a turn and write its recall back (``Memory.add_turn``); safe to retry
         with the same ``turn_id``."""
         node, trace = self.call("add_turn", user, assistant, session=session, ts=ts,
-                                recall=recall, reinforce=reinforce, turn_id=turn_id)
+                                recall=recall, reinforce=reinforce, turn_id=turn_id,
+                                user_speaker=user_speaker,
+                                assistant_speaker=assistant_speaker)
         return str(node), trace
 
     def logged_recall(self, log_uid: str) -> RecallTrace:

@@ -177,14 +177,16 @@ def build_mcp(service: MemoryService) -> MCPServer:
     def add_turn(session: str, user: str | None = None, assistant: str | None = None,
                  ts: float | None = None, recall_id: str | None = None,
                  reinforce: bool = False, turn_id: str | None = None,
+                 user_speaker: str | None = None, assistant_speaker: str | None = None,
                  ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
         """Store one turn (the user's message and/or your reply) verbatim in `session`,
         then write back the recall it was answered with (`recall_id` from context/recall,
         or a new recall of `user`). `ts` is epoch seconds (default now). `turn_id`, your own
         id for this turn, makes a retry safe: the same turn_id again stores nothing and
-        returns the first node (retried=true)."""
+        returns the first node (retried=true). `user_speaker` and `assistant_speaker` are
+        the names the two messages are stored under (e.g. the user's name and yours)."""
         return s.tool_add_turn(caller_of(ctx), user, assistant, session, ts, recall_id,
-                               reinforce, turn_id)
+                               reinforce, turn_id, user_speaker, assistant_speaker)
 
     @tool
     def expand(handle: str, context_id: str | None = None, around: int | None = None,

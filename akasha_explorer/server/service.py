@@ -401,7 +401,9 @@ class MemoryService:
         node, used, _ = self.add_turn(caller, a[0], a[1], session=k["session"],
                                       ts=k.get("ts"), recall=k.get("recall"),
                                       reinforce=bool(k.get("reinforce", False)),
-                                      turn_id=k.get("turn_id"))
+                                      turn_id=k.get("turn_id"),
+                                      speakers=(k.get("user_speaker"),
+                                                k.get("assistant_speaker")))
         return node, used
 
     def _hood_call(self, name: str, args: list[Any], kw: dict[str, Any]) -> Any:
@@ -434,7 +436,8 @@ class MemoryService:
     # -- storing a turn (both channels) ----------------------------------------------------
     def add_turn(self, caller: Caller, user: str | None, assistant: str | None, *,
                  session: str, ts: float | None = None, recall: RecallTrace | None = None,
-                 reinforce: bool = False, turn_id: str | None = None
+                 reinforce: bool = False, turn_id: str | None = None,
+                 speakers: tuple[str | None, str | None] = (None, None)
                  ) -> tuple[str, RecallTrace | None, bool]:
         """Store one turn for ``caller`` (see the module docstring): checked whole first,
         embedded before the store is taken, written back with ``recall`` (the server's own
@@ -442,7 +445,7 @@ class MemoryService:
         and whether this was a retry: a ``turn_id`` the session already holds (stored by
         this server or, before a restart, another) returns that node, no trace, True."""
         with phase("validate"):
-            when = _check_turn(user, assistant, session, ts, turn_id)
+            when = _check_turn(user, assistant, session, ts, turn_id, speakers)
         st = self.state(caller)
         if turn_id is not None and (session, turn_id) in st.turns:
             return st.turns[(session, turn_id)]["node"], None, True
@@ -450,7 +453,7 @@ class MemoryService:
         self._prepare(user, assistant, stamp)
         node, used, retried = self._turns.write(PendingTurn(
             user, assistant, session, stamp, recall=recall, reinforce=reinforce,
-            turn_id=turn_id, by=caller.principal))
+            turn_id=turn_id, by=caller.principal, speakers=speakers))
         if turn_id is not None:
             st.keep(st.turns, {"node": node}, key=(session, turn_id))
         return node, used, retried
@@ -529,15 +532,19 @@ class MemoryService:
 
     def tool_add_turn(self, caller: Caller, user: str | None, assistant: str | None,
                       session: str, ts: float | None = None, recall_id: str | None = None,
-                      reinforce: bool = False, turn_id: str | None = None) -> dict[str, Any]:
-        """Store one turn verbatim (``user`` and/or ``assistant``), then write back the
-        recall it was answered with: ``recall_id`` from ``recall``/``context``, or a recall
-        of ``user`` made now (the live agent loop). ``turn_id`` makes a retry safe."""
+                      reinforce: bool = False, turn_id: str | None = None,
+                      user_speaker: str | None = None, assistant_speaker: str | None = None
+                      ) -> dict[str, Any]:
+        """Store one turn verbatim (``user`` and/or ``assistant``, under the speakers'
+        names when given), then write back the recall it was answered with: ``recall_id``
+        from ``recall``/``context``, or a recall of ``user`` made now (the live agent loop).
+        ``turn_id`` makes a retry safe."""
         st = self.state(caller)
         trace = _kept(st.traces, recall_id, "recall", "recall again or leave recall_id out")
         node, used, retried = self.add_turn(caller, user, assistant, session=session, ts=ts,
                                             recall=trace, reinforce=reinforce,
-                                            turn_id=turn_id)
+                                            turn_id=turn_id,
+                                            speakers=(user_speaker, assistant_speaker))
         if trace is not None and not retried:
             st.traces.pop(recall_id or "", None)
         return {"node": node, "session": session, "retried": retried,
@@ -658,7 +665,8 @@ class MemoryService:
 
 
 def _check_turn(user: str | None, assistant: str | None, session: str, ts: float | None,
-                turn_id: str | None) -> float | None:
+                turn_id: str | None, speakers: tuple[str | None, str | None] = (None, None)
+                ) -> float | None:
     """:meth:`MemoryService.add_turn`'s checks of its arguments; returns ``ts`` checked."""
     if user is None and assistant is None:
         raise InvalidInput("add_turn needs user or assistant text")
@@ -669,6 +677,9 @@ def _check_turn(user: str | None, assistant: str | None, session: str, ts: float
     _text(session, "session", limit=256)
     if turn_id is not None:
         _text(turn_id, "turn_id", limit=256)
+    for name, who in zip(("user_speaker", "assistant_speaker"), speakers, strict=True):
+        if who is not None:
+            _text(who, name, limit=256)
     return _time(ts, "ts")
 
 

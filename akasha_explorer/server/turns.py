@@ -59,6 +59,8 @@ class PendingTurn:
     turn_id: str | None = None
     by: str = "user"
     """Who stores it (the caller's principal: kept with the recall written back)."""
+    speakers: tuple[str | None, str | None] = (None, None)
+    """The names the user and the assistant message are stored under."""
     wake: threading.Event = field(default_factory=threading.Event)
     done: bool = False
     result: tuple[str, RecallTrace | None, bool] | None = None
@@ -73,12 +75,14 @@ class PendingTurn:
 
     def messages(self, seq: int) -> list[RawMessage]:
         """The turn's messages from ``seq`` on (what ``Memory.add_turn`` stores)."""
-        texts = [(r, t) for r, t in (("user", self.user), ("assistant", self.assistant))
+        texts = [(r, t, w) for r, t, w in (("user", self.user, self.speakers[0]),
+                                           ("assistant", self.assistant, self.speakers[1]))
                  if t is not None]
         tid = self.turn_id
-        return [RawMessage(self.session, seq + k, self.ts, role, text, source="add_turn",
+        return [RawMessage(self.session, seq + k, self.ts, role, text, speaker=who,
+                           source="add_turn",
                            ext_id=None if tid is None else (tid if k == 0 else f"{tid}/{role}"))
-                for k, (role, text) in enumerate(texts)]
+                for k, (role, text, who) in enumerate(texts)]
 
 
 class TurnWriter:
@@ -199,7 +203,9 @@ class TurnWriter:
         try:
             node, used = self.mem.add_turn(t.user, t.assistant, session=t.session, ts=t.ts,
                                            recall=t.recall, reinforce=t.reinforce,
-                                           turn_id=t.turn_id, by=t.by)
+                                           turn_id=t.turn_id, by=t.by,
+                                           user_speaker=t.speakers[0],
+                                           assistant_speaker=t.speakers[1])
             t.result = (node, used, False)
         except AkashaError as e:
             t.error = e

@@ -22,12 +22,15 @@ from .canvas import EDGE_COLOUR, legend_entry
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
 
-__all__ = ["FOCUS_RING", "StoreGraph", "turn_legend"]
+__all__ = ["FOCUS_RING", "NEW_RING", "StoreGraph", "turn_legend"]
 
 log = logging.getLogger(__name__)
 
 FOCUS_RING = "#d62728"
 """Ring of the turn(s) a view is about (the open turn, a surprise's turns)."""
+
+NEW_RING = "#00a86b"
+"""Ring of the turns a refresh found new (written since the panel last read the store)."""
 
 
 def turn_legend(nodes: Sequence[dict], edges: Sequence[dict] = (), *,
@@ -75,6 +78,8 @@ class StoreGraph:
         self.mem = mem
         self.hood = mem.neighbourhood(now=now, communities=communities)
         self.now = self.hood.now
+        self.uids = frozenset(self.hood.texts())
+        """Every turn the store held when this picture was read (what a panel counts)."""
 
     # -- texts -----------------------------------------------------------------------------
     def texts(self) -> dict[str, str]:

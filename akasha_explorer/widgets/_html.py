@@ -187,19 +187,23 @@ def frame_html(df: pd.DataFrame, *, digits: int = 3, max_rows: int = 400,
 
 def messages_html(messages: Sequence[Any]) -> str:
     """Verbatim messages (objects with ``ts``, ``role``, ``speaker``, ``text``, ``flags``) as
-    escaped HTML; line breaks kept with ``white-space: pre-wrap``.
+    escaped HTML, each under who said it — the stored speaker, the role only when there is
+    none (the role on hover); line breaks kept with ``white-space: pre-wrap``.
 
     >>> from types import SimpleNamespace as M
-    >>> s = messages_html([M(ts=0.0, role="user", speaker="me", text="<i>x</i>", flags=())])
-    >>> "&lt;i&gt;x&lt;/i&gt;" in s
+    >>> s = messages_html([M(ts=0.0, role="user", speaker="Ann", text="<i>x</i>", flags=())])
+    >>> "&lt;i&gt;x&lt;/i&gt;" in s, '<span title="role: user">Ann</span>' in s
+    (True, True)
+    >>> '· <span title="role: user">user</span>' in messages_html(
+    ...     [M(ts=0.0, role="user", speaker=None, text="x", flags=())])
     True
     """
     out = []
     for m in messages:
         flags = f' <span class="ak-flag">[{esc(", ".join(m.flags))}]</span>' if m.flags else ""
-        who = esc(m.speaker or m.role)
+        who = f'<span title="role: {esc(m.role)}">{esc(m.speaker or m.role)}</span>'
         out.append(f'<div class="ak-msg ak-{esc(m.role)}"><div class="ak-meta">{esc(iso(m.ts))} '
-                   f"· {who} ({esc(m.role)}){flags}</div>"
+                   f"· {who}{flags}</div>"
                    f'<div class="ak-text">{esc(m.text)}</div></div>')
     return "".join(out) or "<i>no messages</i>"
 

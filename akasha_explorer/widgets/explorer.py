@@ -14,6 +14,7 @@ memory's COACT edges at ``now`` (``mem.neighbourhood``, drawn by
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -21,7 +22,7 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..text.timewords import parse_time
-from ._data import FOCUS_RING, StoreGraph, turn_legend
+from ._data import FOCUS_RING, NEW_RING, StoreGraph, turn_legend
 from ._html import (
     STYLE,
     esc,
@@ -83,7 +84,15 @@ class MemoryExplorer(W.VBox):
         self.shown: list[str] = []
         self.hits = pd.DataFrame()
         self.opened: str | None = None
-        self._picked: tuple[list[str], int] | None = None  # a community's top turns, of n
+        self.new: list[str] = []
+        """The turns the last :meth:`refresh` found new (ringed in :data:`NEW_RING`)."""
+        self._read_at = time.time()                  # when the store was last read
+        self._new_since = ""                         # the read before it, as 12:01:05
+        self._query = ""                             # the search the hit list is of
+        self._detail_uid: str | None = None          # the turn the side panel shows
+        self._hold = False                           # no redraw while refresh rebuilds
+        # a community's top turns, of how many in the time range, of how many in all
+        self._picked: tuple[list[str], int, int] | None = None
 
         self.search_box = W.Text(placeholder="search the memory (meaning + words)",
                                  description="search", layout=W.Layout(width="60%"))
@@ -91,12 +100,8 @@ class MemoryExplorer(W.VBox):
                                       button_style="primary")
         self.results = W.Select(options=[], rows=8, description="hits",
                                 layout=W.Layout(width="98%"))
-        sessions = mem.sessions()
-        self.sessions = W.Dropdown(
-            options=[(f"— {len(sessions)} sessions —", "")] + [
-                (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
-                for s in sessions],
-            description="session", layout=W.Layout(width="60%"))
+        self.sessions = W.Dropdown(options=self._session_options(),
+                                   description="session", layout=W.Layout(width="60%"))
         self.open_button = W.Button(description="Open selected", icon="folder-open")
         self.expand_button = W.Button(description="Expand neighbours", icon="share-alt",
                                       layout=W.Layout(width="auto"))
@@ -108,12 +113,8 @@ class MemoryExplorer(W.VBox):
             description="time", layout=W.Layout(width="75%"), continuous_update=False,
             readout=False)
         self.time_label = W.HTML()
-        comm = self.data.communities()
-        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm \
-            else pd.Series(dtype=int)
-        options: list[tuple[str, Any]] = [("all communities", ALL)]
-        options += [(f"community {int(c)} ({int(k)} turns)", int(c)) for c, k in sizes.items()]
-        self.community = W.Dropdown(options=options, description="community")
+        self.community = W.Dropdown(options=self._community_options(),
+                                    description="community")
         self.view = GraphCanvas(height="480px", cap=cap, layout=W.Layout(width="62%"))
         self.detail = W.HTML(layout=W.Layout(width="37%", max_height="560px", overflow="auto"))
         self.detail.add_class("ak-detail")
@@ -152,27 +153,77 @@ class MemoryExplorer(W.VBox):
             self.status,
         ])
         self.add_class("ak-panel")
-        self._draw_timeline()
         self._show_range()
-        self.status.value = note(f"{mem.stats()['nodes']} turns, read at {iso(self.data.now)}; "
+        self._redraw()
+        self.status.value = note(f"{len(self.data.uids)} turns, read at {iso(self.data.now)}; "
                                  "search, pick a session, or click a node")
 
-    def refresh(self) -> None:
-        """Read the store again at its newest message: new turns, sessions and edges (what
-        a live agent wrote meanwhile); the nodes shown stay shown if they still exist."""
-        self.data = StoreGraph(self.mem, now=self.mem.last_ts())
+    def _session_options(self) -> list[tuple[str, str]]:
         sessions = self.mem.sessions()
-        self.sessions.options = [(f"— {len(sessions)} sessions —", "")] + [
+        return [(f"— {len(sessions)} sessions —", "")] + [
             (f"{iso(s.first_ts)} · {s.session} ({s.nodes} turns)", s.session)
             for s in sessions]
-        days = self._days()
-        self.time_range.options = [(d.isoformat(), d) for d in days]
-        self.time_range.index = (0, max(0, len(days) - 1))
-        self.shown = [u for u in self.shown if self.data.hood.has(u)]
-        self._draw_timeline()
+
+    def _community_options(self) -> list[tuple[str, Any]]:
+        comm = self.data.communities()
+        sizes = pd.Series(list(comm.values())).value_counts().sort_index() if comm \
+            else pd.Series(dtype=int)
+        options: list[tuple[str, Any]] = [("all communities", ALL)]
+        options += [(f"community {int(c)} ({int(k)} turns)", int(c)) for c, k in sizes.items()]
+        return options
+
+    def refresh(self) -> None:
+        """Read the store again at its newest message — what a live agent wrote meanwhile
+        — and show only what that read says: the sessions, days and communities anew (the
+        filters back to all: communities are numbered afresh); the turns shown that still
+        exist, plus the new ones (in :attr:`new`, ringed in :data:`NEW_RING`, counted in
+        the status line); the hit list searched again; the side panel and the selection
+        read again (or saying that their turn is gone)."""
+        before = self.data.uids
+        self.data = StoreGraph(self.mem, now=self.mem.last_ts())
+        self._new_since = _clock(self._read_at)
+        self._read_at = time.time()
+        new = sorted((u for u in self.data.uids if u not in before),
+                     key=lambda u: (self.data.hood.time_of(u), u))
+        self._hold = True
+        try:
+            self.sessions.options = self._session_options()
+            days = self._days()
+            self.time_range.options = [(d.isoformat(), d) for d in days]
+            self.time_range.index = (0, max(0, len(days) - 1))
+            self._picked = None
+            self.community.options = self._community_options()
+            self.community.value = ALL
+            self.shown = [u for u in self.shown if u in self.data.uids]
+            self._add(new)
+            self.new = [u for u in new if u in self.shown]
+            if self.opened not in self.data.uids:
+                self.opened = None
+            self._search_hits(self._query)
+        finally:
+            self._hold = False
         self._redraw()
-        self.status.value = note(f"{self.mem.stats()['nodes']} turns, read at "
+        self._reread_detail()
+        self._show_selection()
+        gone = len(before - self.data.uids)
+        said = (f"{len(new)} new turn{'s' * (len(new) != 1)} since {self._new_since}"
+                + (f" (ringed; {len(new) - len(self.new)} beyond the graph's cap)"
+                   if len(self.new) < len(new) else " (ringed)" if new else "")
+                + (f", {gone} gone" if gone else ""))
+        self.status.value = note(f"{said}; {len(self.data.uids)} turns, read at "
                                  f"{iso(self.data.now)}")
+
+    def _reread_detail(self) -> None:
+        """The side panel after a refresh: its turn read again, or that it is gone."""
+        uid = self._detail_uid
+        if uid is None:
+            return
+        if uid in self.data.uids:
+            self._show_detail(uid)
+        else:
+            self._detail_uid = None
+            self.detail.value = note(f"turn {uid} is no longer in the memory (forgotten since "
+                                     "it was opened); click a node to read it here")
 
     # -- time and filters ------------------------------------------------------------------
     def _days(self) -> list[dt.date]:
@@ -229,7 +280,8 @@ class MemoryExplorer(W.VBox):
             strength = self.data.strength(members)
             order = sorted(range(len(members)), key=lambda i: (-float(strength[i]), members[i]))
             self.shown = [members[i] for i in order[:min(COMMUNITY_TOP, self.view.cap)]]
-            self._picked = (list(self.shown), len(members))
+            in_all = sum(1 for k in self.data.communities().values() if k == c)
+            self._picked = (list(self.shown), len(members), in_all)
             if self.opened not in self.shown:
                 self.opened = None
                 self.detail.value = note(f"community {c}: its {len(self.shown)} strongest "
@@ -248,27 +300,45 @@ class MemoryExplorer(W.VBox):
         return len(new)
 
     def _redraw(self) -> None:
+        if self._hold:
+            return
         vis = self._passes(self.shown)
         nodes = self.data.nodes(vis)
-        if self.opened in vis:
-            for d in nodes:
-                if d["id"] == self.opened:
-                    d["borderWidth"] = 5
-                    d["color"] = {**d["color"], "border": FOCUS_RING}
+        new = set(self.new)
+        for d in nodes:
+            if d["id"] == self.opened:
+                d["borderWidth"] = 5
+                d["color"] = {**d["color"], "border": FOCUS_RING}
+            elif d["id"] in new:
+                d["borderWidth"] = 4
+                d["color"] = {**d["color"], "border": NEW_RING}
+                d["title"] += f"<br><b>new</b> since {esc(self._new_since)}"
         hidden = len(self.shown) - len(vis)
         edges = self.data.edges_among(vis, per_node=EDGES_PER_NODE)
         self.view.set_graph(nodes, edges)
+        n_new = len(new.intersection(vis) - {self.opened})
         self.view.legend = turn_legend(nodes, edges) + (
-            [legend_entry("ring", FOCUS_RING, "the open turn")] if self.opened in vis else [])
-        picked = self._picked is not None and self._picked[0] == self.shown
-        what = (f"community {self.community.value}: the {len(vis)} strongest of its "
-                f"{self._picked[1]} turns" if picked and self._picked is not None
-                else f"{len(vis)} turns shown")
-        self.view.caption = (what + (f" ({hidden} hidden by the time / community filter)"
-                                     if hidden else "") + "; colour = community, "
-                             f"size = strength, edges = the {EDGES_PER_NODE} strongest "
-                             "co-activation edges per turn")
+            [legend_entry("ring", FOCUS_RING, "the open turn")] if self.opened in vis else []
+        ) + ([legend_entry("ring", NEW_RING, f"new since {self._new_since} ({n_new})")]
+             if n_new else [])
+        self.view.caption = self._caption(vis, hidden)
         self._draw_timeline()
+
+    def _caption(self, vis: list[str], hidden: int) -> str:
+        """What the picture shows of what the memory holds, in counts of this read."""
+        p = self._picked
+        if p is not None and p[0] == self.shown:
+            in_range, in_all = p[1], p[2]
+            what = (f"community {self.community.value}: its {len(vis)} strongest turns, of "
+                    f"its {in_all}" if in_range == in_all else
+                    f"community {self.community.value}: its {len(vis)} strongest turns, of "
+                    f"its {in_range} in the time range ({in_all} in all)")
+        else:
+            what = f"{len(vis)} turns shown"
+        return (f"{what} — the memory holds {len(self.data.uids)} turns"
+                + (f" ({hidden} shown hidden by the time / community filter)" if hidden else "")
+                + f"; colour = community, size = strength, edges = the {EDGES_PER_NODE} "
+                  "strongest co-activation edges per turn")
 
     def clear(self) -> None:
         """Empty the graph."""
@@ -307,15 +377,11 @@ class MemoryExplorer(W.VBox):
             self.status.value = note("type something to search for", error=True)
             return self.hits
         try:
-            found = self.mem.search(text, now=self.data.now)
+            found = self._search_hits(text)
         except AkashaError as err:
             self.status.value = note(str(err), error=True)
             return self.hits
-        df = found.frame.drop(columns=["ts"])
-        df.insert(len(df.columns) - 1, "time", [iso(t) for t in found.frame["ts"]])
-        self.hits = df
-        self.results.options = [
-            (f"[{r.found_by}] {r.time} · {short(r.text, 70)}", r.uid) for r in df.itertuples()]
+        df = self.hits
         self.shown = []
         self._add(list(df["uid"]))
         self._redraw()
@@ -323,6 +389,22 @@ class MemoryExplorer(W.VBox):
                                  f"{found.n_lexical} messages by words "
                                  f"({', '.join(found.terms) or 'no usable terms'})")
         return df
+
+    def _search_hits(self, text: str) -> Any:
+        """Fill :attr:`hits` and the hit list with ``mem.search(text)`` at this read's time
+        (an empty ``text``: empty them); returns what ``mem.search`` found (None)."""
+        self._query = text
+        if not text:
+            self.hits = pd.DataFrame()
+            self.results.options = []
+            return None
+        found = self.mem.search(text, now=self.data.now)
+        df = found.frame.drop(columns=["ts"])
+        df.insert(len(df.columns) - 1, "time", [iso(t) for t in found.frame["ts"]])
+        self.hits = df
+        self.results.options = [
+            (f"[{r.found_by}] {r.time} · {short(r.text, 70)}", r.uid) for r in df.itertuples()]
+        return found
 
     def _on_result(self, change: dict[str, Any]) -> None:
         if change["new"]:
@@ -365,6 +447,7 @@ class MemoryExplorer(W.VBox):
         self._show_detail(uid)
 
     def _show_detail(self, uid: str) -> None:
+        self._detail_uid = uid
         try:
             node = self.mem.node(uid)
             msgs = self.mem.messages(uid)
@@ -393,6 +476,9 @@ class MemoryExplorer(W.VBox):
     def _on_select(self, ids: list[str]) -> None:
         if ids:
             self._show_detail(ids[0])
+        self._show_selection()
+
+    def _show_selection(self) -> None:
         df = self.selection_df()
         self.selection.value = ("" if df.empty else '<div class="ak-note">selection '
                                 "(selection_df())</div>" + frame_html(df.drop(columns=["ts"])))
@@ -407,3 +493,8 @@ class MemoryExplorer(W.VBox):
 
 def _date(d: dt.date | str) -> dt.date:
     return d if isinstance(d, dt.date) else dt.date.fromisoformat(d)
+
+
+def _clock(t: float) -> str:
+    """A wall-clock time as the notebook's clock reads it, e.g. ``12:01:05``."""
+    return dt.datetime.fromtimestamp(t).strftime("%H:%M:%S")

@@ -228,6 +228,7 @@ class RecallStepper(W.VBox):
         self.index = 0
         self.committed: WritebackPlan | None = None
         self._data: StoreGraph | None = None
+        self._lines: dict[str, str] = {}  # node uid → its messages as the context shows them
         self._base: dict[str, dict[str, Any]] = {}
         self._busy = False
         self._exact: tuple[str, float] | None = None  # the now box's text, the time it means
@@ -426,6 +427,7 @@ class RecallStepper(W.VBox):
             trace.writeback.applied else None
         self.committed = written
         self._data = StoreGraph(self.mem, now=trace.now)
+        self._lines = self._data.hood.lines(all_uids(trace))
         self._fill_current()
         if written is not None and written.current_uid in {v for _k, v in self.current.options}:
             self._busy = True
@@ -478,8 +480,13 @@ class RecallStepper(W.VBox):
             t.writeback = None
         else:
             self.mem.plan_writeback(t, self.current.value, reinforce=self.reinforce.value)
-        text = self._data.text if self._data is not None else None
-        self.views = stage_views(t, text)
+        plan = [] if t.writeback is None else list(t.writeback.nodes.uids)
+        missing = [u for u in plan if u not in self._lines]
+        if missing and self._data is not None:
+            self._lines.update(self._data.hood.lines(missing))
+        # every turn reads as the agent's context block would show it (a withheld message
+        # as its marker), sent or not; a turn the memory no longer holds reads ''
+        self.views = stage_views(t, lambda u: self._lines.get(u, ""))
 
     def _on_current(self, _change: dict[str, Any]) -> None:
         if self._busy or self.trace is None or self.committed is not None:
