@@ -92,6 +92,10 @@ def _call(svc: MemoryService, method: str, args: list[Any], kwargs: dict[str, An
         return False
 
 
+SPEAKERS = ["小林", "Akashic", "Lan", "阿岚"]
+"""Plausible values of a speaker parameter (a node id is not a name: a call given one is
+refused, and the plausible calls are what reach the method)."""
+
 SKIP = {"checkpoint"}
 """Methods whose every call is fine and slow."""
 
@@ -111,12 +115,17 @@ def test_no_served_method_fails_on_hostile_arguments(service: MemoryService) -> 
         for k in range(tries):
             ids = _ids(service)
             kwargs: dict[str, Any] = {}
+            # every third call is all odd values; of the others, half have one odd value
+            # (not one chance per parameter: add_turn's nine parameters then left almost
+            # no call plausible enough to reach the method)
+            odd_one = rng.choice(params).name if params and rng.random() < 0.5 else None
             for p in params:
                 required = p.default is inspect.Parameter.empty
                 if not required and rng.random() < 0.5:
                     continue
-                odd = k % 3 == 2 or rng.random() < 0.25
+                odd = k % 3 == 2 or p.name == odd_one
                 kwargs[p.name] = rng.choice(ODD) if odd else \
+                    rng.choice(SPEAKERS) if p.name.endswith("speaker") else \
                     _typed(hints.get(p.name, Any), rng, ids)
             if method == "forget":     # one thing at a time, or it is refused up front
                 kwargs = {"node": rng.choice(ids["node"] + ["nobody", ""])}
