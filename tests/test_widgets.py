@@ -4,6 +4,7 @@ real model, real igraph). The front end is covered by tests/test_browser.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -186,7 +187,11 @@ def test_stepper_tables_withhold_an_injection_the_agent_is_not_sent(ro_mem: ak.M
             for name in [n for n, _ in view.tables]:
                 s.table_pick.value = name
                 assert raw not in html.unescape(s.table.value), (stage, name)
+            drawn = json.dumps([s.view.nodes, [o[0] for o in s.current.options]],
+                               ensure_ascii=False)   # labels, tooltips, the turn picker
+            assert raw[:20] not in drawn, stage
     assert rows                                 # the flagged turn is in some table
+    assert ro_mem.neighbourhood().text(flagged) == "[withheld: flagged as injection]"
 
 
 def test_stepper_writeback_is_a_dry_run_until_commit(rw_mem: ak.Memory) -> None:

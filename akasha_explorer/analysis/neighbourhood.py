@@ -40,8 +40,11 @@ class Neighbourhood:
     # -- texts -----------------------------------------------------------------------------------
     def texts(self) -> dict[str, str]:
         """Node uid → the text that names it: its first user message, else its first
-        message (every live node)."""
+        message (every live node) — a message flagged ``injection`` names it by the marker
+        the agent's context shows in its place (``[withheld: flagged as injection]``), so
+        no label, tooltip or list of a panel shows what the context withholds."""
         if self._text is None:
+            from ..brief.context import INJECTION
             n, m = self.store.mirror.nodes, self.store.mirror
             stored = self.store.texts()
             out: dict[str, str] = {}
@@ -50,7 +53,9 @@ class Neighbourhood:
                 rows = [j for j in range(a, a + k) if n.msg_uid[j] in stored]
                 user = [j for j in rows if m.msg_role[j] == "user"]
                 if rows:
-                    out[n.uid[i]] = stored[n.msg_uid[(user or rows)[0]]]
+                    j = (user or rows)[0]
+                    out[n.uid[i]] = (f"[withheld: {INJECTION}]" if "injection" in m.msg_flags[j]
+                                     else stored[n.msg_uid[j]])
             self._text = out
         return self._text
 

@@ -51,8 +51,8 @@ from ..model import sha256_text
 from .atoms import atoms as find_atoms
 from .tokens import Tokenizer, count_tokens
 
-__all__ = ["LEVELS", "STYLES", "ContextBlock", "ContextItem", "build_context", "context_items",
-           "item_line", "parse_tz"]
+__all__ = ["INJECTION", "LEVELS", "STYLES", "ContextBlock", "ContextItem", "build_context",
+           "context_items", "item_line", "parse_tz"]
 
 STYLES = ("brief", "json", "cards")
 """Output styles: ``brief`` (lines for a prompt), ``json`` (one JSON document), ``cards``
@@ -185,6 +185,11 @@ def parse_tz(value: str | dt.tzinfo | None) -> dt.tzinfo:
 
 
 # -- items -------------------------------------------------------------------------------------
+INJECTION = "flagged as injection"
+"""Why a message flagged ``injection`` by the write gates is withheld (its line reads
+``[withheld: flagged as injection]``)."""
+
+
 def _messages(rows: Sequence[Mapping[str, Any]]) -> tuple[_Msg, ...]:
     out = []
     for r in rows:
@@ -192,7 +197,7 @@ def _messages(rows: Sequence[Mapping[str, Any]]) -> tuple[_Msg, ...]:
         flags = tuple(r.get("flags") or ())
         reason = ""
         if "injection" in flags:
-            reason = "flagged as injection"
+            reason = INJECTION
         elif text is None or sha256_text(text) != r.get("sha256"):
             reason = "fails its sha256 check"
         out.append(_Msg(uid=str(r.get("uid", "")), role=str(r.get("role") or ""),
