@@ -145,7 +145,8 @@ def test_notebook_01_leaves_the_explorer_in_one_state(notebook_server: tuple[Pat
     state = json.loads(text.split("STATE", 1)[1])
     assert "hidden" not in state["caption"], state["caption"]  # what it holds, it shows
     assert 10 <= len(state["drawn"]) == len(state["shown"])
-    assert state["caption"].startswith("community 0: the ")
+    assert state["caption"].startswith(f"community 0: its {len(state['drawn'])} strongest "
+                                       "turns, of its "), state["caption"]
     assert state["opened"] is None or state["opened"] in state["drawn"]
     assert state["opened"] is not None or "community 0" in state["detail"]
 
