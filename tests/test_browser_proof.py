@@ -1,6 +1,7 @@
 """The proof of issue 25 (done-when 2) as a person sees it: JupyterLab on loopback in
-headless Chromium, notebook 02 run top to bottom on a served copy of the demo store (as
-``make lab`` serves it, ``AKASHA_URL``), then an agent — the official MCP SDK client,
+headless Chromium, notebooks 01–05 run top to bottom on a served copy of the demo store
+(as ``make lab`` serves it, ``AKASHA_URL``) — each with no error output — then, with 02
+open, an agent — the official MCP SDK client,
 ``context`` then ``add_turn`` with its ``recall_id`` — writes 20 turns while the notebook's
 agent stepper follows it.
 
@@ -10,8 +11,8 @@ as it was made — its query, marked written back, by whom and to which turn, as
 own record says — and Commit is off and writes nothing when pressed. The page logs no
 console error and makes no request off the machine.
 
-Only notebook 02 runs (01, 03–05 run on a served store in tests/test_notebooks.py and, in
-the browser, tests/test_browser*.py); this keeps the test under about three minutes.
+The other notebooks run first, each in its own tab, and stay open (their kernels hold the
+served store as a person's would).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from .test_browser import ROOT, _is_local, _shot, run_all, serve_lab
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOK = "02_step_through_a_recall.ipynb"
+OTHERS = ("01_explore_memories.ipynb", "03_curate_anchors_and_review.ipynb",
+          "04_export_graphs.ipynb", "05_test_and_tune_your_agents_memory.ipynb")
 TURNS = 20
 ASK = "agent · 阿岚这周杀戮尖塔打到第几层了 #"
 
@@ -81,6 +84,16 @@ def _stepper(page: Any, k: int) -> Any:
                         has=page.locator("button", has_text="Latest recall")).nth(k)
 
 
+def _ran(page: Any) -> None:
+    """Wait until every cell of the open notebook ran, and assert none raised (stderr —
+    a warning, a progress bar — is not an error)."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-InputPrompt')]"
+        ".every(e => !e.textContent.includes('*'))", timeout=300_000)
+    failed = page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+    assert failed.count() == 0, failed.first.inner_text()[:500]
+
+
 def _shows(page: Any, stepper: Any, query: str, said: str) -> None:
     """Wait until ``stepper``'s query box holds ``query`` and its text says ``said``."""
     page.wait_for_function(
@@ -103,7 +116,6 @@ def test_an_agent_writes_while_notebook_02_follows_it(
     with serving(served) as (url, _proc):
         monkeypatch.setenv("AKASHA_URL", url)              # what `make lab` sets
         mem = ak.connect(url)
-        nodes = mem.stats()["nodes"]
         with serve_lab(tmp_path / "lab", demo_store_template, ROOT / "notebooks") as lab, \
                 sync_playwright() as p:
             browser = launch(p)
@@ -123,11 +135,18 @@ def test_an_agent_writes_while_notebook_02_follows_it(
                 page.on("console", lambda m: console.append(m.text) if m.type == "error"
                         else None)
                 page.on("pageerror", lambda e: errors.append(str(e)))
+                for name in OTHERS:                     # each in a tab of its own
+                    other = ctx.new_page()
+                    other.on("console", lambda m: console.append(m.text)
+                             if m.type == "error" else None)
+                    other.on("pageerror", lambda e: errors.append(str(e)))
+                    run_all(other, lab, name)
+                    other.locator(".jp-OutputArea-output").first.wait_for(timeout=300_000)
+                    _ran(other)
+                nodes = mem.stats()["nodes"]
                 run_all(page, lab, NOTEBOOK)
                 page.locator(".ak-graph[data-drawn]").first.wait_for(timeout=300_000)
-                page.wait_for_function(
-                    "() => [...document.querySelectorAll('.jp-InputPrompt')]"
-                    ".every(e => !e.textContent.includes('*'))", timeout=300_000)
+                _ran(page)
                 assert page.locator(".jp-OutputArea-output",
                                     has_text=f"served at {url}").count() >= 1
                 finger, follower = _stepper(page, 0), _stepper(page, 1)
