@@ -343,9 +343,9 @@ def bm25_rank(
             score[rows] += part
     named = {g.source for g in groups if g.kind == "anchor"}
     holds = np.zeros(vis.shape[0], np.int64) if named else None
-    for t in kept:
-        rows, tf = postings.postings(t.term)
-        if holds is not None and rows.size:
+    if holds is not None:
+        for t in kept:
+            rows, _ = postings.postings(t.term)
             holds[rows[rows < vis.shape[0]]] |= SAYS
     for g in groups:
         best = np.zeros(vis.shape[0], np.float64)
