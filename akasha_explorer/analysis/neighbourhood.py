@@ -44,7 +44,7 @@ class Neighbourhood:
         the agent's context shows in its place (``[withheld: flagged as injection]``), so
         no label, tooltip or list of a panel shows what the context withholds."""
         if self._text is None:
-            from ..brief.context import INJECTION
+            from ..brief.context import INJECTION, withheld
             n, m = self.store.mirror.nodes, self.store.mirror
             stored = self.store.texts()
             out: dict[str, str] = {}
@@ -54,7 +54,7 @@ class Neighbourhood:
                 user = [j for j in rows if m.msg_role[j] == "user"]
                 if rows:
                     j = (user or rows)[0]
-                    out[n.uid[i]] = (f"[withheld: {INJECTION}]" if "injection" in m.msg_flags[j]
+                    out[n.uid[i]] = (withheld(INJECTION) if "injection" in m.msg_flags[j]
                                      else stored[n.msg_uid[j]])
             self._text = out
         return self._text

@@ -52,7 +52,7 @@ from .atoms import atoms as find_atoms
 from .tokens import Tokenizer, count_tokens
 
 __all__ = ["INJECTION", "LEVELS", "STYLES", "ContextBlock", "ContextItem", "build_context",
-           "context_items", "item_line", "parse_tz"]
+           "context_items", "item_line", "parse_tz", "withheld"]
 
 STYLES = ("brief", "json", "cards")
 """Output styles: ``brief`` (lines for a prompt), ``json`` (one JSON document), ``cards``
@@ -190,6 +190,15 @@ INJECTION = "flagged as injection"
 ``[withheld: flagged as injection]``)."""
 
 
+def withheld(reason: str) -> str:
+    """What stands in for a withheld message's text.
+
+    >>> withheld(INJECTION)
+    '[withheld: flagged as injection]'
+    """
+    return f"[withheld: {reason}]"
+
+
 def _messages(rows: Sequence[Mapping[str, Any]]) -> tuple[_Msg, ...]:
     out = []
     for r in rows:
@@ -221,7 +230,7 @@ def item_line(rows: Sequence[Mapping[str, Any]]) -> tuple[str, tuple[str, ...]]:
     ('[withheld: flagged as injection] · How is the finger?', ('flagged as injection',))
     """
     msgs = _messages(rows)
-    line = " · ".join(m.text if m.text is not None else f"[withheld: {m.withheld}]"
+    line = " · ".join(m.text if m.text is not None else withheld(m.withheld)
                       for m in msgs)
     return line, tuple(dict.fromkeys(m.withheld for m in msgs if m.withheld))
 
@@ -310,7 +319,7 @@ class _Style:
         head = e.msgs[0] if e.msgs else None
         who = f"{self.date(head.ts)} {head.speaker}" if head else "(text not attached)"
         if level == "withheld":
-            return [f"{it.handle} {who}: [withheld: {head.withheld if head else '?'}]"]
+            return [f"{it.handle} {who}: {withheld(head.withheld if head else '?')}"]
         if level == "pointer":
             return [f"{it.handle} {who}: …"]
         if level == "atoms":
@@ -320,7 +329,7 @@ class _Style:
         lines = []
         for k, m in enumerate(e.msgs):
             when = f"{self.date(m.ts)} " if k == 0 else ""
-            body = m.text if m.text is not None else f"[withheld: {m.withheld}]"
+            body = m.text if m.text is not None else withheld(m.withheld)
             lines.append(f"{it.handle} {when}{m.speaker}: " + body.replace("\n", "\n    "))
         return lines
 
@@ -334,7 +343,7 @@ class _Cards(_Style):
         when = self.date(e.msgs[0].ts, minutes=True) if e.msgs else "(text not attached)"
         lines = [f"{it.handle} {it.group} · {it.source} {it.score:.3f} · {when} · node {it.node}"]
         if level == "withheld":
-            lines += [f"  {m.speaker}: [withheld: {m.withheld}]" for m in e.msgs]
+            lines += [f"  {m.speaker}: {withheld(m.withheld)}" for m in e.msgs]
         elif level == "pointer":
             lines.append(f"  (not shown: expand {it.handle})")
         elif level == "atoms":
@@ -343,7 +352,7 @@ class _Cards(_Style):
             lines.append(f"  (same text as {it.same_as})")
         else:
             for m in e.msgs:
-                body = m.text if m.text is not None else f"[withheld: {m.withheld}]"
+                body = m.text if m.text is not None else withheld(m.withheld)
                 lines.append(f"  {m.speaker} ({m.role}): " + body.replace("\n", "\n    "))
         return lines
 

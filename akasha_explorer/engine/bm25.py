@@ -334,6 +334,8 @@ def bm25_rank(
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         return rows, idf * tf / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
 
+    named = {g.source for g in groups if g.kind == "anchor"}
+    holds = np.zeros(vis.shape[0], np.int64) if named else None
     for t in kept:
         rows, tf = postings.postings(t.term)
         if rows.size == 0:
@@ -341,12 +343,8 @@ def bm25_rank(
         rows, part = term_score(rows, tf)
         if rows.size:
             score[rows] += part
-    named = {g.source for g in groups if g.kind == "anchor"}
-    holds = np.zeros(vis.shape[0], np.int64) if named else None
-    if holds is not None:
-        for t in kept:
-            rows, _ = postings.postings(t.term)
-            holds[rows[rows < vis.shape[0]]] |= SAYS
+            if holds is not None:
+                holds[rows] |= SAYS
     for g in groups:
         best = np.zeros(vis.shape[0], np.float64)
         for _, rows, tf in g.members:
