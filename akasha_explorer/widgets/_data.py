@@ -15,14 +15,26 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
-from ._html import community_colour, iso, short, tooltip
+from ..errors import AkashaError
+from ._html import (
+    community_colour,
+    esc,
+    frame_html,
+    iso,
+    kv_html,
+    messages_html,
+    note,
+    short,
+    tooltip,
+)
 from .canvas import EDGE_COLOUR, legend_entry
 
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
 
-__all__ = ["FOCUS_RING", "NEW_RING", "StoreGraph", "turn_legend"]
+__all__ = ["FOCUS_RING", "NEW_RING", "StoreGraph", "turn_detail_html", "turn_legend"]
 
 log = logging.getLogger(__name__)
 
@@ -167,3 +179,30 @@ class StoreGraph:
                          "recall_count": i["recall_count"],
                          "assistant_only": i["assistant_only"], "text": i["text"]})
         return rows
+
+
+def turn_detail_html(mem: MemoryAPI, data: StoreGraph, uid: str) -> str:
+    """The side panel of one turn: its verbatim messages (flags shown), state at the
+    picture's time, community, the anchors it mentions and its strongest co-activation
+    edges — or the error, as a note."""
+    try:
+        node = mem.node(uid)
+        msgs = mem.messages(uid)
+        anchors = mem.anchors.of(uid)
+    except AkashaError as err:
+        return note(str(err), error=True)
+    comm = data.communities().get(uid)
+    state = kv_html([("session", node.session), ("time", iso(node.ts)),
+                     ("community", comm), ("strength (stored)", node.strength),
+                     ("strength at now", float(data.strength([uid])[0])),
+                     ("resource", node.resource), ("σ salience", node.sigma),
+                     ("recalled", node.recall_count)])
+    anchor_html = (", ".join(f"{esc(a.name)} <i>({esc(a.kind)}: “{esc(a.surface)}”)</i>"
+                             for a in anchors) or "<i>none</i>")
+    nb = data.incident([uid])[:12]
+    nb_df = pd.DataFrame([{"uid": b if a == uid else a, "dir": "→" if a == uid else "←",
+                           "w_eff": w, "text": short(data.text(b if a == uid else a), 50)}
+                          for a, b, w in nb], columns=["uid", "dir", "w_eff", "text"])
+    return (f"<b>{esc(uid)}</b>" + messages_html(msgs) + state
+            + f"<div><b>anchors</b>: {anchor_html}</div>"
+            + "<div><b>strongest co-activation edges</b></div>" + frame_html(nb_df))

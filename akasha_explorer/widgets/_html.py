@@ -26,6 +26,7 @@ __all__ = [
     "frame_html",
     "iso",
     "kv_html",
+    "legend_html",
     "messages_html",
     "note",
     "short",
@@ -302,6 +303,26 @@ def kv_html(pairs: Sequence[tuple[str, object]]) -> str:
     """
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{_cell(v, 3)}</td></tr>" for k, v in pairs)
     return f'<table class="ak-kv">{rows}</table>'
+
+
+_SWATCH = {"fill": "background:{c}", "marker": "background:{c}", "ring": "border-color:{c}",
+           "halo": "box-shadow:0 0 4px 3px {c}", "edge": "border-top-color:{c}", "size": ""}
+
+
+def legend_html(entries: Sequence[dict[str, str]]) -> str:
+    """Legend entries (``canvas.legend_entry`` dicts) as HTML: a swatch of the entry's kind
+    in its colour and its text, escaped — what canvas.js draws under a graph view, for a
+    panel that shows its legend beside another widget (styles: ``canvas.css``).
+
+    >>> legend_html([{"kind": "fill", "colour": "#4e79a7", "text": "a<b"}])[-66:]
+    'style="background:#4e79a7"></span><span>a&lt;b</span></span></div>'
+    """
+    items = "".join(
+        f'<span class="ak-legend-item" data-kind="{esc(e["kind"])}" '
+        f'data-colour="{esc(e["colour"])}"><span class="ak-swatch ak-swatch-{esc(e["kind"])}" '
+        f'style="{esc(_SWATCH.get(e["kind"], "").format(c=e["colour"]))}"></span>'
+        f"<span>{esc(e['text'])}</span></span>" for e in entries)
+    return f'<div class="ak-graph-legend">{items}</div>'
 
 
 def note(text: str, *, error: bool = False) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from ..text.timewords import parse_time
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
 
-__all__ = ["ALL", "read_query", "unset_to_none"]
+__all__ = ["ALL", "as_date", "read_query", "unset_to_none"]
 
 ALL = "all"
 """Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
@@ -43,3 +44,12 @@ def read_query(mem: MemoryAPI, query_box: W.Text, when_box: W.Text | None,
     raw = when_box.value.strip() if when_box is not None else "last"
     got = parse_time(raw or "last", mem.last_ts)
     return text, time.time() if got is None else float(got)
+
+
+def as_date(d: dt.date | str) -> dt.date:
+    """A date from a date or an ISO 8601 day.
+
+    >>> as_date("2026-09-01"), as_date(dt.date(2026, 9, 2))
+    (datetime.date(2026, 9, 1), datetime.date(2026, 9, 2))
+    """
+    return d if isinstance(d, dt.date) else dt.date.fromisoformat(d)

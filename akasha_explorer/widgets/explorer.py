@@ -22,19 +22,17 @@ import pandas as pd
 
 from ..errors import AkashaError
 from ..text.timewords import parse_time
-from ._data import FOCUS_RING, NEW_RING, StoreGraph, turn_legend
+from ._data import FOCUS_RING, NEW_RING, StoreGraph, turn_detail_html, turn_legend
 from ._html import (
     STYLE,
     esc,
     frame_html,
     iso,
-    kv_html,
-    messages_html,
     note,
     short,
     timeline_svg,
 )
-from ._inputs import ALL
+from ._inputs import ALL, as_date
 from .canvas import DEFAULT_CAP, GraphCanvas, legend_entry
 from .follow import Follow
 
@@ -247,8 +245,8 @@ class MemoryExplorer(W.VBox):
         community shows its :data:`COMMUNITY_TOP` strongest turns in the time range."""
         opts = list(self.time_range.options)
         days = [d for _, d in opts]
-        a = days.index(_date(start)) if start is not None else self.time_range.index[0]
-        b = days.index(_date(end)) if end is not None else self.time_range.index[1]
+        a = days.index(as_date(start)) if start is not None else self.time_range.index[0]
+        b = days.index(as_date(end)) if end is not None else self.time_range.index[1]
         self.time_range.index = (a, b)
         if community != -1:
             self.community.value = ALL if community is None else community
@@ -448,30 +446,7 @@ class MemoryExplorer(W.VBox):
 
     def _show_detail(self, uid: str) -> None:
         self._detail_uid = uid
-        try:
-            node = self.mem.node(uid)
-            msgs = self.mem.messages(uid)
-        except AkashaError as err:
-            self.detail.value = note(str(err), error=True)
-            return
-        comm = self.data.communities().get(uid)
-        state = kv_html([("session", node.session), ("time", iso(node.ts)),
-                         ("community", comm), ("strength (stored)", node.strength),
-                         ("strength at now", float(self.data.strength([uid])[0])),
-                         ("resource", node.resource), ("σ salience", node.sigma),
-                         ("recalled", node.recall_count)])
-        anchors = self.mem.anchors.of(uid)
-        anchor_html = (", ".join(f"{esc(a.name)} <i>({esc(a.kind)}: “{esc(a.surface)}”)"
-                                 "</i>" for a in anchors) or "<i>none</i>")
-        nb = self.data.incident([uid])[:12]
-        nb_df = pd.DataFrame([{"uid": b if a == uid else a, "dir": "→" if a == uid else "←",
-                               "w_eff": w, "text": short(self.data.text(b if a == uid else a),
-                                                         50)} for a, b, w in nb],
-                             columns=["uid", "dir", "w_eff", "text"])
-        self.detail.value = (f"<b>{esc(uid)}</b>" + messages_html(msgs) + state
-                             + f"<div><b>anchors</b>: {anchor_html}</div>"
-                             + "<div><b>strongest co-activation edges</b></div>"
-                             + frame_html(nb_df))
+        self.detail.value = turn_detail_html(self.mem, self.data, uid)
 
     def _on_select(self, ids: list[str]) -> None:
         if ids:
@@ -489,10 +464,6 @@ class MemoryExplorer(W.VBox):
         cols = ["uid", "session", "ts", "time", "community", "strength_eff", "sigma",
                 "recall_count", "assistant_only", "text"]
         return pd.DataFrame(self.data.node_table(list(self.view.selected)), columns=cols)
-
-
-def _date(d: dt.date | str) -> dt.date:
-    return d if isinstance(d, dt.date) else dt.date.fromisoformat(d)
 
 
 def _clock(t: float) -> str:
