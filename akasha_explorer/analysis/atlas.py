@@ -498,7 +498,8 @@ def atlas(store: Store, *, now: float | None = None, level: str = "auto",
     seen = rows >= 0
     seen[seen] = n.alive[rows[seen]] & (n.ts[rows[seen]] <= when)
     s, d, w, _ = coact_arrays(n, store.mirror.edges, now=when, tau=store.settings.EDGE_TAU)
-    head = {"now": when, "version": lay.version, "total_turns": total, "community": community}
+    head: dict[str, Any] = {"now": when, "version": lay.version, "total_turns": total,
+                            "community": community}
     if level == "communities":
         return _communities(store, lay, seen, rows, (s, d, w), head, min_weight, per_node)
     pick = seen & ((lay.comm == community) if community is not None else True)
