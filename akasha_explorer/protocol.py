@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from .analysis.atlas import Atlas
     from .analysis.search import SearchHits
     from .analysis.views import GraphView
     from .brief.context import ContextBlock
@@ -148,6 +149,9 @@ class NeighbourhoodAPI(Protocol):
 
     def neighbours(self, uids: Sequence[str], *, exclude: Iterable[str] = (),
                    limit: int | None = None) -> builtins.list[str]: ...
+
+    def atlas(self, *, level: str = "auto", community: int | None = None,
+              min_weight: float = 0.01, per_node: int = 5) -> Atlas: ...
 
 
 class MemoryAPI(Protocol):

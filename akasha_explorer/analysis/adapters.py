@@ -33,6 +33,7 @@ __all__ = [
     "anchor_rows",
     "build_view",
     "node_anchor_names",
+    "node_names",
     "node_terms",
     "noise_ids",
     "queue_suggested_links",
@@ -101,6 +102,25 @@ def node_anchor_names(store: Store, ids: Sequence[str]) -> dict[str, list[str]]:
     for m in mentions:
         if m["turn"] in out and m["anchor"] in name:
             out[m["turn"]].append(name[m["anchor"]])
+    return out
+
+
+def node_names(store: Store) -> dict[str, str]:
+    """Node uid → the text that names it (every live node): its first user message, else
+    its first message — a message flagged ``injection`` by the marker the agent's context
+    shows in its place (``[withheld: flagged as injection]``)."""
+    from ..brief.context import INJECTION, withheld
+    n, m = store.mirror.nodes, store.mirror
+    stored = store.texts()
+    out: dict[str, str] = {}
+    for i in np.flatnonzero(n.alive).tolist():
+        a, k = int(n.first_msg[i]), int(n.n_msg[i])
+        rows = [j for j in range(a, a + k) if n.msg_uid[j] in stored]
+        user = [j for j in rows if m.msg_role[j] == "user"]
+        if rows:
+            j = (user or rows)[0]
+            out[n.uid[i]] = (withheld(INJECTION) if "injection" in m.msg_flags[j]
+                             else stored[n.msg_uid[j]])
     return out
 
 

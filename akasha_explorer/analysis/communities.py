@@ -86,10 +86,10 @@ def leiden(graph: GraphView | ig.Graph, *, resolution: float = 1.0, seed: int = 
 
 
 def community_label(member_terms: Sequence[Sequence[str]], df: Mapping[str, int], n_docs: int,
-                    *, top: int = 4) -> str:
+                    *, top: int = 4, sep: str = " / ") -> str:
     """The ``top`` most distinctive terms of a community: count of members holding the
     term × ``ln(n_docs / df)`` (a class TF-IDF), terms held by one member only skipped
-    when the community has more than two members.
+    when the community has more than two members; joined by ``sep``.
 
     >>> community_label([["a", "b"], ["a", "c"], ["a", "b"]], {"a": 3, "b": 2, "c": 9}, 10)
     'a / b'
@@ -100,7 +100,7 @@ def community_label(member_terms: Sequence[Sequence[str]], df: Mapping[str, int]
     floor = 2 if len(member_terms) > 2 else 1
     scored = sorted(((c * math.log(n_docs / max(1, df.get(t, 1))), t) for t, c in cnt.items()
                      if c >= floor and df.get(t, 1) < n_docs), key=lambda x: (-x[0], x[1]))
-    return " / ".join(t for _, t in scored[:top])
+    return sep.join(t for _, t in scored[:top])
 
 
 def community_table(view: GraphView, *, terms: Mapping[str, Sequence[str]] | None = None,

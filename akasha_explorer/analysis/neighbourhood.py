@@ -5,7 +5,8 @@ them into pictures and never read a store themselves.
 A :class:`Neighbourhood` answers: the text that names a turn, its state and decayed
 strength at ``now``, its Leiden community, the co-activation edges touching some turns
 (effective weights at ``now``, strongest first), their neighbours, the turns of a session,
-the newest turns before a time. ``Memory.neighbourhood`` makes one.
+the newest turns before a time, the whole memory as a map (:meth:`~Neighbourhood.atlas`).
+``Memory.neighbourhood`` makes one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.dynamics import edge_eff, strength_eff
+from .adapters import node_names
+from .atlas import ATLAS_MIN_WEIGHT, ATLAS_PER_NODE, Atlas, atlas
 
 if TYPE_CHECKING:
     from ..store.store import Store
@@ -44,19 +47,7 @@ class Neighbourhood:
         the agent's context shows in its place (``[withheld: flagged as injection]``), so
         no label, tooltip or list of a panel shows what the context withholds."""
         if self._text is None:
-            from ..brief.context import INJECTION, withheld
-            n, m = self.store.mirror.nodes, self.store.mirror
-            stored = self.store.texts()
-            out: dict[str, str] = {}
-            for i in np.flatnonzero(n.alive).tolist():
-                a, k = int(n.first_msg[i]), int(n.n_msg[i])
-                rows = [j for j in range(a, a + k) if n.msg_uid[j] in stored]
-                user = [j for j in rows if m.msg_role[j] == "user"]
-                if rows:
-                    j = (user or rows)[0]
-                    out[n.uid[i]] = (withheld(INJECTION) if "injection" in m.msg_flags[j]
-                                     else stored[n.msg_uid[j]])
-            self._text = out
+            self._text = node_names(self.store)
         return self._text
 
     def text(self, uid: str) -> str:
@@ -203,3 +194,14 @@ class Neighbourhood:
                     if limit is not None and len(out) >= limit:
                         return out
         return out
+
+    # -- the whole map ---------------------------------------------------------------------------
+    def atlas(self, *, level: str = "auto", community: int | None = None,
+              min_weight: float = ATLAS_MIN_WEIGHT, per_node: int = ATLAS_PER_NODE) -> Atlas:
+        """The whole memory as a map at ``now``: every turn (or, above ``TURNS_MAX`` live
+        turns, every community) at a fixed place, with its size, group, time, label and
+        strongest edges; ``community=k`` drills into one community
+        (:func:`~akasha_explorer.analysis.atlas.atlas`; the layout is cached per store
+        version)."""
+        return atlas(self.store, now=self.now, level=level, community=community,
+                     min_weight=min_weight, per_node=per_node, texts=self.texts)

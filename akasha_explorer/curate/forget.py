@@ -73,6 +73,7 @@ def forget(store: Store, *, node: str | None = None, session: str | None = None,
                 "the graph file and the LanceDB tables without the forgotten rows)")
     store.checkpoint()
     cleared = store.recalls.clear()  # recalls as made quote texts and name nodes
+    store.clear_derived()  # the atlas layout names nodes
     g = store.graph
     what, target = given[0]
     uids: list[str] = []

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .. import errors
+from ..analysis.atlas import ATLAS_MIN_WEIGHT, ATLAS_PER_NODE
 from ..config import Settings
 from ..errors import AkashaError, StoreError
 from ..protocol import MemoryAPI
@@ -34,6 +35,7 @@ from .service import SERVED
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..analysis.atlas import Atlas
     from ..analysis.search import SearchHits
     from ..analysis.views import GraphView
     from ..brief.context import ContextBlock
@@ -297,6 +299,12 @@ class RemoteNeighbourhood:
         """COACT neighbours of ``uids``, strongest edge first (see
         ``Neighbourhood.neighbours``)."""
         return list(self._call("neighbours", list(uids), exclude=sorted(exclude), limit=limit))
+
+    def atlas(self, *, level: str = "auto", community: int | None = None,
+              min_weight: float = ATLAS_MIN_WEIGHT, per_node: int = ATLAS_PER_NODE) -> Atlas:
+        """The whole memory as a map at ``now`` (see ``Neighbourhood.atlas``)."""
+        return cast("Atlas", self._call("atlas", level=level, community=community,
+                                        min_weight=min_weight, per_node=per_node))
 
 
 class RemoteMemory:

@@ -67,6 +67,7 @@ TYPES = {
     "DoctorReport": "akasha_explorer.doctor",
     "SearchHits": "akasha_explorer.analysis.search",
     "GraphView": "akasha_explorer.analysis.views",
+    "Atlas": "akasha_explorer.analysis.atlas",
     "Finding": "akasha_explorer.doctor",
 }
 """Dataclasses rebuilt on the client side: class name -> module."""

@@ -97,6 +97,7 @@ DOMAINS: dict[str, Range] = {
     "resolution": Range(0.0, 1000.0, lo_open=True),
     "damping": Range(0.01, 0.99),
     "min_w": Range(0.0, 1e6),
+    "min_weight": Range(0.0, 1e6),
 }
 """What a numeric parameter name stands for, in every method that has it."""
 

@@ -25,6 +25,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import shutil
 import threading
 import time
 import warnings
@@ -74,12 +75,14 @@ from .recalled import RecallRecords
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
+__all__ = ["CACHE_DIR", "PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
 
 QUERY_VECTORS = 256
 """How many query vectors a store keeps (:meth:`Store.embed_query`)."""
 PREPARED_VECTORS = 256
 """How many message vectors :meth:`Store.prepare_turn` keeps waiting for their ingest."""
+CACHE_DIR = "cache"
+"""The store's folder of derived files (:attr:`Store.cache_dir`)."""
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +117,10 @@ class Store:
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
         self.anchor_channel = AnchorChannel()
         """Anchors as a recall channel (aliases, mentions), kept until they change."""
+        self.derived: dict[str, Any] = {}
+        """Values an area derives from this store and keeps while it is open, under the
+        area's own key (the atlas layout of a store version); a forget empties it
+        (:meth:`clear_derived`)."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -253,6 +260,20 @@ class Store:
         except (OSError, StoreError) as e:
             log.warning("store %s: COACT edges not cached for the next open (it reads them "
                         "from Kuzu): %s", folder, e)
+
+    @property
+    def cache_dir(self) -> Path:
+        """``STORE/cache/``: files an area derives from the store to skip recomputing them
+        on the next open (the atlas layout); never exported, removed by a forget, safe to
+        delete."""
+        return self.path / CACHE_DIR
+
+    def clear_derived(self) -> None:
+        """Forget every derived value, in memory and in :attr:`cache_dir` (a writer only
+        touches the folder): what a forget runs, so no forgotten turn survives in one."""
+        self.derived.clear()
+        if not self.read_only and self.cache_dir.exists():
+            shutil.rmtree(self.cache_dir, ignore_errors=True)
 
     def _release(self) -> None:
         if self.lock is not None:
