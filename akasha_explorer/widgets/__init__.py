@@ -15,6 +15,7 @@ from .compare import CompareMethods
 from .curator import AnchorCurator
 from .explorer import MemoryExplorer
 from .labelbar import LabelBar
+from .memorymap import MemoryMap
 from .notebook import notebook_store
 from .review import ReviewQueue
 from .stepper import RecallStepper
@@ -28,6 +29,7 @@ __all__ = [
     "GraphCanvas",
     "LabelBar",
     "MemoryExplorer",
+    "MemoryMap",
     "RecallStepper",
     "ReviewQueue",
     "TimeTravelPanel",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PALETTE",
     "STYLE",
+    "UNKNOWN_COLOUR",
     "community_colour",
     "esc",
     "frame_html",

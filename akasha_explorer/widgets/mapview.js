@@ -31,14 +31,14 @@ function loadSigma(source) {
 
 const DIM = "#e4e4e4"; // an item outside the time window or away from what is lit
 const DIM_EDGE = "#f0f0f0";
-const LIT_EDGE = "#d62728";
+const LIT_EDGE = "#00a651"; // a write-back's links, in the written turn's colour
 const LITE_ABOVE = 2000; // items above which the cheap programs draw the map
 const LABEL_PX = 12;
 const LABEL_GAP = 3;
 const ROLE_RANK = { selected: 0, written: 1, delivered: 2, seed: 3, hit: 4, near: 5 };
-const ROLE_COLOUR = {
-  hit: "#e15759", near: "#f1a340", seed: "#f28e2b", delivered: "#d62728",
-  written: "#9c27b0", selected: "#111111",
+const ROLE_COLOUR = { // vivid, apart from the community palette (mapview.py LIT_COLOURS)
+  hit: "#e6007e", near: "#f7a1cf", seed: "#0050ff", delivered: "#e6007e",
+  written: "#00a651", selected: "#111111",
 };
 
 function overlaps(a, b) {
@@ -109,12 +109,22 @@ async function render({ model, el }) {
     return w !== null && (d.ts < w[0] || d.t0 > w[1]);
   }
 
+  function labelBox(x, y, size, w) {
+    // right of the disc; left of it when the right runs off the stage; null: neither fits
+    const right = [x + size + LABEL_GAP - 1, y - LABEL_PX / 2 - 2,
+                   x + size + LABEL_GAP + w + 1, y + LABEL_PX / 2 + 2];
+    const width = stage.clientWidth, height = stage.clientHeight;
+    if (right[1] < 0 || right[3] > height) return null;
+    if (right[2] <= width) return right;
+    const left = [x - size - LABEL_GAP - w - 1, right[1], x - size - LABEL_GAP + 1, right[3]];
+    return left[0] >= 0 ? left : null;
+  }
+
   function drawLabel(ctx, d, settings) {
     if (!d.label) return;
     ctx.font = `${settings.labelWeight} ${LABEL_PX}px ${settings.labelFont}`;
-    const w = ctx.measureText(d.label).width;
-    const box = [d.x + d.size + LABEL_GAP - 1, d.y - LABEL_PX / 2 - 2,
-                 d.x + d.size + LABEL_GAP + w + 1, d.y + LABEL_PX / 2 + 2];
+    const box = labelBox(d.x, d.y, d.size, ctx.measureText(d.label).width);
+    if (box === null) return;
     const mine = state.reserved.find((r) => r[4] === d.key);
     const others = state.labelBoxes.concat(state.reserved.filter((r) => r[4] !== d.key));
     if (!mine && others.some((b) => overlaps(box, b))) return;
@@ -219,10 +229,10 @@ async function render({ model, el }) {
       if (!d || !d.label) continue;
       const v = renderer.framedGraphToViewport(d);
       const size = renderer.scaleSize(d.size);
-      const w = ctx.measureText(d.label).width;
-      const box = [v.x + size + LABEL_GAP - 1, v.y - LABEL_PX / 2 - 2,
-                   v.x + size + LABEL_GAP + w + 1, v.y + LABEL_PX / 2 + 2, id];
-      if (!state.reserved.some((b) => overlaps(box, b))) state.reserved.push(box);
+      const box = labelBox(v.x, v.y, size, ctx.measureText(d.label).width);
+      if (box !== null && !state.reserved.some((b) => overlaps(box, b))) {
+        state.reserved.push([...box, id]);
+      }
     }
   }
 
@@ -293,6 +303,10 @@ async function render({ model, el }) {
   function onFocus() {
     const f = model.get("focus") || [];
     const id = f[0];
+    if (id === "") {
+      renderer.getCamera().animatedReset({ duration: 300 });
+      return;
+    }
     if (!id || !graph.hasNode(id)) return;
     const d = renderer.getNodeDisplayData(id);
     if (d) renderer.getCamera().animate({ x: d.x, y: d.y, ratio: Math.min(0.25, renderer.getCamera().ratio) },

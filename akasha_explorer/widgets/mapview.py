@@ -3,7 +3,7 @@ clicks back to Python — the canvas behind :class:`~.memorymap.MemoryMap`.
 
 - Nothing is fetched from the network: sigma.js 3 and graphology are vendored as one ES
   module in ``widgets/vendor/sigma.mjs`` (MIT; licences in ``vendor/LICENSES.txt``, the
-  pinned build recipe in ``vendor/build/``), read by :func:`sigma_source` and sent to the
+  pinned build recipe in ``vendor/recipe/``), read by :func:`sigma_source` and sent to the
   front end as a synced trait; our own code is ``mapview.js`` beside this file.
 - Render-only: Python sends the items with their positions (the store's cached layout,
   :meth:`Neighbourhood.atlas <akasha_explorer.analysis.neighbourhood.Neighbourhood.atlas>`),
@@ -38,14 +38,22 @@ import traitlets
 
 from ..errors import InvalidInput, StoreError
 
-__all__ = ["LIT_ROLES", "MapView", "sigma_source"]
+__all__ = ["DIM_COLOUR", "LIT_COLOURS", "LIT_ROLES", "MapView", "sigma_source"]
 
 log = logging.getLogger(__name__)
 
-LIT_ROLES = ("hit", "near", "seed", "delivered", "written", "selected")
-"""How an item can be lit on the map (mapview.js ``ROLE_COLOUR`` gives each its colour):
-a search hit and its neighbours, a recall's seeds, the items it delivered and the turn it
-was written back to, the selection."""
+LIT_COLOURS = {"hit": "#e6007e", "near": "#f7a1cf", "seed": "#0050ff",
+               "delivered": "#e6007e", "written": "#00a651", "selected": "#111111"}
+"""How an item can be lit on the map, and the colour it then takes (mapview.js
+``ROLE_COLOUR`` holds the same): a search hit and its neighbours, a recall's seeds, the
+items it delivered and the turn it was written back to (its new links too), the selection.
+Vivid, apart from the community palette; while anything is lit, the rest is dimmed."""
+
+DIM_COLOUR = "#e4e4e4"
+"""An item outside the time window, or not lit while something is (mapview.js ``DIM``)."""
+
+LIT_ROLES = tuple(LIT_COLOURS)
+"""The lights, in the order the legend names them."""
 
 _HERE = Path(__file__).resolve().parent
 
@@ -84,10 +92,10 @@ class MapView(anywidget.AnyWidget):
     lib = traitlets.Unicode("").tag(sync=True)
     data = traitlets.Dict().tag(sync=True)
     lit = traitlets.Dict().tag(sync=True)
-    lit_edges = traitlets.List(traitlets.List()).tag(sync=True)
+    lit_edges = traitlets.List(traitlets.List(traitlets.Unicode())).tag(sync=True)
     window = traitlets.List(traitlets.Float()).tag(sync=True)
     selected = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    focus = traitlets.List().tag(sync=True)
+    focus = traitlets.List(traitlets.Any()).tag(sync=True)
     height = traitlets.Unicode("560px").tag(sync=True)
     item_name = traitlets.Unicode("turns").tag(sync=True)
 
@@ -136,7 +144,8 @@ class MapView(anywidget.AnyWidget):
         self.lit_edges = [[str(a), str(b)] for a, b in edges if a in drawn and b in drawn]
 
     def move_to(self, item: str) -> None:
-        """Move the camera onto ``item`` (zooming in if the view is far out)."""
+        """Move the camera onto ``item`` (zooming in if the view is far out); ``""``
+        shows the whole map again."""
         self._focus_token += 1
         self.focus = [str(item), self._focus_token]
 

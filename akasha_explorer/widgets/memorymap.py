@@ -28,11 +28,11 @@ import pandas as pd
 from ..errors import AkashaError, InvalidInput
 from ..text.timewords import parse_time
 from ._data import StoreGraph, turn_detail_html
-from ._html import PALETTE, STYLE, esc, frame_html, iso, legend_html, note
+from ._html import PALETTE, STYLE, UNKNOWN_COLOUR, esc, frame_html, iso, legend_html, note, short
 from ._inputs import as_date
 from .canvas import legend_entry
 from .follow import Follow
-from .mapview import MapView
+from .mapview import DIM_COLOUR, LIT_COLOURS, MapView
 
 if TYPE_CHECKING:
     from ..analysis.atlas import Atlas
@@ -48,17 +48,15 @@ HIT_LIMIT = 30
 """Search hits lit on the map (the best first)."""
 
 ROLE_TEXT = {
-    "hit": "search hit", "near": "next to a hit (a drawn co-activation link)",
+    "hit": "search hit", "near": "linked to a hit (a drawn co-activation link)",
     "seed": "the recall's seeds", "delivered": "what the recall delivered (its context block)",
-    "written": "the turn it was written back to", "selected": "selected",
+    "written": "the turn it was written back to, and its new links",
+    "selected": "selected",
 }
-"""What each light means, for the legend (mapview.js ``ROLE_COLOUR`` draws them)."""
+"""What each light means, for the legend (mapview.py ``LIT_COLOURS`` colours them)."""
 
-ROLE_COLOUR = {"hit": "#e15759", "near": "#f1a340", "seed": "#f28e2b", "delivered": "#d62728",
-               "written": "#9c27b0", "selected": "#111111"}
-"""The colours mapview.js gives each light (its ``ROLE_COLOUR``), named in the legend."""
-
-
+MAP_LABEL_CHARS = 20
+"""Characters of a turn's text its label on the map shows (a CJK character is wide)."""
 def _sizes(values: Sequence[float], lo: float, hi: float) -> list[float]:
     """Pixel radii from ``lo`` to ``hi`` by the square root of each value over the largest.
 
@@ -72,12 +70,14 @@ def _sizes(values: Sequence[float], lo: float, hi: float) -> list[float]:
 
 def group_colour(group: int) -> str:
     """The map's colour of community ``group`` (the largest get the palette's own colours;
-    the rest share :data:`SMALL_COLOUR`).
+    the rest share :data:`SMALL_COLOUR`; turns without a link, group -1, are grey).
 
-    >>> group_colour(0), group_colour(len(PALETTE))
-    ('#4e79a7', '#c3cad3')
+    >>> group_colour(0), group_colour(len(PALETTE)), group_colour(-1)
+    ('#4e79a7', '#c3cad3', '#b0b0b0')
     """
-    return PALETTE[group] if 0 <= group < len(PALETTE) else SMALL_COLOUR
+    if group < 0:
+        return UNKNOWN_COLOUR
+    return PALETTE[group] if group < len(PALETTE) else SMALL_COLOUR
 
 
 class MemoryMap(W.VBox):
@@ -126,7 +126,8 @@ class MemoryMap(W.VBox):
                                     layout=W.Layout(display="none"))
         self.time_range = W.SelectionRangeSlider(options=[("–", 0)], index=(0, 0),
                                                  description="time", continuous_update=False,
-                                                 readout=True, layout=W.Layout(width="70%"))
+                                                 readout=False, layout=W.Layout(width="60%"))
+        self.time_label = W.HTML()
         self.caption = W.HTML()
         self.view = MapView(height=height, layout=W.Layout(width="68%"))
         self.detail = W.HTML(layout=W.Layout(width="31%", max_height=height, overflow="auto"))
@@ -149,7 +150,7 @@ class MemoryMap(W.VBox):
             W.HTML(STYLE),
             W.HBox([self.search_box, self.search_button, self.clear_button,
                     self.latest_button, *([self.follow.box] if self.follow.box else [])]),
-            W.HBox([self.time_range, self.back_button]),
+            W.HBox([self.time_range, self.time_label, self.back_button]),
             self.caption,
             W.HBox([self.view, self.detail]),
             self.legend,
@@ -182,7 +183,8 @@ class MemoryMap(W.VBox):
         size = (_sizes(a.size, 2.0, 9.0) if turns else _sizes(a.size, 4.0, 28.0))
         top = max(a.weight, default=0.0) or 1.0
         self.view.item_name = "turns" if turns else "communities"
-        self.view.draw(a.ids, x=a.x, y=a.y, size=size, label=a.label, ts=a.ts, t0=a.t0,
+        label = [short(t, MAP_LABEL_CHARS) for t in a.label] if turns else a.label
+        self.view.draw(a.ids, x=a.x, y=a.y, size=size, label=label, ts=a.ts, t0=a.t0,
                        color=[group_colour(g) for g in a.group], src=a.src, dst=a.dst,
                        width=[0.4 + 1.6 * w / top for w in a.weight])
         self.back_button.layout.display = "" if self.drilled is not None else "none"
@@ -215,20 +217,22 @@ class MemoryMap(W.VBox):
             names = dict(zip(a.group, a.label, strict=True))
         entries = [legend_entry("fill", group_colour(g),
                                 f"community {g}" + (f": {names[g]}" if g in names else ""))
-                   for g in groups if g < len(PALETTE)]
+                   for g in groups if 0 <= g < len(PALETTE)]
         small = [g for g in groups if g >= len(PALETTE)]
         if small:
             entries.append(legend_entry("fill", SMALL_COLOUR,
                                         f"the {len(small)} smaller communities"))
+        if -1 in groups:
+            entries.append(legend_entry("fill", UNKNOWN_COLOUR, "turns without a link"))
         entries.append(legend_entry("size", "", "size = strength, decayed to this time"
                                     if a.level == "turns" else "size = turns in it"))
         lit = set(self.view.lit.values()) | ({"selected"} if self.view.selected else set())
-        entries += [legend_entry("halo", ROLE_COLOUR[r], ROLE_TEXT[r]) for r in ROLE_TEXT
+        entries += [legend_entry("halo", LIT_COLOURS[r], ROLE_TEXT[r]) for r in ROLE_TEXT
                     if r in lit]
-        if self.view.lit_edges:
-            entries.append(legend_entry("edge", "#d62728", "links the write-back made"))
+        if self.view.lit or self.view.selected:
+            entries.append(legend_entry("fill", DIM_COLOUR, "not lit"))
         if self.view.window:
-            entries.append(legend_entry("fill", "#e4e4e4", "outside the time window"))
+            entries.append(legend_entry("fill", DIM_COLOUR, "outside the time window"))
         self.legend_entries = entries
         self.legend.value = legend_html(entries)
 
@@ -249,6 +253,7 @@ class MemoryMap(W.VBox):
         finally:
             self._hold = False
         self.view.window = []
+        self.time_label.value = note(f"{days[0]} – {days[-1]}")
 
     def set_window(self, start: dt.date | str | None = None,
                    end: dt.date | str | None = None) -> None:
@@ -262,6 +267,8 @@ class MemoryMap(W.VBox):
         self.time_range.index = (a, b)
 
     def _apply_window(self) -> None:
+        lo, hi = self.time_range.value
+        self.time_label.value = note(f"{lo} – {hi}")
         if getattr(self, "_hold", False):
             return
         a, b = self.time_range.index
@@ -269,7 +276,6 @@ class MemoryMap(W.VBox):
         if a == 0 and b == n - 1:
             self.view.window = []
         else:
-            lo, hi = self.time_range.value
             t0 = dt.datetime.combine(lo, dt.time.min, dt.UTC).timestamp()
             t1 = dt.datetime.combine(hi, dt.time.max, dt.UTC).timestamp()
             self.view.window = [t0, t1]
@@ -312,8 +318,6 @@ class MemoryMap(W.VBox):
         self.status.value = note(f"{len(self.hits)} hits for “{text}”, {len(shown)} lit on the "
                                  "map" + (" (by community)" if self.atlas and
                                           self.atlas.level == "communities" else ""))
-        if shown:
-            self.view.move_to(shown[0])
         return self.hits
 
     def show_recall(self, recall: RecallTrace | str) -> RecallTrace | None:
@@ -384,6 +388,7 @@ class MemoryMap(W.VBox):
         self.recall = None
         self.view.selected = []
         self._relight()
+        self.view.move_to("")
         if len(self.time_range.options) > 1:
             self.time_range.index = (0, len(self.time_range.options) - 1)
 
