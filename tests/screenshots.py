@@ -22,10 +22,15 @@ from .test_browser import run_all, serve_lab
 
 QUERY = "最近手指的伤怎么样了"
 SETUP = """from akasha_explorer.widgets import (AnchorCurator, CommunitiesPanel, CompareMethods,
-                                     MemoryExplorer, RecallStepper, ReviewQueue,
+                                     MemoryExplorer, MemoryMap, RecallStepper, ReviewQueue,
                                      TimeTravelPanel, WhatIfPanel, notebook_store)
 mem = notebook_store(write=True)"""
 PANELS = {
+    "memory_map": "mm = MemoryMap(mem)\nmm.search('换药 引流条')\nmm",
+    "memory_map_recall": f"mr = MemoryMap(mem)\nt = mem.recall({QUERY!r}, now=mem.last_ts() + 3600)\n"
+                         "n, _ = mem.add_turn(t.query, '好多了', session='shots', recall=t,\n"
+                         "                    ts=t.now + 60)\nmr.refresh()\nmr.show_recall(t.log_uid)\nmr",
+    "memory_map_communities": "mc = MemoryMap(mem, level='communities')\nmc",
     "recall_stepper_seeds": f"RecallStepper(mem, query={QUERY!r})",
     "recall_stepper_graph_expand": f"s = RecallStepper(mem, query={QUERY!r})\n"
                                    "s.goto('graph_expand')\ns",

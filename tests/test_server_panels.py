@@ -20,6 +20,7 @@ from akasha_explorer.widgets import (
     AnchorCurator,
     CommunitiesPanel,
     MemoryExplorer,
+    MemoryMap,
     RecallStepper,
     ReviewQueue,
     notebook_store,
@@ -109,6 +110,27 @@ def test_panels_follow_an_agent_writing_through_the_server(served_demo: tuple[st
     pending = mem.stats()["journal_pending"]
     assert stepper.commit() is None and "nothing to commit" in stepper.status.value
     assert mem.stats()["journal_pending"] == pending                # nothing written
+
+
+def test_the_map_follows_an_agent_writing_through_the_server(served_demo: tuple[str, Path]
+                                                             ) -> None:
+    url, _store = served_demo
+    mem = ak.connect(url)
+    m = MemoryMap(mem)
+    before = len(m.view.data["ids"])
+    assert m.atlas is not None and before == mem.stats()["nodes"]
+    assert m.search("手指") is not None and m.view.lit
+    assert m.follow.box is not None
+    m.follow.box.value = True                  # the map follows the agent
+    turn = _agent_turn(url, 7, mem.last_ts() + 7200)
+    end = time.time() + 30
+    while turn["node"] not in m.view.lit and time.time() < end:
+        time.sleep(0.2)
+    m.follow.box.value = False
+    assert len(m.view.data["ids"]) == mem.stats()["nodes"] > before
+    assert m.view.lit.get(turn["node"]) == "written" and m.view.lit_edges
+    assert m.recall is not None and m.recall.query == turn["query"]
+    assert f"written back to {turn['node']}" in m.status.value
 
 
 def test_notebooks_connect_to_the_served_store(served_demo: tuple[str, Path],

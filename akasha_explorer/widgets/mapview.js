@@ -14,8 +14,9 @@
 // reducers restyle what is drawn and sigma refreshes without re-indexing.
 //
 // Labels: sigma picks candidates by its label grid (one per cell, larger first, lit items
-// forced); drawLabel below then drops any label whose box would touch one already drawn in
-// this frame (lit items' boxes are reserved first), so no two labels ever overlap. The boxes
+// forced; every item of a small map); drawLabel below puts each right of its disc, else
+// left of it, on the stage, where it touches no label already drawn in this frame (lit
+// items' places are reserved first) — or drops it, so no two labels ever overlap. The boxes
 // drawn last are on `el.akMap.labelBoxes` for the tests to measure.
 
 const CACHE = "__akasha_sigma__";
@@ -33,6 +34,7 @@ const DIM = "#e4e4e4"; // an item outside the time window or away from what is l
 const DIM_EDGE = "#f0f0f0";
 const LIT_EDGE = "#00a651"; // a write-back's links, in the written turn's colour
 const LITE_ABOVE = 2000; // items above which the cheap programs draw the map
+const FEW = 80; // up to this many items, every label is a candidate (not only the grid's)
 const LABEL_PX = 12;
 const LABEL_GAP = 3;
 const ROLE_RANK = { selected: 0, written: 1, delivered: 2, seed: 3, hit: 4, near: 5 };
@@ -109,26 +111,25 @@ async function render({ model, el }) {
     return w !== null && (d.ts < w[0] || d.t0 > w[1]);
   }
 
-  function labelBox(x, y, size, w) {
-    // right of the disc; left of it when the right runs off the stage; null: neither fits
-    const right = [x + size + LABEL_GAP - 1, y - LABEL_PX / 2 - 2,
-                   x + size + LABEL_GAP + w + 1, y + LABEL_PX / 2 + 2];
-    const width = stage.clientWidth, height = stage.clientHeight;
-    if (right[1] < 0 || right[3] > height) return null;
-    if (right[2] <= width) return right;
-    const left = [x - size - LABEL_GAP - w - 1, right[1], x - size - LABEL_GAP + 1, right[3]];
-    return left[0] >= 0 ? left : null;
+  function labelBoxes(x, y, size, w) {
+    // where a label may go: right of its disc, else left of it — on the stage only
+    const top = y - LABEL_PX / 2 - 2, bottom = y + LABEL_PX / 2 + 2;
+    if (top < 0 || bottom > stage.clientHeight) return [];
+    const right = [x + size + LABEL_GAP - 1, top, x + size + LABEL_GAP + w + 1, bottom];
+    const left = [x - size - LABEL_GAP - w - 1, top, x - size - LABEL_GAP + 1, bottom];
+    return [right, left].filter((b) => b[0] >= 0 && b[2] <= stage.clientWidth);
   }
 
   function drawLabel(ctx, d, settings) {
     if (!d.label) return;
     ctx.font = `${settings.labelWeight} ${LABEL_PX}px ${settings.labelFont}`;
-    const box = labelBox(d.x, d.y, d.size, ctx.measureText(d.label).width);
-    if (box === null) return;
     const mine = state.reserved.find((r) => r[4] === d.key);
-    const others = state.labelBoxes.concat(state.reserved.filter((r) => r[4] !== d.key));
-    if (!mine && others.some((b) => overlaps(box, b))) return;
-    if (mine && state.labelBoxes.some((b) => overlaps(box, b))) return;
+    const others = mine ? state.labelBoxes
+      : state.labelBoxes.concat(state.reserved.filter((r) => r[4] !== d.key));
+    const box = mine ? mine.slice(0, 4)
+      : labelBoxes(d.x, d.y, d.size, ctx.measureText(d.label).width)
+        .find((b) => !others.some((o) => overlaps(b, o)));
+    if (!box || others.some((o) => overlaps(box, o))) return;
     ctx.lineWidth = 3;
     ctx.strokeStyle = "rgba(255,255,255,0.9)";
     ctx.strokeText(d.label, box[0] + 1, d.y + LABEL_PX / 3);
@@ -138,10 +139,18 @@ async function render({ model, el }) {
   }
 
   let graph = buildGraph(Graph, model.get("data") || {});
-  const lite = graph.order > LITE_ABOVE;
+  let few = graph.order <= FEW;
   state.builds = 1;
   readLit();
   let neighbours = new Set();
+
+  function programs(g) {
+    // a big map is drawn with sigma's cheapest programs (points, 1 px lines): a software
+    // WebGL (no GPU, as in a headless browser) draws a 10k-turn map about 5x faster so
+    const lite = g.order > LITE_ABOVE;
+    return { defaultNodeType: lite ? "point" : "circle", defaultEdgeType: lite ? "line" : "rect",
+             hideEdgesOnMove: g.size > 5000 };
+  }
 
   function computeNeighbours() {
     // items next to a hit are drawn lit too (role "near" from Python wins if given)
@@ -165,13 +174,9 @@ async function render({ model, el }) {
     zIndex: true,
     minCameraRatio: 0.01,
     maxCameraRatio: 4,
-    hideEdgesOnMove: graph.size > 5000,
-    // a big map is drawn with sigma's cheapest programs (1 px lines, points): a software
-    // WebGL (no GPU) draws a 10k-turn map 5x faster so
-    defaultNodeType: "fast",
-    defaultEdgeType: "fast",
-    nodeProgramClasses: { fast: lite ? NodePointProgram : lib.NodeCircleProgram },
-    edgeProgramClasses: { fast: lite ? EdgeLineProgram : lib.EdgeRectangleProgram },
+    ...programs(graph),
+    nodeProgramClasses: { circle: lib.NodeCircleProgram, point: NodePointProgram },
+    edgeProgramClasses: { rect: lib.EdgeRectangleProgram, line: EdgeLineProgram },
     nodeReducer: (node, d) => {
       const role = state.lit.get(node);
       if (role) {
@@ -183,7 +188,7 @@ async function render({ model, el }) {
         return { ...d, color: ROLE_COLOUR.near, zIndex: 4, size: d.size * 1.2 };
       }
       if (state.any || outside(d)) return { ...d, color: DIM, label: null, zIndex: 0 };
-      return d;
+      return few ? { ...d, forceLabel: true } : d;
     },
     edgeReducer: (edge, d) => {
       if (d.lit) return { ...d, color: LIT_EDGE, size: Math.max(d.size, 2), zIndex: 3 };
@@ -229,10 +234,9 @@ async function render({ model, el }) {
       if (!d || !d.label) continue;
       const v = renderer.framedGraphToViewport(d);
       const size = renderer.scaleSize(d.size);
-      const box = labelBox(v.x, v.y, size, ctx.measureText(d.label).width);
-      if (box !== null && !state.reserved.some((b) => overlaps(box, b))) {
-        state.reserved.push([...box, id]);
-      }
+      const box = labelBoxes(v.x, v.y, size, ctx.measureText(d.label).width)
+        .find((b) => !state.reserved.some((r) => overlaps(b, r)));
+      if (box) state.reserved.push([...box, id]);
     }
   }
 
@@ -268,10 +272,12 @@ async function render({ model, el }) {
 
   function rebuild() {
     graph = buildGraph(Graph, model.get("data") || {});
+    few = graph.order <= FEW;
     state.builds += 1;
     overlay.clear();
     marked.clear();
     renderer.setGraph(graph);
+    for (const [k, v] of Object.entries(programs(graph))) renderer.setSetting(k, v);
     readLit();
     computeNeighbours();
     applyLitEdges();
@@ -319,6 +325,19 @@ async function render({ model, el }) {
     ["change:height", () => { stage.style.height = model.get("height"); renderer.resize(); renderer.refresh(); }],
   ];
   for (const [ev, fn] of handlers) model.on(ev, fn);
+  // a notebook may render the map while its cell is hidden or off screen (no size yet):
+  // draw again whenever the stage's size changes
+  let size = [stage.clientWidth, stage.clientHeight];
+  const resized = new ResizeObserver(() => {
+    const now = [stage.clientWidth, stage.clientHeight];
+    if (now[0] === size[0] && now[1] === size[1]) return;
+    size = now;
+    if (now[0] && now[1]) {
+      renderer.resize();
+      renderer.refresh({ skipIndexation: true });
+    }
+  });
+  resized.observe(stage);
   applyLitEdges();
   renderer.refresh({ skipIndexation: true });
   describe();
@@ -327,6 +346,7 @@ async function render({ model, el }) {
 
   return () => {
     for (const [ev, fn] of handlers) model.off(ev, fn);
+    resized.disconnect();
     renderer.kill();
   };
 }

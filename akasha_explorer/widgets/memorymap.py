@@ -138,14 +138,13 @@ class MemoryMap(W.VBox):
         self.status = W.HTML()
 
         self.search_button.on_click(lambda _b: self.search(self.search_box.value))
-        self.search_box.on_submit(lambda _b: self.search(self.search_box.value))
         self.clear_button.on_click(lambda _b: self.clear())
         self.latest_button.on_click(lambda _b: self.latest())
         self.back_button.on_click(lambda _b: self.back())
         self.time_range.observe(lambda _c: self._apply_window(), names="value")
         self.view.observe(lambda _c: self._on_select(), names="selected")
         self.view.on_open(self._on_open)
-        self.follow = Follow(mem, self.refresh)
+        self.follow = Follow(mem, self._followed)
         super().__init__([
             W.HTML(STYLE),
             W.HBox([self.search_box, self.search_button, self.clear_button,
@@ -171,6 +170,12 @@ class MemoryMap(W.VBox):
         self._draw()
         self._set_days()
         self._relight()
+
+    def _followed(self) -> None:
+        """"follow the agent" ticked and something was written: the new turns drawn, the
+        agent's newest recall lit."""
+        self.refresh()
+        self.latest()
 
     def _draw(self) -> None:
         hood = self.data.hood
