@@ -45,7 +45,7 @@ def test_every_turn_is_drawn_once_with_colour_size_and_its_links(ro_mem: ak.Memo
     assert m.atlas is not None and m.atlas.level == "turns"
     assert len(d["ids"]) == len(set(d["ids"])) == turns == m.atlas.total_turns
     assert {len(d[k]) for k in ("x", "y", "size", "color", "label", "ts", "t0")} == {turns}
-    assert 2.0 <= min(d["size"]) and max(d["size"]) <= 9.0
+    assert min(d["size"]) >= 2.0 and max(d["size"]) <= 9.0
     for g, c in zip(m.atlas.group, d["color"], strict=True):
         assert c == group_colour(g)
     assert len(d["src"]) == len(d["dst"]) == len(d["ew"]) > turns // 2
