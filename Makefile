@@ -56,6 +56,7 @@ stress: $(VENV)/.installed
 bench: $(VENV)/.installed demo-store
 	$(AKASHA) bench engine
 	$(AKASHA) bench serve --store $(STORE) --store synthetic:10000 --out benchmarks/results/serve.json
+	$(PY) benchmarks/bench_map.py --workdir build/bench-map --out benchmarks/results/map.json
 
 clean:
 	rm -rf $(VENV) $(STORE) build *.egg-info
