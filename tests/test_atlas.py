@@ -171,6 +171,44 @@ def test_forget_removes_the_cache(rw_mem: ak.Memory) -> None:
         assert a.ids[0] not in set(np.load(f)["uid"].tolist())
 
 
+def test_new_turns_join_the_layout_where_they_belong_and_nothing_moves(rw_mem: ak.Memory
+                                                                       ) -> None:
+    before = rw_mem.neighbourhood().atlas()
+    comm = dict(zip(before.ids, before.group, strict=True))
+    trace = rw_mem.recall("和阿岚打杀戮尖塔，A10 过了吗")
+    node, _ = rw_mem.add_turn("和阿岚打杀戮尖塔，A10 过了", "恭喜！", session="atlas-test",
+                              recall=trace)
+    after = rw_mem.neighbourhood().atlas()
+    assert after.version != before.version and after.total_turns == before.total_turns + 1
+    old, new = _places(before), _places(after)
+    assert all(new[u] == old[u] for u in old)              # nobody moved
+    assert node in new and np.isfinite(new[node]).all()
+    # the new turn sits in the community of the turns it was written back with
+    hood = rw_mem.neighbourhood()
+    linked = [(b if a == node else a, w) for a, b, w in hood.incident([node])]
+    strongest = max(linked, key=lambda p: p[1])[0]
+    assert dict(zip(after.ids, after.group, strict=True))[node] == comm[strongest]
+    # reopened (the close folds the edges, a new version): the same places, one cache file
+    path = rw_mem.store.path
+    rw_mem.close()
+    with ak.open(path) as again:
+        assert _places(again.neighbourhood().atlas()) == new
+        assert len(list(again.store.cache_dir.glob("atlas-*.npz"))) == 1
+
+
+def test_a_tenth_more_turns_lays_the_memory_out_again(rw_mem: ak.Memory) -> None:
+    before = rw_mem.neighbourhood().atlas()
+    extra = int(0.1 * before.total_turns) + 2
+    now = rw_mem.last_ts()
+    for i in range(extra):
+        rw_mem.add_turn(f"第{i}个新话题：阿岚推荐的咖啡豆", "记下了", session="atlas-more",
+                        ts=now + 60 * (i + 1))
+    after = rw_mem.neighbourhood().atlas()
+    assert after.total_turns == before.total_turns + extra == len(after.ids)
+    with np.load(rw_mem.store.cache_dir / f"atlas-{after.version}.npz") as z:
+        assert int(z["base"]) == after.total_turns        # communities found again
+
+
 def test_a_served_store_answers_the_same_atlas(demo_store: Path) -> None:
     with ak.open(demo_store, read_only=True) as m:
         local = m.neighbourhood().atlas()

@@ -57,6 +57,7 @@ __all__ = [
     "ATLAS_LEVELS",
     "ATLAS_MIN_WEIGHT",
     "ATLAS_PER_NODE",
+    "EXTEND_SHARE",
     "LAYOUT_PER_NODE",
     "TURNS_MAX",
     "Atlas",
@@ -85,7 +86,11 @@ ATLAS_PER_NODE = 5
 LAYOUT_PER_NODE = 10
 """Strongest links per turn (per community, in the community graph) the layout pulls by."""
 
-_FORMAT = "atlas-1"
+EXTEND_SHARE = 0.10
+"""A layout takes new turns in place (:func:`_extend`) until they are this share of the
+turns it was made with; then the communities are found and laid out again."""
+
+_FORMAT = "atlas-2"
 """Changes when the layout algorithm does: an older cache file is not read."""
 
 _UNLINKED = "turns without links"
@@ -199,10 +204,13 @@ def layout_version(store: Store) -> str:
     open of the same store."""
     n, e = store.mirror.nodes, store.mirror.edges
     rows = np.flatnonzero(n.alive[: n.n])
-    key = np.zeros(n.n, np.uint64)
-    key[rows] = np.fromiter((int.from_bytes(hashlib.blake2b(n.uid[r].encode(), digest_size=8)
-                                            .digest(), "little") for r in rows.tolist()),
-                            np.uint64, rows.size)
+    held = store.derived.get("atlas_keys")          # a row's uid never changes: hash it once
+    start = held.size if isinstance(held, np.ndarray) and held.size <= n.n else 0
+    fresh = np.fromiter((int.from_bytes(hashlib.blake2b(n.uid[r].encode(), digest_size=8)
+                                        .digest(), "little") for r in range(start, n.n)),
+                        np.uint64, n.n - start)
+    key = np.concatenate([held[:start], fresh]) if start else fresh
+    store.derived["atlas_keys"] = key
     with np.errstate(over="ignore"):
         h_nodes = int(np.add.reduce(_mix(key[rows] ^ _mix(_bits(n.ts[rows]))),
                                     dtype=np.uint64)) if rows.size else 0
@@ -237,6 +245,9 @@ class _Layout:
     radius: NDArray[np.float64]
     xy: NDArray[np.float64]
     done: NDArray[np.bool_]
+    base: int = 0
+    """Turns the layout held when its communities were found (:func:`_extend` adds turns
+    to it until :data:`EXTEND_SHARE` more have come)."""
 
     def slot(self, comm: NDArray[np.int64]) -> NDArray[np.int64]:
         k = self.centre.shape[0] - 1
@@ -245,14 +256,14 @@ class _Layout:
     def save(self, path: os.PathLike[str] | str) -> None:
         np.savez(path, version=np.array(self.version), when=np.array(self.when), uid=self.uid,
                  comm=self.comm, centre=self.centre, radius=self.radius, xy=self.xy,
-                 done=self.done)
+                 done=self.done, base=np.array(self.base))
 
     @classmethod
     def load(cls, path: os.PathLike[str] | str) -> _Layout:
         with np.load(path, allow_pickle=False) as z:
             return cls(version=str(z["version"]), when=float(z["when"]), uid=z["uid"],
                        comm=z["comm"], centre=z["centre"], radius=z["radius"], xy=z["xy"],
-                       done=z["done"])
+                       done=z["done"], base=int(z["base"]))
 
 
 def _seeded(seed: int, *parts: int) -> np.random.Generator:
@@ -367,7 +378,7 @@ def _new_layout(store: Store, version: str) -> _Layout:
     return _Layout(version=version, when=when,
                    uid=np.asarray([nodes.uid[r] for r in rows.tolist()], dtype=np.str_),
                    comm=comm, centre=centre / reach, radius=radius / reach,
-                   xy=np.full((rows.size, 2), np.nan), done=~used)
+                   xy=np.full((rows.size, 2), np.nan), done=~used, base=int(rows.size))
 
 
 def _place(store: Store, lay: _Layout, slots: NDArray[np.int64]) -> bool:
@@ -378,10 +389,14 @@ def _place(store: Store, lay: _Layout, slots: NDArray[np.int64]) -> bool:
     n = store.mirror.nodes
     k = lay.centre.shape[0] - 1
     turn_slot = lay.slot(lay.comm)
-    rows = np.asarray([n.index[u] for u in lay.uid.tolist()], np.int64)
-    a, b, w = _layout_edges(store, lay.when, rows)
+    sel = np.flatnonzero(np.isin(turn_slot, todo))   # only these turns' edges are folded
+    rows = np.asarray([n.index.get(u, -1) for u in lay.uid[sel].tolist()], np.int64)
+    live = rows >= 0
+    a, b, w = _layout_edges(store, lay.when, rows[live])
+    a, b = sel[live][a], sel[live][b]
     same = turn_slot[a] == turn_slot[b]
     a, b, w = a[same], b[same], w[same]
+    rows = np.zeros(lay.uid.size, np.int64)          # only its size is read below
     for c in todo:
         members = np.flatnonzero(turn_slot == c)
         if c == k:
@@ -423,26 +438,91 @@ def _save(store: Store, lay: _Layout) -> None:
                     store.path, e)
 
 
-def _layout(store: Store) -> _Layout:
-    """This version's layout: kept on the store, else read from its cache file, else
-    made (and saved)."""
-    version = layout_version(store)
+def _newest(store: Store) -> _Layout | None:
+    """The layout this store holds: the open store's, else its newest cache file's."""
     lay = store.derived.get("atlas")
-    if isinstance(lay, _Layout) and lay.version == version:
+    if isinstance(lay, _Layout):
         return lay
-    path = _cache_file(store, version)
-    lay = None
-    if path.exists():
+    files = sorted(store.cache_dir.glob("atlas-*.npz"), key=lambda f: f.stat().st_mtime)
+    for path in reversed(files):
         try:
-            lay = _Layout.load(path)
+            return _Layout.load(path)
         except (OSError, ValueError, KeyError) as e:
             log.warning("store %s: unreadable atlas cache %s (%s); recomputing", store.path,
                         path.name, e)
-        if lay is not None and lay.version != version:
-            lay = None
+    return None
+
+
+def _extend(store: Store, old: _Layout, version: str) -> _Layout | None:
+    """``old`` brought to this version without moving a turn already placed: forgotten
+    turns dropped, each new turn put in the community of its strongest link to a turn
+    already in (in time order, so a new session's turns follow each other), near its
+    linked turns, or with the turns without links. None when too much is new
+    (:data:`EXTEND_SHARE`) or a new turn has nowhere to go: the caller lays out anew."""
+    n = store.mirror.nodes
+    live = np.flatnonzero(n.alive[: n.n])
+    in_old = {u: i for i, u in enumerate(old.uid.tolist())}
+    keep = np.asarray([in_old[n.uid[r]] for r in live.tolist() if n.uid[r] in in_old],
+                      np.int64)
+    new = np.asarray([r for r in live.tolist() if n.uid[r] not in in_old], np.int64)
+    if keep.size + new.size > (1.0 + EXTEND_SHARE) * max(old.base, 1) or not keep.size:
+        return None
+    new = new[np.lexsort((new, n.ts[new]))]
+    k = old.centre.shape[0] - 1
+    rows = np.concatenate([np.asarray([n.index[u] for u in old.uid[keep].tolist()], np.int64),
+                           new])
+    comm = np.concatenate([old.comm[keep], np.full(new.size, -2, np.int64)])
+    xy = np.concatenate([old.xy[keep], np.full((new.size, 2), np.nan)])
+    a, b, w = _layout_edges(store, store.last_ts(), rows)
+    if new.size:
+        m = sp.coo_matrix((np.r_[w, w], (np.r_[a, b], np.r_[b, a])),
+                          shape=(rows.size,) * 2).tocsr()
+        unlinked_used = not old.done[k] or bool((old.comm[keep] < 0).any())
+        for i in range(keep.size, rows.size):
+            lo, hi = m.indptr[i], m.indptr[i + 1]
+            nb, nw = m.indices[lo:hi], m.data[lo:hi]
+            known = comm[nb] > -2
+            nb, nw = nb[known], nw[known]
+            jitter = _seeded(int.from_bytes(hashlib.blake2b(
+                str(n.uid[rows[i]]).encode(), digest_size=4).digest(), "little"), k)
+            if not nb.size:
+                if not unlinked_used:
+                    return None      # the layout has no place for turns without links
+                comm[i] = -1
+                c = k
+                if old.done[k]:
+                    r, t = np.sqrt(jitter.uniform()), jitter.uniform(0, 2 * np.pi)
+                    xy[i] = old.centre[k] + 0.92 * old.radius[k] * np.array(
+                        [r * np.cos(t), r * np.sin(t)])
+                continue
+            weight = np.bincount(np.where(comm[nb] < 0, k, comm[nb]), weights=nw,
+                                 minlength=k + 1)
+            c = int(np.argmax(weight))
+            comm[i] = -1 if c == k else c
+            near = nb[(np.where(comm[nb] < 0, k, comm[nb]) == c) & ~np.isnan(xy[nb, 0])]
+            if old.done[c] and near.size:
+                at = np.average(xy[near], axis=0, weights=m[i, near].toarray().ravel())
+                xy[i] = at + 0.04 * old.radius[c] * jitter.normal(size=2)
+            elif old.done[c]:
+                xy[i] = old.centre[c] + 0.5 * old.radius[c] * jitter.uniform(-1, 1, 2)
+    return _Layout(version=version, when=store.last_ts(),
+                   uid=np.asarray([n.uid[r] for r in rows.tolist()], dtype=np.str_),
+                   comm=comm, centre=old.centre, radius=old.radius, xy=xy,
+                   done=old.done.copy(), base=old.base)
+
+
+def _layout(store: Store) -> _Layout:
+    """This version's layout: kept on the store, else read from its cache file, else the
+    newest layout extended to it (:func:`_extend`), else made (and saved)."""
+    version = layout_version(store)
+    held = _newest(store)
+    if held is not None and held.version == version:
+        store.derived["atlas"] = held
+        return held
+    lay = _extend(store, held, version) if held is not None else None
     if lay is None:
         lay = _new_layout(store, version)
-        _save(store, lay)
+    _save(store, lay)
     store.derived["atlas"] = lay
     return lay
 

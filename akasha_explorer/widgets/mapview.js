@@ -11,7 +11,8 @@
 // write-back's new links), `window` ([t0, t1] in seconds, or [] — items wholly outside are
 // dimmed), `selected` (item ids, written here on click), `focus` ([id, token]: the camera
 // moves to it), `height`. Changing any of them but `data` never rebuilds the graph: the
-// reducers restyle what is drawn and sigma refreshes without re-indexing.
+// reducers restyle what is drawn (sigma reprocesses every item's display data — about
+// 0.1 s for 10k turns on a slow machine — but nothing is sent again or rebuilt).
 //
 // Labels: sigma picks candidates by its label grid (one per cell, larger first, lit items
 // forced; every item of a small map); drawLabel below puts each right of its disc, else
@@ -53,16 +54,29 @@ function buildGraph(Graph, data) {
   for (let i = 0; i < ids.length; i++) {
     g.addNode(ids[i], {
       x: data.x[i], y: data.y[i], size: data.size[i], color: data.color[i],
-      label: data.label[i] || null, ts: data.ts[i], t0: data.t0[i], idx: i,
+      label: data.label[i] || null, ts: data.ts[i], t0: (data.t0 || data.ts)[i], idx: i,
     });
   }
   const src = data.src || [], dst = data.dst || [];
   for (let k = 0; k < src.length; k++) {
     const a = ids[src[k]], b = ids[dst[k]];
     if (a === undefined || b === undefined || a === b || g.hasEdge(a, b)) continue;
-    g.addEdge(a, b, { size: data.ew ? data.ew[k] : 0.5, color: data.ec || "#d0d0d0" });
+    g.addEdge(a, b, { size: data.ew ? data.ew[k] : 0.5, color: data.ec || "#d0d0d0", s: a, t: b });
   }
   return g;
+}
+
+function softwareGL() {
+  // whether this page's WebGL is a software rasteriser (SwiftShader, llvmpipe)
+  try {
+    const gl = document.createElement("canvas").getContext("webgl");
+    const info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+    const name = info ? String(gl.getParameter(info.UNMASKED_RENDERER_WEBGL)) : "";
+    gl?.getExtension("WEBGL_lose_context")?.loseContext();
+    return /swiftshader|llvmpipe|software/i.test(name);
+  } catch (err) {
+    return false;
+  }
 }
 
 async function render({ model, el }) {
@@ -88,7 +102,7 @@ async function render({ model, el }) {
 
 
   const state = {
-    lit: new Map(), litEdges: [], window: null, selected: new Set(), any: false,
+    lit: new Map(), litEdges: [], window: null, out: new Set(), selected: new Set(), any: false,
     labelBoxes: [], reserved: [], builds: 0, frames: 0, firstFrameMs: null,
   };
   const api = { state, get labelBoxes() { return state.labelBoxes; } };
@@ -106,9 +120,12 @@ async function render({ model, el }) {
     state.litEdges = model.get("lit_edges") || [];
   }
 
-  function outside(d) {
+  function markOutside() {
+    // the items wholly outside the time window, once per change (the reducers look them up)
+    state.out = new Set();
     const w = state.window;
-    return w !== null && (d.ts < w[0] || d.t0 > w[1]);
+    if (w === null) return;
+    graph.forEachNode((n, d) => { if (d.ts < w[0] || d.t0 > w[1]) state.out.add(n); });
   }
 
   function labelBoxes(x, y, size, w) {
@@ -145,9 +162,10 @@ async function render({ model, el }) {
   let neighbours = new Set();
 
   function programs(g) {
-    // a big map is drawn with sigma's cheapest programs (points, 1 px lines): a software
-    // WebGL (no GPU, as in a headless browser) draws a 10k-turn map about 5x faster so
-    const lite = g.order > LITE_ABOVE;
+    // a big map, or any map on a software WebGL (no GPU, as in a headless browser), is
+    // drawn with sigma's cheapest programs (points, 1 px lines): SwiftShader draws a
+    // 10k-turn map about 5x faster so, a 1k-turn one about 3x (benchmarks/bench_map.py)
+    const lite = software || g.order > LITE_ABOVE;
     return { defaultNodeType: lite ? "point" : "circle", defaultEdgeType: lite ? "line" : "rect",
              hideEdgesOnMove: g.size > 5000 };
   }
@@ -160,6 +178,9 @@ async function render({ model, el }) {
     }
   }
   computeNeighbours();
+  markOutside();
+  const software = softwareGL();
+  root.dataset.software = software ? "1" : "0";
 
   const renderer = new Sigma(graph, stage, {
     allowInvalidContainer: true,
@@ -187,15 +208,16 @@ async function render({ model, el }) {
       if (state.any && neighbours.has(node)) {
         return { ...d, color: ROLE_COLOUR.near, zIndex: 4, size: d.size * 1.2 };
       }
-      if (state.any || outside(d)) return { ...d, color: DIM, label: null, zIndex: 0 };
+      if (state.any || state.out.has(node)) return { ...d, color: DIM, label: null, zIndex: 0 };
       return few ? { ...d, forceLabel: true } : d;
     },
     edgeReducer: (edge, d) => {
       if (d.lit) return { ...d, color: LIT_EDGE, size: Math.max(d.size, 2), zIndex: 3 };
-      const [a, b] = graph.extremities(edge);
-      const la = state.lit.has(a) || neighbours.has(a), lb = state.lit.has(b) || neighbours.has(b);
-      if (state.any && !(la && lb)) return { ...d, color: DIM_EDGE, zIndex: 0 };
-      if (!state.any && (outside(graph.getNodeAttributes(a)) || outside(graph.getNodeAttributes(b)))) {
+      const a = d.s, b = d.t; // the ends, kept on the edge when it was made
+      if (state.any) {
+        const la = state.lit.has(a) || neighbours.has(a), lb = state.lit.has(b) || neighbours.has(b);
+        if (!(la && lb)) return { ...d, color: DIM_EDGE, zIndex: 0 };
+      } else if (state.window !== null && (state.out.has(a) || state.out.has(b))) {
         return { ...d, hidden: true };
       }
       return { ...d, zIndex: 1 };
@@ -217,15 +239,15 @@ async function render({ model, el }) {
         marked.add(e);
         continue;
       }
-      overlay.add(graph.addEdge(a, b, { size: 2, color: LIT_EDGE, lit: true }));
+      overlay.add(graph.addEdge(a, b, { size: 2, color: LIT_EDGE, lit: true, s: a, t: b }));
     }
   }
 
+  const ctx = document.createElement("canvas").getContext("2d"); // measures reserved labels
   function reserve() {
     // boxes of the labels that must show (lit items) are claimed before the grid's
     state.labelBoxes = [];
     state.reserved = [];
-    const ctx = document.createElement("canvas").getContext("2d");
     ctx.font = `normal ${LABEL_PX}px system-ui, 'Noto Sans CJK SC', sans-serif`;
     const ranked = [...state.lit.entries()].filter(([id, r]) => r !== "near" && graph.hasNode(id))
       .sort((p, q) => (ROLE_RANK[p[1]] ?? 9) - (ROLE_RANK[q[1]] ?? 9));
@@ -265,8 +287,9 @@ async function render({ model, el }) {
   function restyle() {
     readLit();
     computeNeighbours();
+    markOutside();
     applyLitEdges();
-    renderer.refresh({ skipIndexation: true });
+    renderer.refresh();
     describe();
   }
 
@@ -280,6 +303,7 @@ async function render({ model, el }) {
     for (const [k, v] of Object.entries(programs(graph))) renderer.setSetting(k, v);
     readLit();
     computeNeighbours();
+    markOutside();
     applyLitEdges();
     renderer.getCamera().setState({ x: 0.5, y: 0.5, ratio: 1, angle: 0 });
     renderer.refresh();

@@ -189,7 +189,8 @@ class MemoryMap(W.VBox):
         top = max(a.weight, default=0.0) or 1.0
         self.view.item_name = "turns" if turns else "communities"
         label = [short(t, MAP_LABEL_CHARS) for t in a.label] if turns else a.label
-        self.view.draw(a.ids, x=a.x, y=a.y, size=size, label=label, ts=a.ts, t0=a.t0,
+        self.view.draw(a.ids, x=a.x, y=a.y, size=size, label=label, ts=a.ts,
+                       t0=None if turns else a.t0,
                        color=[group_colour(g) for g in a.group], src=a.src, dst=a.dst,
                        width=[0.4 + 1.6 * w / top for w in a.weight])
         self.back_button.layout.display = "" if self.drilled is not None else "none"
