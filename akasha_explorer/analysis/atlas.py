@@ -205,7 +205,9 @@ def layout_version(store: Store) -> str:
     n, e = store.mirror.nodes, store.mirror.edges
     rows = np.flatnonzero(n.alive[: n.n])
     held = store.derived.get("atlas_keys")          # a row's uid never changes: hash it once
-    start = held.size if isinstance(held, np.ndarray) and held.size <= n.n else 0
+    if not isinstance(held, np.ndarray) or held.size > n.n:
+        held = np.zeros(0, np.uint64)
+    start = held.size
     fresh = np.fromiter((int.from_bytes(hashlib.blake2b(n.uid[r].encode(), digest_size=8)
                                         .digest(), "little") for r in range(start, n.n)),
                         np.uint64, n.n - start)
