@@ -257,6 +257,26 @@ ZOOM = """async (ms) => {
     return {intervals: iv, js};
 }"""
 
+# a person's drag across the map (real mouse events: sigma hides the edges of a map of
+# > 5000 links while it moves): every rAF interval while the mouse moves, and sigma's renders
+DRAG_START = """() => {
+    const m = document.querySelector('.ak-map').akMap, r = m.renderer;
+    window.__drag = {iv: [], renders: 0, go: true};
+    r.on('afterRender', window.__dragCount = () => { window.__drag.renders++; });
+    let last = performance.now();
+    const tick = () => { const t = performance.now(); window.__drag.iv.push(t - last); last = t;
+                         if (window.__drag.go) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+}"""
+
+DRAG_STOP = """async () => {
+    await new Promise(q => requestAnimationFrame(() => requestAnimationFrame(q)));
+    window.__drag.go = false;
+    document.querySelector('.ak-map').akMap.renderer.off('afterRender', window.__dragCount);
+    const d = window.__drag;
+    return {intervals: d.iv.slice(1), js: [], renders: d.renders};
+}"""
+
 RELIGHT = """async (lit) => {
     const m = document.querySelector('.ak-map').akMap, r = m.renderer;
     const raf = () => new Promise(q => requestAnimationFrame(q));
@@ -424,6 +444,7 @@ class Browser:
         out: dict[str, Any] = {"labels_at_open": page.evaluate(LABELS)}
         out["pan_zoom"] = _frames(page.evaluate(PAN, FRAMES))
         out["animated_zoom"] = _frames(page.evaluate(ZOOM, 600))
+        out["drag"] = self.drag()
         got = page.evaluate(RELIGHT, _lit_of(ids))
         js = got.pop("render_js_ms")
         out["relight"] = _r({**got, "render_js_ms": js[0] if js else None, "renders": len(js),
@@ -432,6 +453,22 @@ class Browser:
         page.evaluate("() => window.__push('lit', {})")
         page.evaluate(TWO_FRAMES)
         return out
+
+    def drag(self) -> dict[str, Any]:
+        """A mouse drag across the stage, as a person pans: rAF intervals while it moves."""
+        page = self.host.page
+        box = page.locator(".ak-map-stage").first.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.evaluate(DRAG_START)
+        page.mouse.down()
+        page.mouse.move(x + box["width"] / 4, y + box["height"] / 6, steps=FRAMES)
+        page.mouse.up()
+        got = page.evaluate(DRAG_STOP)
+        page.evaluate("() => document.querySelector('.ak-map').akMap.renderer.getCamera()"
+                      ".setState({x: 0.5, y: 0.5, ratio: 1, angle: 0})")
+        page.evaluate(TWO_FRAMES)
+        return {**_frames(got), "renders": got["renders"]}
 
     def rebuild(self, view: Any) -> dict[str, Any]:
         """Push the view's new ``data`` (one JSON string), then those of its small traits
@@ -463,7 +500,9 @@ def _print_browser(tag: str, o: dict[str, Any], it: dict[str, Any] | None) -> No
         p, z, r = it["pan_zoom"], it["animated_zoom"], it["relight"]
         _say(f"  [{tag}] pan/zoom rAF p50 {p['raf_interval_p50_ms']} / p90 "
              f"{p['raf_interval_p90_ms']} ms, render() JS p50 {p['render_js_p50_ms']} ms · "
-             f"animated zoom rAF p50 {z['raf_interval_p50_ms']} ms · relight handler "
+             f"animated zoom rAF p50 {z['raf_interval_p50_ms']} ms · mouse drag rAF p50 "
+             f"{it['drag']['raf_interval_p50_ms']} / p90 {it['drag']['raf_interval_p90_ms']} ms"
+             " · relight handler "
              f"{r['handler_ms']:.0f} ms, next frame {r['next_frame_ms']:.0f} ms · labels "
              f"{it['labels_at_open']['labels']} (overlapping pairs "
              f"{it['labels_at_open']['overlapping_pairs']})")
@@ -610,14 +649,17 @@ def markdown(res: dict[str, Any]) -> str:
         "requestAnimationFrame after the widget's first frame; in brackets the widget's own "
         "`data-first-frame-ms` (render() called → sigma's first drawn frame). Pan/zoom: "
         "`camera.setState` once a frame (edges drawn); animated zoom: `camera.animate` (sigma "
-        "hides the edges of a map of > 5000 links while it runs). Relight: 30 items lit "
+        "hides the edges of a map of > 5000 links while it runs); mouse drag: a real drag "
+        "across the stage (Playwright mouse events; sigma hides those edges while it moves), "
+        "rAF intervals while the mouse moves. Relight: 30 items lit "
         "(`lit` pushed): the change handler's JS time / the time to the next frame. Labels: "
         "`akMap.labelBoxes` at open, and the pairs of them that overlap.",
         "",
         "| view | items | edges | atlas uncached s | MemoryMap s | view.data MB | "
         "open ms (1st frame) | pan/zoom rAF p50 / p90 ms | render() JS p50 ms | "
-        "anim. zoom rAF p50 ms | relight handler / next frame ms | labels (overlaps) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "anim. zoom rAF p50 ms | mouse drag rAF p50 / p90 ms | relight handler / next frame "
+        "ms | labels (overlaps) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def row(name: str, items: int, edges: int, unc: Any, mm: Any, mb: Any,
@@ -631,10 +673,12 @@ def markdown(res: dict[str, Any]) -> str:
             p, z, r, lab = it["pan_zoom"], it["animated_zoom"], it["relight"], it["labels_at_open"]
             cells += [f"{_f(p['raf_interval_p50_ms'])} / {_f(p['raf_interval_p90_ms'])}",
                       _f(p["render_js_p50_ms"], 1), _f(z["raf_interval_p50_ms"]),
+                      f"{_f(it['drag']['raf_interval_p50_ms'])} / "
+                      f"{_f(it['drag']['raf_interval_p90_ms'])}",
                       f"{_f(r['handler_ms'])} / {_f(r['next_frame_ms'])}",
                       f"{lab['labels']} ({lab['overlapping_pairs']})"]
         else:
-            cells += ["–"] * 5
+            cells += ["–"] * 6
         lines.append("| " + " | ".join(cells) + " |")
 
     for s in res["sizes"]:
