@@ -134,9 +134,12 @@ def test_community_level_drills_in_and_back_with_the_same_places(ro_mem: ak.Memo
     a = m.atlas
     assert a is not None and a.level == "communities" and all(
         i.startswith("community:") for i in a.ids)
-    assert sum(a.size) == a.total_turns
+    assert sum(a.size) == a.total_turns == sum(len(us) for us in a.members)
     hits = m.search("阿岚")
     assert set(m.view.lit) <= set(a.ids) and m.view.lit
+    # each hit lights the community the map puts it in (the atlas's members)
+    where = {u: f"community:{g}" for g, us in zip(a.group, a.members, strict=True) for u in us}
+    assert set(m.view.lit) == {where[u] for u in hits["uid"] if u in where}
     k = max(range(len(a.ids)), key=lambda i: a.size[i] if a.group[i] >= 0 else -1)
     whole = MemoryMap(ro_mem).atlas
     _front(m.view, {"event": "open", "id": a.ids[k]})       # double-click a community

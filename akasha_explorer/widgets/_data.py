@@ -181,9 +181,11 @@ class StoreGraph:
         return rows
 
 
-def turn_detail_html(mem: MemoryAPI, data: StoreGraph, uid: str) -> str:
+def turn_detail_html(mem: MemoryAPI, data: StoreGraph, uid: str, *,
+                     community: int | None = None) -> str:
     """The side panel of one turn: its verbatim messages (flags shown), state at the
-    picture's time, community, the anchors it mentions and its strongest co-activation
+    picture's time, community (``community``: the one the picture colours it by, else
+    the store's analytics), the anchors it mentions and its strongest co-activation
     edges — or the error, as a note."""
     try:
         node = mem.node(uid)
@@ -191,7 +193,7 @@ def turn_detail_html(mem: MemoryAPI, data: StoreGraph, uid: str) -> str:
         anchors = mem.anchors.of(uid)
     except AkashaError as err:
         return note(str(err), error=True)
-    comm = data.communities().get(uid)
+    comm = data.communities().get(uid) if community is None else community
     state = kv_html([("session", node.session), ("time", iso(node.ts)),
                      ("community", comm), ("strength (stored)", node.strength),
                      ("strength at now", float(data.strength([uid])[0])),

@@ -184,6 +184,7 @@ class MemoryMap(W.VBox):
         else:
             a = hood.atlas(level=self.level)
         self.atlas = a
+        self._turn_group = None
         turns = a.level == "turns"
         size = (_sizes(a.size, 2.0, 9.0) if turns else _sizes(a.size, 4.0, 28.0))
         top = max(a.weight, default=0.0) or 1.0
@@ -289,8 +290,15 @@ class MemoryMap(W.VBox):
 
     # -- lights ----------------------------------------------------------------------------
     def _groups(self) -> dict[str, int]:
+        """Turn → the community the map colours it by (the atlas's, not a fresh Leiden run)."""
+        a = self.atlas
+        assert a is not None
         if self._turn_group is None:
-            self._turn_group = self.data.communities()
+            if a.level == "communities":
+                self._turn_group = {u: g for g, us in zip(a.group, a.members, strict=True)
+                                    for u in us}
+            else:
+                self._turn_group = dict(zip(a.ids, a.group, strict=True))
         return self._turn_group
 
     def _items(self, uids: Sequence[str]) -> list[str]:
@@ -431,14 +439,16 @@ class MemoryMap(W.VBox):
     def open_node(self, uid: str) -> None:
         """Show turn ``uid`` in the side panel (verbatim messages, state, flags, anchors)
         and move the map onto it."""
-        self.detail.value = turn_detail_html(self.mem, self.data, uid)
+        self.detail.value = turn_detail_html(self.mem, self.data, uid,
+                                             community=self._groups().get(uid))
         if uid in set(self.atlas.ids if self.atlas else ()):
             self.view.move_to(uid)
 
     def _on_select(self) -> None:
         sel = list(self.view.selected)
         if sel and not sel[-1].startswith("community:"):
-            self.detail.value = turn_detail_html(self.mem, self.data, sel[-1])
+            self.detail.value = turn_detail_html(self.mem, self.data, sel[-1],
+                                                 community=self._groups().get(sel[-1]))
         elif sel:
             self.detail.value = self._community_html(int(sel[-1].split(":", 1)[1]))
         df = self.selection_df()
