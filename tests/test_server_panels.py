@@ -119,6 +119,11 @@ def test_the_map_follows_an_agent_writing_through_the_server(served_demo: tuple[
     m = MemoryMap(mem)
     before = len(m.view.data["ids"])
     assert m.atlas is not None and before == mem.stats()["nodes"]
+    m.view.selected = [m.atlas.ids[3]]                # a click reads one turn
+    assert f"<b>{m.atlas.ids[3]}</b>" in m.detail.value
+    # the map and a clicked turn never ask the server for every node's info (and its
+    # Leiden communities): a 100k-turn served store opens as fast as its atlas
+    assert m.data.hood._all is None
     assert m.search("手指") is not None and m.view.lit
     assert m.follow.box is not None
     m.follow.box.value = True                  # the map follows the agent

@@ -220,24 +220,34 @@ class RemoteLabels(_Desk):
 
 class RemoteNeighbourhood:
     """``mem.neighbourhood()`` of a served store: the same methods as
-    :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`; what every node says
-    (texts, times, communities, strength) is fetched once, edges and neighbours per call."""
+    :class:`~akasha_explorer.analysis.neighbourhood.Neighbourhood`. ``now`` is fixed when
+    it is made; what every node says (texts, times, communities, strength) is fetched in
+    one call the first time a method needs every node (:meth:`texts`,
+    :meth:`communities`), a single node's when only it is asked for, edges and neighbours
+    per call — so a panel that draws the map (:meth:`atlas`) and reads a clicked turn
+    never asks for a 100k-turn store's every node (and its Leiden communities)."""
 
     def __init__(self, remote: RemoteMemory, *, now: float | None = None,
                  communities: dict[str, int] | None = None) -> None:
         self._r = remote
-        self._kw = {"now": now, "communities": communities}
-        got = remote.call("neighbourhood.infos", **self._kw)
-        self.now = float(got["now"])
-        self._kw["now"] = self.now
-        self._info: dict[str, dict[str, Any]] = got["infos"]
+        self.now = float(remote.last_ts() if now is None else now)
+        self._kw: dict[str, Any] = {"now": self.now, "communities": communities}
+        self._all: dict[str, dict[str, Any]] | None = None
+        """Every live node's info (one call, on first need)."""
+        self._one: dict[str, dict[str, Any]] = {}
+        """Nodes asked for one by one (a node written after ``_all`` was read, too)."""
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._r.call(f"neighbourhood.{name}", *args, **kwargs, **self._kw)
 
+    def _every(self) -> dict[str, dict[str, Any]]:
+        if self._all is None:
+            self._all = self._call("infos")["infos"]
+        return self._all
+
     def texts(self) -> dict[str, str]:
         """Node uid → the text that names it."""
-        return {u: i["text"] for u, i in self._info.items()}
+        return {u: i["text"] for u, i in self._every().items()}
 
     def text(self, uid: str) -> str:
         """The text that names node ``uid`` ('' for an unknown node)."""
@@ -250,19 +260,22 @@ class RemoteNeighbourhood:
 
     def communities(self) -> dict[str, int]:
         """Node uid → community (nodes in none left out)."""
-        return {u: int(i["community"]) for u, i in self._info.items()
+        return {u: int(i["community"]) for u, i in self._every().items()
                 if i["community"] is not None}
 
     def has(self, uid: str) -> bool:
         """Whether ``uid`` is a live node."""
-        return uid in self._info or bool(self._r.call("has_node", uid))
+        known = self._all if self._all is not None else self._one
+        return uid in known or bool(self._r.call("has_node", uid))
 
     def info(self, uid: str) -> dict[str, Any]:
         """One node as plain values (see ``Neighbourhood.info``); a node written after this
         projection was made is asked for (as a local ``Neighbourhood`` reads it live)."""
-        if uid not in self._info:
-            self._info[uid] = self._call("info", uid)
-        return dict(self._info[uid])
+        if self._all is not None and uid in self._all:
+            return dict(self._all[uid])
+        if uid not in self._one:
+            self._one[uid] = self._call("info", uid)
+        return dict(self._one[uid])
 
     def strength(self, uids: Sequence[str]) -> np.ndarray:
         """Decayed strength at ``now`` of each node."""

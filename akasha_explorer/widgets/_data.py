@@ -10,6 +10,7 @@ pictures' colours and sizes mean.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -90,8 +91,12 @@ class StoreGraph:
         self.mem = mem
         self.hood = mem.neighbourhood(now=now, communities=communities)
         self.now = self.hood.now
-        self.uids = frozenset(self.hood.texts())
-        """Every turn the store held when this picture was read (what a panel counts)."""
+
+    @functools.cached_property
+    def uids(self) -> frozenset[str]:
+        """Every turn the store held when this picture was first asked for them (what a
+        panel counts; read on first use: the map never needs every turn's text)."""
+        return frozenset(self.hood.texts())
 
     # -- texts -----------------------------------------------------------------------------
     def texts(self) -> dict[str, str]:
