@@ -251,7 +251,9 @@ class RemoteNeighbourhood:
 
     def text(self, uid: str) -> str:
         """The text that names node ``uid`` ('' for an unknown node)."""
-        return self.info(uid)["text"] if self.has(uid) else ""
+        if self._all is not None and uid in self._all:
+            return str(self._all[uid]["text"])
+        return str(self._call("text", uid))
 
     def lines(self, uids: Sequence[str]) -> dict[str, str]:
         """Node uid → its messages as the agent's context block shows them (see
@@ -278,8 +280,12 @@ class RemoteNeighbourhood:
         return dict(self._one[uid])
 
     def strength(self, uids: Sequence[str]) -> np.ndarray:
-        """Decayed strength at ``now`` of each node."""
-        return np.array([self.info(u)["strength_eff"] for u in uids], np.float64)
+        """Decayed strength at ``now`` of each node (asked for, unless every node's info
+        was read: a node's info carries its community, which costs the server a Leiden
+        run)."""
+        if self._all is not None and all(u in self._all for u in uids):
+            return np.array([self._all[u]["strength_eff"] for u in uids], np.float64)
+        return np.asarray(self._call("strength", list(uids)), np.float64)
 
     def time_of(self, uid: str) -> float:
         """The time of node ``uid``."""

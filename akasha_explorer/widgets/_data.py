@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -171,15 +171,27 @@ class StoreGraph:
         ``exclude`` and ``uids`` themselves; at most ``limit``."""
         return self.hood.neighbours(uids, exclude=exclude, limit=limit)
 
-    def node_table(self, uids: Sequence[str]) -> list[dict[str, Any]]:
+    def node_table(self, uids: Sequence[str], *, groups: Mapping[str, int] | None = None
+                   ) -> list[dict[str, Any]]:
         """One plain row per node: uid, session, time, community, strength, σ, recall count,
-        text (the machine-readable twin of what the view shows)."""
+        text (the machine-readable twin of what the view shows). ``groups`` gives the
+        communities the picture colours by (then no node's info is read — on a served
+        store that would cost the server a Leiden run)."""
         rows = []
         for u in uids:
-            i = self.hood.info(u)
+            if groups is None:
+                i = self.hood.info(u)
+                comm = i["community"]
+            else:
+                st = self.mem.node(u)
+                i = {"session": st.session, "ts": st.ts, "sigma": st.sigma,
+                     "recall_count": st.recall_count, "assistant_only": st.assistant_only,
+                     "strength_eff": float(self.hood.strength([u])[0]),
+                     "text": self.hood.text(u)}
+                comm = groups.get(u)
             rows.append({"uid": u, "session": i["session"], "ts": i["ts"],
                          "time": iso(i["ts"]),
-                         "community": -1 if i["community"] is None else i["community"],
+                         "community": -1 if comm is None else comm,
                          "strength_eff": i["strength_eff"], "sigma": i["sigma"],
                          "recall_count": i["recall_count"],
                          "assistant_only": i["assistant_only"], "text": i["text"]})

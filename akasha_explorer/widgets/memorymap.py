@@ -473,7 +473,8 @@ class MemoryMap(W.VBox):
         cols = ["uid", "session", "ts", "time", "community", "strength_eff", "sigma",
                 "recall_count", "assistant_only", "text"]
         if turns or not sel:
-            return pd.DataFrame(self.data.node_table(turns), columns=cols)
+            return pd.DataFrame(self.data.node_table(turns, groups=self._groups()),
+                                columns=cols)
         a = self.atlas
         assert a is not None
         rows = []
