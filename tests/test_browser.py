@@ -125,6 +125,23 @@ def run_all(page: Any, url: str, name: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
 
+ALL_RAN = ("() => [...document.querySelectorAll('.jp-InputPrompt')]"
+           ".every(e => !e.textContent.includes('*'))")
+"""True once no cell of the open notebook is running or waiting to run."""
+
+
+def offline_page(browser: Any, requests: list[str], errors: list[str], *,
+                 height: int) -> Any:
+    """A page 1400 px wide of its own context: every request recorded in ``requests``,
+    those leaving the machine aborted, page errors kept in ``errors``."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": height})
+    ctx.route("**/*", lambda r: r.continue_() if _is_local(r.request.url) else r.abort())
+    ctx.on("request", lambda r: requests.append(r.url))
+    page = ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page
+
+
 def _is_local(url: str) -> bool:
     u = urlparse(url)
     if u.scheme in ("data", "blob", "about", "chrome-error"):

@@ -17,7 +17,14 @@ import json
 import pytest
 
 from .browser import launch
-from .test_browser import _is_local, _shot, lab, run_all  # noqa: F401  (the JupyterLab fixture)
+from .test_browser import (  # noqa: F401  (lab: the JupyterLab fixture)
+    ALL_RAN,
+    _is_local,
+    _shot,
+    lab,
+    offline_page,
+    run_all,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -73,18 +80,11 @@ def test_the_map_lights_dims_and_answers_clicks_on_one_map(lab: str) -> None:  #
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            ctx = browser.new_context(viewport={"width": 1400, "height": 1600})
-            ctx.route("**/*", lambda r: r.continue_() if _is_local(r.request.url)
-                      else r.abort())
-            ctx.on("request", lambda r: requests.append(r.url))
-            page = ctx.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page = offline_page(browser, requests, errors, height=1600)
             run_all(page, lab, NOTEBOOK)
             root = page.locator(".ak-map").first
             root.wait_for(timeout=300_000)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-InputPrompt')]"
-                ".every(e => !e.textContent.includes('*'))", timeout=300_000)
+            page.wait_for_function(ALL_RAN, timeout=300_000)
             panel = page.locator(".jp-OutputArea-output", has=root).first
             maps = page.locator(".ak-map").count()
             handle = root.element_handle()

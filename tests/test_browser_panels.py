@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 
 from .browser import launch
-from .test_browser import _is_local, _shot, lab, run_all  # noqa: F401  (the JupyterLab fixture)
+from .test_browser import (  # noqa: F401  (lab: the JupyterLab fixture)
+    ALL_RAN,
+    _is_local,
+    _shot,
+    lab,
+    offline_page,
+    run_all,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -84,18 +91,11 @@ def test_notebook_05_sliders_change_the_pictures(lab: str) -> None:  # noqa: F81
     with sync_playwright() as p:
         browser = launch(p)
         try:
-            ctx = browser.new_context(viewport={"width": 1400, "height": 1900})
-            ctx.route("**/*", lambda r: r.continue_() if _is_local(r.request.url)
-                      else r.abort())
-            ctx.on("request", lambda r: requests.append(r.url))
-            page = ctx.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page = offline_page(browser, requests, errors, height=1900)
             run_all(page, lab, NOTEBOOK)
             whatif = _graph(page, "what-if")
             whatif.wait_for(timeout=300_000)
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-InputPrompt')]"
-                ".every(e => !e.textContent.includes('*'))", timeout=300_000)
+            page.wait_for_function(ALL_RAN, timeout=300_000)
             page.evaluate(ENTER)
             assert int(whatif.get_attribute("data-drawn") or 0) > 5
             out = page.locator(".jp-OutputArea-output", has=whatif).first
