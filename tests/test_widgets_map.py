@@ -88,6 +88,8 @@ def test_the_time_window_dims_by_date_and_whole_time_lifts_it(ro_mem: ak.Memory)
     assert str(days[3]) in m.time_label.value and str(days[9]) in m.time_label.value
     with pytest.raises(InvalidInput, match="starts"):
         m.set_window(days[9], days[3])
+    m.refresh()                                 # a refresh keeps the window a person chose
+    assert m.view.window == [lo, hi] and str(days[3]) in m.time_label.value
     m.set_window()
     assert m.view.window == []
 
@@ -127,6 +129,15 @@ def test_a_click_reads_the_turn_and_the_selection_comes_back(ro_mem: ak.Memory) 
     assert "selection_df()" in m.selection.value
     _front(m.view, {"event": "open", "id": b})  # a double-click opens it
     assert f"<b>{b}</b>" in m.detail.value
+
+
+def test_a_drilled_community_that_is_gone_falls_back_to_the_whole_map(ro_mem: ak.Memory
+                                                                      ) -> None:
+    m = MemoryMap(ro_mem)
+    m.drilled = 10_000                          # as if the memory was laid out again since
+    m.refresh()
+    assert m.drilled is None and m.atlas is not None and m.atlas.community is None
+    assert "no community 10000" in m.status.value
 
 
 def test_community_level_drills_in_and_back_with_the_same_places(ro_mem: ak.Memory) -> None:

@@ -142,6 +142,7 @@ class MemoryMap(W.VBox):
         self.latest_button.on_click(lambda _b: self.latest())
         self.back_button.on_click(lambda _b: self.back())
         self.time_range.observe(lambda _c: self._apply_window(), names="value")
+        self._hold = False                           # no window change while days are reset
         self.view.observe(lambda _c: self._on_select(), names="selected")
         self.view.on_open(self._on_open)
         self.follow = Follow(mem, self._followed)
@@ -179,9 +180,14 @@ class MemoryMap(W.VBox):
 
     def _draw(self) -> None:
         hood = self.data.hood
+        a = None
         if self.drilled is not None:
-            a = hood.atlas(community=self.drilled)
-        else:
+            try:
+                a = hood.atlas(community=self.drilled)
+            except AkashaError as err:   # laid out again since: that community is gone
+                self.status.value = note(f"{err}; back to the whole memory", error=True)
+                self.drilled = None
+        if a is None:
             a = hood.atlas(level=self.level)
         self.atlas = a
         self._turn_group = None
@@ -245,6 +251,8 @@ class MemoryMap(W.VBox):
 
     # -- the time window -------------------------------------------------------------------
     def _set_days(self) -> None:
+        """The slider's days: those of the items drawn; a window already picked is kept
+        when its days are still there (a refresh keeps what a person chose)."""
         a = self.atlas
         assert a is not None
         ts = np.asarray([*a.t0, *a.ts], np.float64)
@@ -253,14 +261,18 @@ class MemoryMap(W.VBox):
         d0 = dt.datetime.fromtimestamp(lo, dt.UTC).date()
         d1 = dt.datetime.fromtimestamp(hi, dt.UTC).date()
         days = [d0 + dt.timedelta(days=k) for k in range((d1 - d0).days + 1)]
+        kept = tuple(self.time_range.value) if self.view.window else ()
         self._hold = True
         try:
             self.time_range.options = [(d.isoformat(), d) for d in days]
             self.time_range.index = (0, len(days) - 1)
         finally:
             self._hold = False
-        self.view.window = []
-        self.time_label.value = note(f"{days[0]} – {days[-1]}")
+        if len(kept) == 2 and kept[0] in days and kept[1] in days:
+            self.time_range.index = (days.index(kept[0]), days.index(kept[1]))
+        else:
+            self.view.window = []
+            self.time_label.value = note(f"{days[0]} – {days[-1]}")
 
     def set_window(self, start: dt.date | str | None = None,
                    end: dt.date | str | None = None) -> None:
@@ -276,7 +288,7 @@ class MemoryMap(W.VBox):
     def _apply_window(self) -> None:
         lo, hi = self.time_range.value
         self.time_label.value = note(f"{lo} – {hi}")
-        if getattr(self, "_hold", False):
+        if self._hold:
             return
         a, b = self.time_range.index
         n = len(self.time_range.options)
