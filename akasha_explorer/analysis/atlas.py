@@ -215,6 +215,16 @@ def layout_version(store: Store) -> str:
     (see the module docstring). Changes with any turn or COACT edge; the same on every
     open of the same store."""
     n, e = store.mirror.nodes, store.mirror.edges
+    # what changes whenever a turn or an edge does, in a few passes of numpy: while it
+    # holds, the version hashed last time still stands
+    m = e.count
+    quick = (n.n, int(n.alive[: n.n].sum()), m, e.version, float(e.w[:m].sum()),
+             float(e.last_ts[:m].sum()), int(np.asarray(e.co_count[:m]).sum()),
+             int(e.alive[:m].sum()), store.settings.EDGE_TAU,
+             store.settings.LEIDEN_RESOLUTION, store.settings.LEIDEN_SEED)
+    last = store.derived.get("atlas_version")
+    if isinstance(last, tuple) and last[0] == quick:
+        return str(last[1])
     rows = np.flatnonzero(n.alive[: n.n])
     held = store.derived.get("atlas_keys")          # a row's uid never changes: hash it once
     if not isinstance(held, np.ndarray) or held.size > n.n:
@@ -241,7 +251,9 @@ def layout_version(store: Store) -> str:
     cfg = store.settings
     head = f"{_FORMAT}|{cfg.EDGE_TAU!r}|{cfg.LEIDEN_RESOLUTION!r}|{cfg.LEIDEN_SEED!r}"
     digest = hashlib.blake2b(f"{head}|{h_nodes}|{h_edges}".encode(), digest_size=6).hexdigest()
-    return f"n{rows.size}-e{ids.size}-{digest}"
+    version = f"n{rows.size}-e{ids.size}-{digest}"
+    store.derived["atlas_version"] = (quick, version)
+    return version
 
 
 # -- the layout --------------------------------------------------------------------------------
@@ -649,18 +661,28 @@ def _communities(store: Store, lay: _Layout, seen: NDArray[np.bool_], rows: NDAr
     src, dst, wt = _edges(len(order), turn_item[s[ok]], turn_item[d[ok]], w[ok], min_weight,
                           per_node)
     ids = lay.uid[seen].tolist()
-    terms = adapters.node_anchor_names(store, ids)
-    df: dict[str, int] = {}
-    for names in terms.values():
-        for t in set(names):
-            df[t] = df.get(t, 0) + 1
     by_slot: dict[int, list[str]] = {}
     for u, c in zip(ids, slots[seen].tolist(), strict=True):
         by_slot.setdefault(c, []).append(u)
     group = [(-1 if c == k else c) for c in order]
-    labels = [(_UNLINKED if c == k else community_label(
-        [terms.get(u, ()) for u in by_slot[c]], df, len(terms), sep=" · ")
-        or f"community {c}") for c in order]
+    # the labels read every shown turn's anchors: kept while the layout, the anchors and
+    # the turns shown stay (a drill-down and back does not read them again)
+    key = (lay.version, id(store.graph), store.graph.anchor_version,
+           hashlib.blake2b(seen.tobytes(), digest_size=8).hexdigest())
+    held = store.derived.get("atlas_labels")
+    if isinstance(held, tuple) and held[0] == key:
+        named: dict[int, str] = held[1]
+    else:
+        terms = adapters.node_anchor_names(store, ids)
+        df: dict[str, int] = {}
+        for names in terms.values():
+            for t in set(names):
+                df[t] = df.get(t, 0) + 1
+        named = {c: (_UNLINKED if c == k else community_label(
+            [terms.get(u, ()) for u in by_slot[c]], df, len(terms), sep=" · ")
+            or f"community {c}") for c in order}
+        store.derived["atlas_labels"] = (key, named)
+    labels = [named[c] for c in order]
     return Atlas(level="communities", **head, ids=[f"community:{g}" for g in group],
                  x=lay.centre[order, 0].tolist(), y=lay.centre[order, 1].tolist(),
                  size=count[order].astype(np.float64).tolist(), group=group,
