@@ -100,9 +100,8 @@ async function render({ model, el }) {
   }
   const { Sigma, Graph, EdgeLineProgram, NodePointProgram } = lib;
 
-
   const state = {
-    lit: new Map(), litEdges: [], window: null, out: new Set(), selected: new Set(), any: false,
+    lit: new Map(), litEdges: [], window: null, out: new Set(), any: false,
     labelBoxes: [], reserved: [], builds: 0, frames: 0, firstFrameMs: null,
   };
   const api = { state, get labelBoxes() { return state.labelBoxes; } };
@@ -113,7 +112,6 @@ async function render({ model, el }) {
     const lit = model.get("lit") || {};
     state.lit = new Map(Object.entries(lit));
     for (const id of model.get("selected") || []) state.lit.set(id, "selected");
-    state.selected = new Set(model.get("selected") || []);
     state.any = state.lit.size > 0;
     const w = model.get("window") || [];
     state.window = w.length === 2 ? w : null;
