@@ -30,6 +30,9 @@ class Follow:
         self.mem, self.on_change = mem, on_change
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._busy = threading.Lock()
+        """Held while ``on_change`` runs: :meth:`stop` waits for it, so no refresh lands
+        after following stopped (it would overwrite what the person did since)."""
         self.box: W.Checkbox | None = None
         if callable(getattr(mem, "wait", None)):
             self.box = W.Checkbox(value=False, description=description, indent=False,
@@ -51,8 +54,12 @@ class Follow:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop following."""
+        """Stop following; returns once a refresh under way has finished (none starts
+        after), without waiting for the server's next write."""
         self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            with self._busy:
+                pass
 
     def _loop(self) -> None:
         seen = int(getattr(self.mem, "version", 0))
@@ -66,7 +73,10 @@ class Follow:
                 return
             if now > seen and not self._stop.is_set():
                 seen = now
-                try:
-                    self.on_change()
-                except AkashaError as e:
-                    log.warning("refresh after a change failed: %s", e)
+                with self._busy:
+                    if self._stop.is_set():
+                        return
+                    try:
+                        self.on_change()
+                    except AkashaError as e:
+                        log.warning("refresh after a change failed: %s", e)
