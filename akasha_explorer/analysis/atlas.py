@@ -422,13 +422,12 @@ def _place(store: Store, lay: _Layout, slots: NDArray[np.int64]) -> bool:
     a, b = sel[live][a], sel[live][b]
     same = turn_slot[a] == turn_slot[b]
     a, b, w = a[same], b[same], w[same]
-    rows = np.zeros(lay.uid.size, np.int64)          # only its size is read below
     for c in todo:
         members = np.flatnonzero(turn_slot == c)
         if c == k:
             offset = _sunflower(members.size)
         else:
-            local = np.full(rows.size, -1, np.int64)
+            local = np.full(lay.uid.size, -1, np.int64)
             local[members] = np.arange(members.size)
             inside = (local[a] >= 0)
             la, lb, lw = local[a[inside]], local[b[inside]], w[inside]

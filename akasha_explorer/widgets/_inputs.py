@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import ipywidgets as W
@@ -14,7 +15,7 @@ from ..text.timewords import parse_time
 if TYPE_CHECKING:
     from ..protocol import MemoryAPI
 
-__all__ = ["ALL", "as_date", "read_query", "unset_to_none"]
+__all__ = ["ALL", "as_date", "days_of", "read_query", "unset_to_none"]
 
 ALL = "all"
 """Dropdown value meaning "no filter" (ipywidgets shows a None value as an empty box)."""
@@ -53,3 +54,19 @@ def as_date(d: dt.date | str) -> dt.date:
     (datetime.date(2026, 9, 1), datetime.date(2026, 9, 2))
     """
     return d if isinstance(d, dt.date) else dt.date.fromisoformat(d)
+
+
+def days_of(ts: Sequence[float], *, default: float) -> list[dt.date]:
+    """Every day (UTC) from the earliest to the latest of ``ts``; the day of ``default``
+    when there is none — what a panel's time slider offers.
+
+    >>> days_of([1788220800.0, 1788393600.0], default=0.0)
+    [datetime.date(2026, 9, 1), datetime.date(2026, 9, 2), datetime.date(2026, 9, 3)]
+    >>> days_of([], default=1788220800.0)
+    [datetime.date(2026, 9, 1)]
+    """
+    lo = min(ts, default=default)
+    hi = max(ts, default=default)
+    d0 = dt.datetime.fromtimestamp(float(lo), dt.UTC).date()
+    d1 = dt.datetime.fromtimestamp(float(hi), dt.UTC).date()
+    return [d0 + dt.timedelta(days=k) for k in range((d1 - d0).days + 1)]

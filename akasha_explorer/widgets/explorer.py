@@ -32,7 +32,7 @@ from ._html import (
     short,
     timeline_svg,
 )
-from ._inputs import ALL, as_date
+from ._inputs import ALL, as_date, days_of
 from .canvas import DEFAULT_CAP, GraphCanvas, legend_entry
 from .follow import Follow
 
@@ -225,12 +225,7 @@ class MemoryExplorer(W.VBox):
 
     # -- time and filters ------------------------------------------------------------------
     def _days(self) -> list[dt.date]:
-        ts = self.data.hood.times()
-        if not ts.size:
-            return [dt.datetime.fromtimestamp(self.data.now, dt.UTC).date()]
-        lo = dt.datetime.fromtimestamp(float(ts.min()), dt.UTC).date()
-        hi = dt.datetime.fromtimestamp(float(ts.max()), dt.UTC).date()
-        return [lo + dt.timedelta(days=k) for k in range((hi - lo).days + 1)]
+        return days_of(self.data.hood.times().tolist(), default=self.data.now)
 
     def _draw_timeline(self) -> None:
         ts = self.data.hood.times().tolist()

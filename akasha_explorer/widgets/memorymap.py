@@ -29,7 +29,7 @@ from ..errors import AkashaError, InvalidInput
 from ..text.timewords import parse_time
 from ._data import StoreGraph, turn_detail_html
 from ._html import PALETTE, STYLE, UNKNOWN_COLOUR, esc, frame_html, iso, legend_html, note, short
-from ._inputs import as_date
+from ._inputs import as_date, days_of
 from .canvas import legend_entry
 from .follow import Follow
 from .mapview import DIM_COLOUR, LIT_COLOURS, MapView
@@ -167,7 +167,6 @@ class MemoryMap(W.VBox):
         got = parse_time(str(self._now_arg), self.mem.last_ts)
         self.data = StoreGraph(self.mem, now=got)
         self.now = self.data.now
-        self._turn_group = None
         self._draw()
         self._set_days()
         self._relight()
@@ -255,12 +254,7 @@ class MemoryMap(W.VBox):
         when its days are still there (a refresh keeps what a person chose)."""
         a = self.atlas
         assert a is not None
-        ts = np.asarray([*a.t0, *a.ts], np.float64)
-        lo = float(ts.min()) if ts.size else self.now
-        hi = float(ts.max()) if ts.size else self.now
-        d0 = dt.datetime.fromtimestamp(lo, dt.UTC).date()
-        d1 = dt.datetime.fromtimestamp(hi, dt.UTC).date()
-        days = [d0 + dt.timedelta(days=k) for k in range((d1 - d0).days + 1)]
+        days = days_of([*a.t0, *a.ts], default=self.now)
         kept = tuple(self.time_range.value) if self.view.window else ()
         self._hold = True
         try:
