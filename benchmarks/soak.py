@@ -2,10 +2,20 @@
 
 A synthetic 10k-node store (``akasha_explorer.bench.scale.build_synthetic_store``: the real
 LanceDB/Kuzu layout, ~38 co-activation edges per node) is opened for writing and driven
-like a live agent for ``--commits`` rounds: each round embeds a query with the real model,
-recalls it, and commits the trace with a node as the current turn (journal fsync, Kuzu
-checkpoints every ``CHECKPOINT_EVERY``). Every ``--ingest-every`` rounds a new session of
-``--ingest-size`` messages is ingested with replay. Time moves forward one minute per round.
+like a live agent for ``--commits`` rounds. Two workloads:
+
+- ``--workload conversation`` (the default; issue 28): each round is an agent's loop — the
+  user's text is recalled in its session and the turn stored with that recall
+  (``add_turn(…, recall=trace)``: a new node, the write-back to it, its extraction).
+  Sessions follow a topic (their words come from the topic's 40, a few from anywhere), run
+  8–30 turns, and one in three later sessions returns to an earlier topic — so what a recall
+  activates repeats, as it does for a real agent.
+- ``--workload random``: each round recalls six random words and commits the trace with a
+  random node as the current turn; every ``--ingest-every`` rounds a new session of
+  ``--ingest-size`` messages is ingested with replay (the issue-14 soak).
+
+Either way the journal is fsync'ed per commit and Kuzu checkpointed every
+``CHECKPOINT_EVERY``; time moves forward one minute per round.
 
 Printed (and returned as JSON): throughput, recall+commit latency p50/p99/max, ingest
 latency, RSS at start / end / peak (growth), store size on disk at start / end (growth,
@@ -70,8 +80,38 @@ def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q)) if xs else float("nan")
 
 
+class _Conversations:
+    """The conversation workload's user and assistant texts (see the module docstring)."""
+
+    def __init__(self, rng: np.random.Generator, vocab: list[str]) -> None:
+        self.rng, self.vocab = rng, vocab
+        self.topics: list[list[str]] = []
+        self.session, self.left, self.n = "", 0, 0
+
+    def next(self) -> tuple[str, str, str]:
+        """``(session, user text, assistant text)`` of the next turn."""
+        rng, vocab = self.rng, self.vocab
+        if self.left <= 0:
+            if self.topics and rng.random() < 1 / 3:  # back to an earlier topic
+                topic = int(rng.integers(0, len(self.topics)))
+            else:
+                self.topics.append([vocab[int(i)] for i in rng.integers(0, len(vocab), 40)])
+                topic = len(self.topics) - 1
+            self.n += 1
+            self.session, self.topic, self.left = f"conv-{self.n}-t{topic}", topic, \
+                int(rng.integers(8, 31))
+        self.left -= 1
+        words = self.topics[self.topic]
+
+        def say(k: int) -> str:
+            own = [words[int(i)] for i in rng.integers(0, len(words), k)]
+            return " ".join(own + [vocab[int(i)] for i in rng.integers(0, len(vocab), 2)])
+        return self.session, say(7) + "?", say(10) + "."
+
+
 def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_size: int,
-         seed: int = 0, sample_every: int = 1000) -> dict[str, Any]:
+         seed: int = 0, sample_every: int = 1000,
+         workload: str = "conversation") -> dict[str, Any]:
     import akasha_explorer as ak
     from akasha_explorer.bench.scale import VOCAB, build_synthetic_store
 
@@ -93,8 +133,25 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     errors: list[str] = []
     checkpoints = 0
     added = 0
+    talk = _Conversations(rng, VOCAB)
     t0 = time.perf_counter()
     for k in range(commits):
+        if workload == "conversation":
+            sid, user, reply = talk.next()
+            try:
+                a = time.perf_counter()
+                pending = mem.store.journal.pending
+                trace = mem.recall(user, now=now, session=sid)
+                mem.add_turn(user, reply, session=sid, ts=now, recall=trace)
+                lat.append((time.perf_counter() - a) * 1000.0)
+                checkpoints += mem.store.journal.pending < pending
+                added += 1
+            except Exception:
+                errors.append(traceback.format_exc(limit=3))
+            now += 60.0
+            if sample_every and (k + 1) % sample_every == 0:
+                samples.append(_sample(mem, k + 1, rss0))
+            continue
         words = [VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 6)]
         query = " ".join(words)
         try:
@@ -129,7 +186,9 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                 errors.append(traceback.format_exc(limit=3))
     wall = time.perf_counter() - t0
     rss1 = _rss_mb()
-    warm = next((x for x in samples if ingest_every and x["round"] >= 2 * ingest_every), None)
+    # the first 1000 loops of an agent (issue 28), or two ingests with replay and a checkpoint
+    warm_round = 1000 if workload == "conversation" else 2 * ingest_every
+    warm = next((x for x in samples if warm_round and x["round"] >= warm_round), None)
     mem.close()
     disk1 = _du(store)
     parts1 = _parts(store)
@@ -143,13 +202,14 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     problems = [f.line() for f in report.final if f.kind not in synthetic]
     edges_end = samples[-1]["edges"] if samples else None
     out = {
-        "load_avg_start": load0, "load_avg_end": round(os.getloadavg()[0], 2),
+        "workload": workload, "load_avg_start": load0, "load_avg_end": round(os.getloadavg()[0], 2),
         "nodes_start": nodes, "edges_start": built["edges"], "build_s": round(build_s, 1),
         # the write-back creates ~72 edges a commit (SPEC §4.5); on unrelated queries most
         # are new pairs, and nothing is ever deleted (§3): what the store must keep
         "new_edges_per_commit": (round((edges_end - built["edges"]) / max(1, len(lat)), 1)
                                  if edges_end is not None else None),
         "commits": len(lat), "ingests": len(ingest_lat), "nodes_added": added,
+        "nodes_end": nodes + added,
         "seconds": round(wall, 1),
         "throughput_commits_per_s": round(len(lat) / wall, 1) if wall else None,
         "recall_commit_ms": {"p50": round(_pct(lat, 50), 2), "p99": round(_pct(lat, 99), 2),
@@ -185,6 +245,9 @@ def main() -> None:
     ap.add_argument("--ingest-every", type=int, default=250)
     ap.add_argument("--ingest-size", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workload", choices=["conversation", "random"], default="conversation",
+                    help="An agent's loops (recall, then add_turn with it) or the issue-14 "
+                         "random recalls with ingests (module docstring).")
     ap.add_argument("--sample-every", type=int, default=1000,
                     help="Record RSS, mirror size and disk per part every N rounds.")
     ap.add_argument("--folder", type=Path, default=None,
@@ -194,7 +257,7 @@ def main() -> None:
         folder = args.folder or Path(tmp)
         out = soak(folder, nodes=args.nodes, commits=args.commits,
                    ingest_every=args.ingest_every, ingest_size=args.ingest_size, seed=args.seed,
-                   sample_every=args.sample_every)
+                   sample_every=args.sample_every, workload=args.workload)
     print(json.dumps(out, indent=1))
     if out["errors"] or out["doctor_after_reopen"] != "ok":
         raise SystemExit(1)

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar, Union
 
@@ -40,16 +40,52 @@ def to_plain(obj: Any) -> Any:
 
     >>> to_plain({"a": (1, 2.5, None)})
     {'a': [1, 2.5, None]}
+    >>> to_plain([1.0, float("inf")])
+    Traceback (most recent call last):
+    ...
+    ValueError: non-finite number inf in a record; store None instead
     """
+    t = type(obj)
+    if t is float:
+        return _finite(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return obj
+    if t is list or t is tuple:  # a recall's trace: thousands of floats in lists
+        return [_finite(x) if type(x) is float
+                else x if type(x) in _EXACT or x is None else to_plain(x) for x in obj]
+    names = _record_fields(t)
+    if names is not None:
+        return {name: to_plain(getattr(obj, name)) for name in names}
+    return _general(obj)
+
+
+_EXACT = frozenset({str, int, bool})
+"""Types returned as they are (exactly these; subclasses take the general path)."""
+
+
+def _finite(x: float) -> float:
+    if x - x != 0.0:  # NaN or infinite: ``x - x`` is NaN
+        raise ValueError(f"non-finite number {x!r} in a record; store None instead")
+    return x
+
+
+@cache
+def _record_fields(cls: type) -> tuple[str, ...] | None:
+    """The names of a record class's written fields, in order (None: not a dataclass)."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("record", True))
+
+
+def _general(obj: Any) -> Any:
+    """:func:`to_plain` for what its fast paths do not take (subclasses, dicts, numpy)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)
                 if f.metadata.get("record", True)}
     if isinstance(obj, bool) or obj is None or isinstance(obj, str | int):
         return obj
     if isinstance(obj, float):
-        if not math.isfinite(obj):
-            raise ValueError(f"non-finite number {obj!r} in a record; store None instead")
-        return obj
+        return _finite(float(obj))
     if isinstance(obj, list | tuple):
         return [to_plain(x) for x in obj]
     if isinstance(obj, dict):
@@ -70,29 +106,42 @@ def dumps(obj: Any) -> str:
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _hints(cls: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """A record class's field types and field names."""
+    return typing.get_type_hints(cls), frozenset(f.name for f in dataclasses.fields(cls))
 
 
-def _decode(tp: Any, value: Any) -> Any:
-    if value is None or tp is Any:
-        return value
+def _same(value: Any) -> Any:
+    return value
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if type(value) is int else value  # JSON wrote 1.0 as 1
+
+
+@cache
+def _decoder(tp: Any) -> Callable[[Any], Any]:
+    """The function that rebuilds a value of type ``tp`` from plain data (None stays None),
+    made once per type: a recall's trace is thousands of values of a few types."""
+    if tp is Any:
+        return _same
     origin = typing.get_origin(tp)
     if origin is Union or origin is types.UnionType:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _decode(args[0], value) if len(args) == 1 else value
+        return _decoder(args[0]) if len(args) == 1 else _same
     if origin is list:
         (arg,) = typing.get_args(tp) or (Any,)
-        return [_decode(arg, x) for x in value]
+        item = _decoder(arg)
+        return lambda v: None if v is None else [item(x) for x in v]
     if origin is dict:
         dargs = typing.get_args(tp)
-        arg = dargs[1] if len(dargs) == 2 else Any
-        return {k: _decode(arg, v) for k, v in value.items()}
+        val = _decoder(dargs[1] if len(dargs) == 2 else Any)
+        return lambda v: None if v is None else {k: val(x) for k, x in v.items()}
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return from_plain(tp, value)
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
+        return lambda v: None if v is None else from_plain(tp, v)
+    if tp is float:
+        return _to_float
+    return _same
 
 
 def from_plain(cls: type[T], data: dict[str, Any]) -> T:
@@ -104,10 +153,8 @@ def from_plain(cls: type[T], data: dict[str, Any]) -> T:
     >>> from_plain(P, {"x": 1})
     P(x=1.0)
     """
-    hints = _hints(typing.cast(type, cls))
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - names)
-    if unknown:
+    hints, names = _hints(typing.cast(type, cls))
+    if not names.issuperset(data):
+        unknown = sorted(set(data) - names)
         raise ValueError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
-    kwargs = {k: _decode(hints[k], v) for k, v in data.items()}
-    return cls(**kwargs)
+    return cls(**{k: _decoder(hints[k])(v) for k, v in data.items()})
