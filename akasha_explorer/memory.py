@@ -336,7 +336,9 @@ class Memory:
                            ext_id=None if turn_id is None else
                            (turn_id if k == 0 else f"{turn_id}/{role}"))
                 for k, (role, text, who) in enumerate(texts)]
-        self.ingest(raws, progress=False, allow_forgotten=True)  # new words, not a re-import
+        # new words, not a re-import; the graph's rows wait in the journal (Store.fold_graph)
+        pipeline.ingest(self.store, importers.as_imported(raws), progress=False,
+                        allow_forgotten=True, behind=True)
         uid = raws[0].uid
         if recall is not None:
             self.commit(recall, uid, reinforce=reinforce, by=by)

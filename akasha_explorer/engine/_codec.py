@@ -45,7 +45,7 @@ def to_plain(obj: Any) -> Any:
     ...
     ValueError: non-finite number inf in a record; store None instead
     """
-    t = type(obj)
+    t: Any = type(obj)
     if t is float:
         return _finite(obj)
     if t is str or t is int or t is bool or obj is None:

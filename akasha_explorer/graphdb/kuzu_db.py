@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,8 @@ from .._timing import phase
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["EXTRACT_PENDING_KEY", "LAST_CONTEXT_KEY", "TX_SEQ", "GraphDB", "graph_lock"]
+__all__ = ["EXTRACT_PENDING_KEY", "GRAPH_SEQ_KEY", "LAST_CONTEXT_KEY", "TX_SEQ", "GraphDB",
+           "graph_lock"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
 EXTRACT_PENDING_KEY = "extract_pending"
 """Meta key: the nodes (JSON list) an ingest wrote whose extraction has not committed yet."""
+GRAPH_SEQ_KEY = "graph_seq"
+"""Meta key: the newest journal record of stored turns (``add_turn``'s write-behind) whose
+rows the graph holds."""
 LAST_CONTEXT_KEY = "brief.last_context"
 """Meta key: the handle map of the last context block the brief area saved (a forget that
 names it drops it)."""
@@ -185,6 +189,12 @@ class GraphDB:
         self.anchor_version = 0
         """Counts the writes that changed anchors, aliases or mentions (extraction,
         curation, forget): the recall's anchor channel reloads when it moves."""
+        self.catch_up: Callable[[], object] | None = None
+        """Set by the store while rows of stored turns wait in its journal (the write-behind
+        of ``add_turn``, :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`):
+        called once before the next statement, so every reader and writer of the graph sees
+        them — except inside :meth:`stale_ok` and inside a transaction. None: nothing waits."""
+        self._stale_ok = 0
         if not read_only:
             self._ensure_schema()
             self._recover()
@@ -249,11 +259,35 @@ class GraphDB:
         :meth:`transaction` runs in one of its own, so that every write is checked for
         free space first and checkpointed after (Kuzu's WAL stays empty between writes:
         nothing is left for a close to write on a full disk)."""
+        self._catch_up()
         if not self.read_only and _WRITES.search(query):
             if not self._in_tx:
                 return self._autocommit(lambda: self._run(query, params), len(query))
             self._need(len(query) + 64 * len(params or {}))
         return self._run(query, params)
+
+    def _catch_up(self) -> None:
+        """Run :attr:`catch_up` (once) unless inside :meth:`stale_ok` or a transaction."""
+        fn = self.catch_up
+        if fn is None or self._stale_ok or self._in_tx:
+            return
+        self.catch_up = None  # its own statements do not call it again
+        try:
+            fn()
+        except BaseException:
+            self.catch_up = fn
+            raise
+
+    @contextlib.contextmanager
+    def stale_ok(self) -> Iterator[None]:
+        """Statements in this block do not wait for :attr:`catch_up`: reads that are right
+        without the turns still waiting (the recall's anchor lexicon, tombstones, the
+        query log) — what keeps ``add_turn`` and ``context`` off Kuzu's write path."""
+        self._stale_ok += 1
+        try:
+            yield
+        finally:
+            self._stale_ok -= 1
 
     def _autocommit(self, write: Any, nbytes: int) -> Any:
         """One write outside a :meth:`transaction`: checked for free space first, Kuzu's
@@ -281,6 +315,7 @@ class GraphDB:
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts (small results only)."""
+        self._catch_up()
         res = _one(self._conn.execute(query, params or {}))
         cols = res.get_column_names()
         out = []
@@ -290,6 +325,7 @@ class GraphDB:
 
     def arrow(self, query: str, params: dict[str, Any] | None = None) -> pa.Table:
         """Run a query and return the whole result as a pyarrow Table."""
+        self._catch_up()
         res = _one(self._conn.execute(query, params or {}))
         return res.get_as_arrow(chunk_size=1_000_000)
 
@@ -297,6 +333,7 @@ class GraphDB:
         """Bulk-insert ``data`` into ``table`` with ``COPY`` (columns in schema order;
         for rel tables the first two columns are the FROM and TO primary keys)."""
         self._check_write()
+        self._catch_up()
         if data.num_rows == 0:
             return
         if not table.isidentifier():
@@ -344,6 +381,7 @@ class GraphDB:
         """Make ``table`` hold exactly ``data`` (delete every row, then ``COPY``); inside a
         transaction, like :meth:`copy`, restorable from the redo folder."""
         self._check_write()
+        self._catch_up()
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
         if not self._in_tx:  # a delete and a copy: all or nothing
@@ -375,6 +413,7 @@ class GraphDB:
         name (e.g. ``MATCH (t:Turn {uid: u}) SET t.strength = s``). One statement for any
         number of rows, and far cheaper per row than :meth:`unwind` (module docstring)."""
         self._check_write()
+        self._catch_up()
         if data.num_rows == 0:
             return
         if not self._in_tx:
@@ -391,6 +430,7 @@ class GraphDB:
     def unwind(self, query: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> None:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""
         self._check_write()
+        self._catch_up()
         if not rows:
             return
         stmt = f"UNWIND $rows AS r {query}"
@@ -418,6 +458,7 @@ class GraphDB:
         if self._in_tx:
             yield
             return
+        self._catch_up()
         self._tx_bytes = 0
         self._need()  # before BEGIN: a refused write changes nothing
         self._conn.execute("BEGIN TRANSACTION")

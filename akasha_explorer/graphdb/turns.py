@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..model import SessionInfo
 from . import chains
 from .kuzu_db import EXTRACT_PENDING_KEY, GraphDB
+from .logs import REVIEW_SCHEMA
 
 __all__ = [
     "add_coact",
@@ -25,7 +26,9 @@ __all__ = [
     "delete_coact",
     "delete_turns_and_triples",
     "forgotten_among",
+    "graph_batch",
     "known_sessions",
+    "merge_graph_rows",
     "orphan_triples",
     "rewrite_coact",
     "session_exists",
@@ -215,3 +218,58 @@ def write_ingest_batch(g: GraphDB, batch: dict[str, Any], *, extract_pending: st
                       {"u": batch["unforget"]})
         if extract_pending is not None:  # cleared with the extraction's own commit
             g.meta_set(EXTRACT_PENDING_KEY, extract_pending)
+
+
+def merge_graph_rows(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several ingest batches' graph rows (the journal's write-behind records, see
+    :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`) as one, in order: a
+    session's source is its earliest message's, its range spans them all."""
+    if len(parts) == 1:
+        return parts[0]
+    turn: dict[str, list[Any]] = {c: [] for c in parts[0]["Turn"]}
+    sessions: dict[str, dict[str, Any]] = {}
+    review: list[dict[str, Any]] = []
+    for p in parts:
+        for c, vs in p["Turn"].items():
+            turn[c].extend(vs)
+        for sid, x in p["sessions"].items():
+            got = sessions.get(sid)
+            if got is None:
+                sessions[sid] = dict(x)
+                continue
+            if x["seq"] < got["seq"]:
+                got["source"], got["seq"] = x["source"], x["seq"]
+            got["first_ts"] = min(got["first_ts"], x["first_ts"])
+            got["last_ts"] = max(got["last_ts"], x["last_ts"])
+        review.extend(p["review"])
+    return {"Turn": turn, "sessions": sessions, "review": review}
+
+
+def graph_batch(g: GraphDB, rows: dict[str, Any]) -> dict[str, Any]:
+    """The Kuzu transaction of an ingest batch's graph rows (Arrow tables and row lists
+    for :func:`write_ingest_batch`; ``rows`` holds the Turn columns, each session's source
+    and time range, and review items): new sessions and the time
+    ranges of known ones; NEXT: each touched session's whole chain in seq order (the
+    turns the graph holds and the new ones), only the links that differ are changed."""
+    turn, sessions = rows["Turn"], rows["sessions"]
+    touched = list(sessions)
+    known = known_sessions(g, touched)
+    sessions_new = [{"uid": sid, "source": x["source"], "first_ts": x["first_ts"],
+                     "last_ts": x["last_ts"]} for sid, x in sessions.items() if sid not in known]
+    sessions_upd = [{"s": sid, "t": x["last_ts"], "f": x["first_ts"]}
+                    for sid, x in sessions.items() if sid in known]
+    stored = turn_sessions(g, touched) if known else {}
+    want = chains.wanted(list(stored.items()) + list(zip(turn["uid"], turn["session"],
+                                                         strict=True)))
+    have = {(a, b) for a, b, _, _ in chains.links(g, sorted(known))} if known else set()
+    review = rows["review"]
+    return {
+        "Turn": pa.table(turn),
+        "Session": pa.table({k: [x[k] for x in sessions_new]
+                             for k in ("uid", "source", "first_ts", "last_ts")})
+        if sessions_new else None,
+        "session_updates": sessions_upd,
+        "next_drop": sorted(have - want), "next_add": sorted(want - have),
+        "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
+        "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
+    }

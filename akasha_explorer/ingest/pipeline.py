@@ -16,6 +16,9 @@ Order of work for one batch (all-or-nothing up to the store writes):
 6. **Initial state**: ``strength = 3 * (0.70 + 0.30 sigma)``, ``resource = 1``.
 7. **Write**: LanceDB (messages, then turns; one append each), then one Kuzu transaction
    (sessions, turns, NEXT, IN_SESSION, review items for injection flags); then the mirror.
+   With ``behind=True`` (``add_turn``) the graph rows go to the journal instead and reach
+   Kuzu with their extraction at the next :meth:`Store.fold_graph
+   <akasha_explorer.store.Store.fold_graph>`.
 8. **Replay** (optional): each new node's user text is recalled over the memory as it was
    before it, at its time, and the recall written back with the node as current.
 
@@ -29,6 +32,7 @@ Meta ``extract_pending``; the next ingest (or ``akasha doctor --repair``) extrac
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import logging
@@ -43,11 +47,10 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from ..errors import InvalidInput
-from ..extract.pipeline import extract_after_ingest
+from ..extract.pipeline import extract_after_ingest, extract_nodes
 from ..graphdb import chains
 from ..graphdb import turns as gt
 from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY
-from ..graphdb.logs import REVIEW_SCHEMA
 from ..model import IngestReport, RawMessage, Skipped
 from ..text.gates import GATE_META, gate_flags, injection_reasons
 from ..text.indexing import index_text
@@ -191,10 +194,15 @@ def _differences(store: Store, msgs: list[RawMessage]) -> dict[str, list[str]]:
 
 
 def ingest(store: Store, imported: Imported, *, replay: bool = False,
-           progress: bool | None = None, allow_forgotten: bool = False) -> IngestReport:
-    """Run the pipeline for one imported batch (see module docstring)."""
+           progress: bool | None = None, allow_forgotten: bool = False,
+           behind: bool = False) -> IngestReport:
+    """Run the pipeline for one imported batch (see module docstring). ``behind``: the
+    graph's rows and the extraction wait in the journal (``add_turn``'s write-behind, see
+    :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`)."""
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
+    if behind and store.fold_extract is None:  # the store writes them; extraction is ours
+        store.fold_extract = functools.partial(_extract_folded, store)
     t0 = time.perf_counter()
     check_messages(imported)
     messages, unforget = _skip_forgotten(store, imported.messages, report, allow_forgotten)
@@ -206,11 +214,12 @@ def ingest(store: Store, imported: Imported, *, replay: bool = False,
                            where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
     check_time_order(store, new)
-    pending = pending_extraction(store)
+    with store.graph.stale_ok():  # waiting turns are extracted when they are written
+        pending = pending_extraction(store)
     if pending:  # a crash came between an earlier batch's commit and its extraction
         extract_after_ingest(store, pending)
     if groups:
-        _write_batch(store, groups, report, progress, unforget=unforget)
+        _write_batch(store, groups, report, progress, unforget=unforget, behind=behind)
     report.seconds["total_write"] = time.perf_counter() - t0
     if replay:
         uids = [g[0].uid for g in groups] + dup_nodes
@@ -223,6 +232,12 @@ def ingest(store: Store, imported: Imported, *, replay: bool = False,
     report.seconds["total"] = time.perf_counter() - t0
     log.info(report.summary())
     return report
+
+
+def _extract_folded(store: Store, uids: list[str]) -> None:
+    """Extract the turns :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`
+    writes, inside its transaction."""
+    extract_nodes(store, uids, store.extractor)
 
 
 def _progress(progress: bool | None) -> bool:
@@ -253,7 +268,8 @@ def _skip_forgotten(store: Store, msgs: list[RawMessage], report: IngestReport,
     """Drop messages whose uid a forget recorded (one ``Skipped`` per session), or with
     ``allow`` keep them and return their uids (the batch's commit lifts the tombstones)."""
     uids = [m.uid for m in msgs]
-    gone = gt.forgotten_among(store.graph, uids)
+    with store.graph.stale_ok():  # tombstones: only a forget (which waits for none) adds them
+        gone = gt.forgotten_among(store.graph, uids)
     if not gone:
         return msgs, []
     if allow:
@@ -271,7 +287,8 @@ def _skip_forgotten(store: Store, msgs: list[RawMessage], report: IngestReport,
 
 
 def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestReport,
-                 progress: bool | None, unforget: list[str] | None = None) -> None:
+                 progress: bool | None, unforget: list[str] | None = None, *,
+                 behind: bool = False) -> None:
     settings = store.settings
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
@@ -306,12 +323,14 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
     t2 = time.perf_counter()
     node_of = {m.uid: nr["uid"] for nr in node_rows for m in (msgs[r] for r in nr["rows"])}
     ords = {nr["uid"]: store.mirror.next_ord + j for j, nr in enumerate(node_rows)}
-    batch = _graph_batch(store, node_rows, msgs, ords, flags)
-    batch["unforget"] = unforget or []
+    graph_rows = _graph_rows(node_rows, msgs, ords, flags, settings)
+    graph_rows["unforget"] = unforget or []
+    known = store.mirror.nodes.session_code
+    new_sessions = sum(sid not in known for sid in graph_rows["sessions"])
     store.write_ingest(
         _messages_table(msgs, node_of, ords, sig, msg_terms, flags, metas, vecs, store.dim),
-        _turns_table(node_rows, msgs, ords, store.dim), batch)
-    report.sessions_added = batch["Session"].num_rows if batch["Session"] is not None else 0
+        _turns_table(node_rows, msgs, ords, store.dim), graph_rows, behind=behind)
+    report.sessions_added = new_sessions
     report.seconds["store"] = time.perf_counter() - t2
     for nr in node_rows:
         g = [msgs[r] for r in nr["rows"]]
@@ -324,7 +343,8 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
             msg_flags=[tuple(flags[r]) for r in nr["rows"]], msg_roles=[m.role for m in g],
             msg_texts=[m.text for m in g], msg_speakers=[m.speaker for m in g],
             msg_shas=[m.sha256 for m in g])
-    extract_after_ingest(store, [nr["uid"] for nr in node_rows])
+    if not behind:  # else with the graph rows, when they are written (Store.fold_graph)
+        extract_after_ingest(store, [nr["uid"] for nr in node_rows])
     report.messages_added = len(msgs)
     report.nodes_added = len(node_rows)
     for f in flags:
@@ -381,14 +401,19 @@ def _turns_table(node_rows: list[dict[str, Any]], msgs: list[RawMessage], ords: 
     }, schema=turns_schema(dim))
 
 
-def _graph_batch(store: Store, node_rows: list[dict[str, Any]], msgs: list[RawMessage],
-                 ords: dict[str, int], flags: list[list[str]]) -> dict[str, Any]:
-    """Arrow tables / row lists for the Kuzu transaction of one batch."""
-    s = store.settings
+def _graph_rows(node_rows: list[dict[str, Any]], msgs: list[RawMessage],
+                ords: dict[str, int], flags: list[list[str]], settings: Any) -> dict[str, Any]:
+    """What one batch adds to the graph, as plain data (what the journal keeps for a turn
+    whose graph write waits, :meth:`Store.fold_graph`): the Turn columns, each session's
+    source and time range, and the review items of injection flags. The rest — which
+    sessions are new, the NEXT links — is read off the graph when it is written
+    (:func:`~akasha_explorer.graphdb.turns.graph_batch`)."""
+    s = settings
     turn: dict[str, list[Any]] = {
         c: [] for c in ("uid", "ord", "session", "ts", "message_uids", "roles", "assistant_only",
                         "sigma", "strength", "strength_ts", "resource", "resource_ts",
                         "recall_count", "replayed", "flags")}
+    sessions: dict[str, dict[str, Any]] = {}
     for nr in node_rows:
         g = [msgs[r] for r in nr["rows"]]
         for c, v in (("uid", nr["uid"]), ("ord", ords[nr["uid"]]), ("session", nr["session"]),
@@ -399,26 +424,17 @@ def _graph_batch(store: Store, node_rows: list[dict[str, Any]], msgs: list[RawMe
                      ("resource_ts", nr["ts"]), ("recall_count", 0), ("replayed", False),
                      ("flags", nr["flags"])):
             turn[c].append(v)
-    # sessions: new ones and time ranges; NEXT: each touched session's whole chain in seq
-    # order (stored nodes and new ones), only the links that differ are changed
-    per_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for nr in node_rows:
-        per_session[nr["session"]].append(nr)
-    stored = stored_sessions(store, list(per_session))
-    known = gt.known_sessions(store.graph, list(per_session))
-    sessions_new, sessions_upd = [], []
-    for sid, nrs in per_session.items():
-        nrs.sort(key=lambda nr: msgs[nr["rows"][0]].seq)
-        first_ts = min(nr["ts"] for nr in nrs)
-        last_ts = max(msgs[r].ts for nr in nrs for r in nr["rows"])
-        if sid not in known:
-            sessions_new.append({"uid": sid, "source": msgs[nrs[0]["rows"][0]].source,
-                                 "first_ts": first_ts, "last_ts": last_ts})
+        last = max(m.ts for m in g)
+        got = sessions.get(nr["session"])
+        first = g[0]
+        if got is None or first.seq < got["seq"]:
+            sessions[nr["session"]] = got = {
+                "source": first.source, "seq": first.seq,
+                "first_ts": min(nr["ts"], got["first_ts"]) if got else nr["ts"],
+                "last_ts": max(last, got["last_ts"]) if got else last}
         else:
-            sessions_upd.append({"s": sid, "t": last_ts, "f": first_ts})
-    want = chains.wanted([(u, sid) for sid, (nodes, _) in stored.items() for u in nodes]
-                         + [(nr["uid"], nr["session"]) for nr in node_rows])
-    have = {(a, b) for a, b, _, _ in chains.links(store.graph, list(stored))} if stored else set()
+            got["first_ts"], got["last_ts"] = min(got["first_ts"], nr["ts"]), max(got["last_ts"],
+                                                                                  last)
     now = dt.datetime.now(dt.UTC).timestamp()
     review = []
     for nr in node_rows:
@@ -431,16 +447,7 @@ def _graph_batch(store: Store, node_rows: list[dict[str, Any]], msgs: list[RawMe
                                                       "rules": injection_reasons(m.text)}),
                                "confidence": 1.0, "created_ts": now, "decided_ts": None,
                                "decided_by": None, "why": None})
-    return {
-        "Turn": pa.table(turn),
-        "Session": pa.table({k: [x[k] for x in sessions_new]
-                             for k in ("uid", "source", "first_ts", "last_ts")})
-        if sessions_new else None,
-        "session_updates": sessions_upd,
-        "next_drop": sorted(have - want), "next_add": sorted(want - have),
-        "IN_SESSION": pa.table({"from": turn["uid"], "to": turn["session"]}),
-        "ReviewItem": pa.Table.from_pylist(review, schema=REVIEW_SCHEMA) if review else None,
-    }
+    return {"Turn": turn, "sessions": sessions, "review": review}
 
 
 def stored_sessions(store: Store, sessions: Sequence[str]

@@ -64,8 +64,8 @@ from .codec import TraceRef
 from .turns import PendingTurn, TurnWriter
 from .wire import MAX_TURN_CHARS
 
-__all__ = ["MAX_TURN_CHARS", "NEIGHBOURHOOD", "SERVED", "Caller", "ClientState",
-           "MemoryService"]
+__all__ = ["FOLD_IDLE", "MAX_TURN_CHARS", "NEIGHBOURHOOD", "SERVED", "Caller",
+           "ClientState", "MemoryService"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ NEIGHBOURHOOD = frozenset(n for n in vars(NeighbourhoodAPI)
 """Methods of ``mem.neighbourhood()`` a client may call (``neighbourhood.<name>``): those
 of :class:`~akasha_explorer.protocol.NeighbourhoodAPI`."""
 
+FOLD_IDLE = 0.5
+"""Seconds without an ``add_turn`` after which the server writes the turns waiting for the
+graph (:meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`)."""
 MAX_ANSWER_BYTES = 512 * 1024
 """Largest text an MCP tool answers with (UTF-8 bytes): half of the 1 MiB an MCP client
 reads in one message, so the JSON around it always fits. ``expand`` shows fewer
@@ -224,13 +227,28 @@ class MemoryService:
             log.exception("warming up %s failed (the first call will be slower)", self.path)
 
     def _checkpoint_loop(self, every: float) -> None:
-        while not self._stop.wait(every):
+        """Checkpoint every ``every`` seconds when the journal holds anything; in between,
+        write the turns waiting for the graph once no ``add_turn`` came for
+        :data:`FOLD_IDLE` seconds (an agent thinking: the fold costs it nothing)."""
+        due = time.monotonic() + every
+        while not self._stop.wait(min(FOLD_IDLE, every)):
+            now = time.monotonic()
+            store = self.mem.store
+            checkpoint = now >= due
+            fold = bool(store.graph_behind) and now - self._turns.last_write >= FOLD_IDLE
+            if not (checkpoint or fold):
+                continue
+            if checkpoint:
+                due = now + every
             with self.lock:
-                if self._closed or not self.mem.store.journal.pending:
-                    continue
+                if self._closed:
+                    return
                 try:
-                    self.mem.checkpoint()
-                    self._checkpoints += 1
+                    if checkpoint and store.journal.pending:
+                        self.mem.checkpoint()
+                        self._checkpoints += 1
+                    elif fold:
+                        store.fold_graph()
                 except AkashaError as e:   # a full disk: the journal keeps every commit
                     log.warning("scheduled checkpoint of %s failed: %s", self.path, e)
 

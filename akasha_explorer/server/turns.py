@@ -1,9 +1,10 @@
 """Group commit of ``add_turn`` (issue 28): the turns that wait for the store while it is
 busy are written together, in one ingest and one journal fsync.
 
-A stored turn costs mostly fixed work per write, not per turn: a Kuzu transaction
-(``COMMIT`` + ``CHECKPOINT``: measured 50–300 ms on this machine's disk under load), one for
-its extraction, a LanceDB append, a journal fsync. So when eight agents store turns at
+A stored turn costs mostly fixed work per write, not per turn: a LanceDB append, a journal
+fsync (the Kuzu transaction of its graph rows and extraction — 70–90 ms — waits in the
+journal for the next fold, :meth:`Store.fold_graph
+<akasha_explorer.store.Store.fold_graph>`). So when eight agents store turns at
 once, each one waiting for the store to write alone makes the eighth wait for seven whole
 writes. Here the caller that finds no write in progress *leads*: once it holds the store it
 takes every turn queued by then (at most one per session, so a session's turns are stored
@@ -14,11 +15,10 @@ next batch.
 One batch, for turns that all passed their checks (the retry key, the recall still valid):
 
 1. each turn without a recall is recalled on its user text (as ``Memory.add_turn`` does);
-2. their messages are ingested in **one** :meth:`Memory.ingest
-   <akasha_explorer.memory.Memory.ingest>` (one LanceDB append, one extraction) and one
-   Kuzu transaction for the turns and their extraction together — a refused batch changes
-   nothing, and then each turn is stored on its own, so one bad turn gets its own error
-   and the others theirs;
+2. their messages are ingested in **one** ingest (one LanceDB append; their graph rows
+   journaled for the next fold, which extracts them) — a refused batch changes nothing,
+   and then each turn is stored on its own, so one bad turn gets its own error and the
+   others theirs;
 3. each recall is written back (:meth:`Store.commit <akasha_explorer.store.Store.commit>`
    with ``sync=False``) and the journal is fsync'ed **once**, before any caller is
    answered: an acknowledged turn is durable, as before.
@@ -29,6 +29,7 @@ A batch of one is the same steps as ``Memory.add_turn`` (its retry key looked up
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from typing import Any
 from .._timing import phase
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError, InvalidInput
+from ..ingest import importers, pipeline
 from ..memory import Memory
 from ..model import RawMessage
 
@@ -95,6 +97,8 @@ class TurnWriter:
         self._lock = threading.Lock()
         self._queue: list[PendingTurn] = []
         self._busy = False
+        self.last_write = time.monotonic()
+        """When the last batch was written (``time.monotonic``; the server's idle fold)."""
 
     def write(self, turn: PendingTurn) -> tuple[str, RecallTrace | None, bool]:
         """Store ``turn`` — in a batch this caller leads, or one another caller leads — and
@@ -167,15 +171,18 @@ class TurnWriter:
                 t.error = e
         with phase("journal_fsync"):
             store.journal.sync()
+        self.last_write = time.monotonic()
 
     def _ingest(self, raws: list[RawMessage]) -> None:
-        """Ingest the batch's messages with their extraction in **one** Kuzu transaction (one
-        ``COMMIT`` + ``CHECKPOINT``, measured ~40 % of a stored turn, instead of two); when
-        it fails the mirror is loaded again from what is durable."""
+        """Ingest the batch's messages in one LanceDB append, their graph rows and
+        extraction left in the journal for one later Kuzu transaction (``add_turn``'s
+        write-behind, :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`);
+        when it fails the mirror is loaded again from what is durable."""
         store = self.mem.store
         try:
-            with phase("ingest"), store.graph.transaction():
-                self.mem.ingest(raws, progress=False, allow_forgotten=True)
+            with phase("ingest"):
+                pipeline.ingest(store, importers.as_imported(raws), progress=False,
+                                allow_forgotten=True, behind=True)
         except InvalidInput:
             raise       # refused before anything was written
         except BaseException:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable, MutableSequence, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -140,12 +140,25 @@ def _read_edges(graph: GraphDB, ords: np.ndarray, cached: pa.Table | None
 
 
 def load_mirror(m: Target, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
-                cached: pa.Table | None = None) -> int:
+                cached: pa.Table | None = None,
+                waiting: Sequence[dict[str, list[Any]]] = ()) -> int:
     """Fill an empty mirror from the stores, then re-apply the journal tail; returns how
     many journal records were applied. ``cached``: the COACT edges by ord as Kuzu holds
-    them (:mod:`.edgecache`), read instead of Kuzu's when they name as many Turns."""
+    them (:mod:`.edgecache`), read instead of Kuzu's when they name as many Turns.
+    ``waiting``: the Turn columns of stored turns the graph does not hold yet (the journal's
+    write-behind records, :meth:`Store.fold_graph
+    <akasha_explorer.store.Store.fold_graph>`), loaded after the graph's."""
+    with graph.stale_ok():  # the waiting turns come from ``waiting``; a thread reads edges
+        return _load_mirror(m, graph, vectors, journal, cached, waiting)
+
+
+def _load_mirror(m: Target, graph: GraphDB, vectors: VectorDB, journal: Journal,
+                 cached: pa.Table | None, waiting: Sequence[dict[str, list[Any]]]) -> int:
     t0 = time.perf_counter()
     turns = gt.turns(graph, TURN_COLUMNS)
+    if waiting:
+        more = [pa.table({c: w[c] for c in TURN_COLUMNS}).cast(turns.schema) for w in waiting]
+        turns = pa.concat_tables([turns, *more])
     all_ords = _ints(turns.column("ord"), -1)
     if cached is not None and edgecache.turns_of(cached) != turns.num_rows:
         cached = None

@@ -214,11 +214,16 @@ class AnchorChannel:
         return self._chars.update(store.mirror.msg_text)
 
     def _refresh(self, store: ChannelStore) -> None:
+        # every write of a mention, alias or anchor moves anchor_version (extraction,
+        # curation, forget); a new message adds none until its extraction does, and a
+        # message forgotten leaves its row dead
         n = store.mirror.nodes
-        key = (id(store.graph), store.graph.anchor_version, n.m, int(n.msg_alive.sum()))
+        key = (id(store.graph), store.graph.anchor_version, id(store.mirror),
+               n.m - int(n.msg_alive[: n.m].sum()))
         if key != self._key:
-            self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
-                store.graph)), ga.anchor_names(store.graph))
+            with store.graph.stale_ok():  # turns waiting for the graph have no anchors yet
+                self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
+                    store.graph)), ga.anchor_names(store.graph))
             self._rows = {}
             self._key = key
 
@@ -235,7 +240,9 @@ class AnchorChannel:
         if got is None:
             index = store.mirror.nodes.msg_index
             counts: dict[int, int] = {}
-            for m in ga.mentions_of(store.graph, anchor):
+            with store.graph.stale_ok():
+                mentions = ga.mentions_of(store.graph, anchor)
+            for m in mentions:
                 j = index.get(m["msg"])
                 if j is not None:
                     counts[int(j)] = counts.get(int(j), 0) + 1

@@ -12,6 +12,11 @@ last line (crash mid-write) was never acknowledged and is ignored; so is anythin
 it — and it is cut off before the next append, so records written after a crash never sit
 behind it. A checkpoint folds the records into Kuzu and then truncates the file.
 
+Record kinds: ``commit`` (a write-back: node state, edges), ``query`` (a query-log row) and
+``graph`` (:data:`GRAPH_RECORD`: the graph rows of turns ``add_turn`` stored, written to
+Kuzu later — :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`; Kuzu's
+Meta ``graph_seq`` says which are in, and a read-write open writes the rest first).
+
 **Preallocated** (issue 14). An ``fdatasync`` after an append that grows the file must
 also commit the new size through the file system's own journal, and on a disk other
 processes write to it waits for their metadata too: measured here 0.2–4 ms at the median,
@@ -43,10 +48,13 @@ from .._fs import disk_full, fsync_dir, os_error
 from .._timing import phase
 from ..errors import DiskFull
 
-__all__ = ["Journal"]
+__all__ = ["GRAPH_RECORD", "Journal"]
 
 log = logging.getLogger(__name__)
 
+
+GRAPH_RECORD = "graph"
+"""The kind of a journal record that holds stored turns' graph rows (module docstring)."""
 
 CHUNK = 1 << 20
 """Bytes of zeros the journal file grows by (see the module docstring)."""

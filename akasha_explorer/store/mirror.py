@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from collections.abc import Iterable, MutableSequence
+from collections.abc import Iterable, MutableSequence, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from ..text.gates import asks
 from ..vectors import VectorDB
 from .bulkload import load_mirror
 from .heap import release_freed_memory
-from .journal import Journal
+from .journal import GRAPH_RECORD, Journal
 
 __all__ = ["EdgeMask", "Mirror", "dumps", "pack_edges", "unpack_edges"]
 
@@ -93,11 +93,14 @@ class Mirror:
 
     # -- load ------------------------------------------------------------------------------
     def load(self, graph: GraphDB, vectors: VectorDB, journal: Journal, *,
-             cached_edges: pa.Table | None = None) -> None:
+             cached_edges: pa.Table | None = None,
+             waiting: Sequence[dict[str, list[Any]]] = ()) -> None:
         """Fill the arrays from Kuzu + LanceDB (the COACT edges from ``cached_edges`` when
-        given: :mod:`.edgecache`), then re-apply the journal tail."""
-        load_mirror(self, graph, vectors, journal, cached=cached_edges)
-        fans = gt.pruned_fans(graph)   # pruned edges still count in fan (SPEC §3)
+        given: :mod:`.edgecache`; ``waiting``: Turn columns of stored turns the graph does
+        not hold yet), then re-apply the journal tail."""
+        load_mirror(self, graph, vectors, journal, cached=cached_edges, waiting=waiting)
+        with graph.stale_ok():
+            fans = gt.pruned_fans(graph)   # pruned edges still count in fan (SPEC §3)
         rows = [(i, n) for u, n in fans.items() if (i := self.nodes.index.get(u)) is not None]
         if rows:
             self.edges.add_fan([i for i, _ in rows], [n for _, n in rows])
@@ -212,6 +215,8 @@ class Mirror:
         kind = rec.get("kind")
         if kind == "query":
             self.pending_queries.append(rec["row"])
+            return
+        if kind == GRAPH_RECORD:  # stored turns: Kuzu holds them before a load (Store)
             return
         for n in rec.get("nodes", ()):
             i = idx.get(n["uid"])

@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 import warnings
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +56,7 @@ from ..errors import (
 )
 from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
-from ..graphdb.kuzu_db import graph_lock
+from ..graphdb.kuzu_db import GRAPH_SEQ_KEY, graph_lock
 from ..model import Message, NodeState, RawMessage, SessionInfo
 from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
@@ -66,7 +66,7 @@ from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
 from .channels import AnchorChannel, query_groups
-from .journal import Journal
+from .journal import GRAPH_RECORD, Journal
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
 from .mirror import Mirror
@@ -75,12 +75,16 @@ from .recalled import RecallRecords
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["CACHE_DIR", "PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
+__all__ = ["CACHE_DIR", "FOLD_AFTER", "PREPARED_VECTORS", "QUERY_VECTORS", "Store"]
 
 QUERY_VECTORS = 256
 """How many query vectors a store keeps (:meth:`Store.embed_query`)."""
 PREPARED_VECTORS = 256
 """How many message vectors :meth:`Store.prepare_turn` keeps waiting for their ingest."""
+FOLD_AFTER = 64
+"""Stored turns whose graph rows may wait in the journal before the next ``add_turn``
+writes them all (:meth:`Store.fold_graph`); one Kuzu transaction costs about the same for
+1 turn as for 64."""
 CACHE_DIR = "cache"
 """The store's folder of derived files (:attr:`Store.cache_dir`)."""
 
@@ -121,6 +125,12 @@ class Store:
         """Values an area derives from this store and keeps while it is open, under the
         area's own key (the atlas layout of a store version); a forget empties it
         (:meth:`clear_derived`)."""
+        self.fold_extract: Callable[[list[str]], Any] | None = None
+        """How :meth:`fold_graph` extracts the turns it writes (set by the ingest area, which
+        owns extraction; None: they stay in Meta ``extract_pending`` for the next ingest)."""
+        self._behind: list[tuple[int, dict[str, Any]]] = []
+        """Stored turns whose graph rows wait in the journal: ``(journal seq, rows)``
+        (:meth:`fold_graph`)."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -199,11 +209,13 @@ class Store:
         if stale_terms and not self.read_only:
             self.reindex()
             stale_terms = False
+        waiting = self._fold_journal() if not self.read_only else self._journal_only()
         self.mirror = Mirror(self.dim)
         token = self.graph.meta_get(edgecache.TOKEN_KEY)
         cached = edgecache.read(self.path, token=token,
                                 journal_seq=self.graph.meta_get("journal_seq"))
-        self.mirror.load(self.graph, self.vectors, self.journal, cached_edges=cached)
+        self.mirror.load(self.graph, self.vectors, self.journal, cached_edges=cached,
+                         waiting=waiting)
         if token and not self.read_only:  # from now on Kuzu may change: the file is stale
             self.graph.meta_set(edgecache.TOKEN_KEY, "")
         if stale_terms:  # read-only: index the terms in memory, leave the files alone
@@ -304,6 +316,7 @@ class Store:
         """Fold the journal into Kuzu in bulk (SPEC §1 write path; see
         :meth:`Mirror.checkpoint <akasha_explorer.store.mirror.Mirror.checkpoint>`)."""
         self.check_write()
+        self.fold_graph()  # the commits' edges name the turns waiting
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
             return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
@@ -372,10 +385,12 @@ class Store:
                 m.mark_query(query)
 
     def reload_mirror(self) -> None:
-        """Rebuild the mirror from the stores and the journal (see :meth:`journaled`)."""
+        """Rebuild the mirror from the stores and the journal (see :meth:`journaled`; the
+        turns waiting for the graph come from their journal records, as the graph's own)."""
         self.journal.close()
         fresh = Mirror(self.dim)
-        fresh.load(self.graph, self.vectors, self.journal)
+        fresh.load(self.graph, self.vectors, self.journal,
+                   waiting=[r["Turn"] for _, r in self._behind])
         self.mirror = fresh
 
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
@@ -725,13 +740,15 @@ class Store:
                 if cache is not None:
                     cache.pop(u, None)
 
-    def write_ingest(self, messages: pa.Table, turns: pa.Table,
-                     graph_batch: dict[str, Any]) -> None:
+    def write_ingest(self, messages: pa.Table, turns: pa.Table, rows: dict[str, Any], *,
+                     behind: bool = False) -> None:
         """Store one ingest batch: LanceDB first (messages, then node vectors; a torn
-        ingest's rows replaced), then one Kuzu transaction
-        (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`); the caches follow.
-        The free space the whole batch needs is checked first: a batch the disk cannot
-        hold is refused before anything is written (:mod:`.space`)."""
+        ingest's rows replaced), then the graph rows (``rows``, from the ingest pipeline)
+        in one Kuzu transaction (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`)
+        — or, ``behind=True``, appended to the journal, to be written with the
+        extraction by :meth:`fold_graph`. The caches follow. The free space the whole batch
+        needs is checked first: a batch the disk cannot hold is refused before anything is
+        written (:mod:`.space`)."""
         from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
         ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
                     f"storing {messages.num_rows} messages")
@@ -745,16 +762,112 @@ class Store:
         with phase("lance"):
             vq.add_messages(self.vectors, messages)
             vq.add_turns(self.vectors, turns)
-        pending = (json.dumps(graph_batch["Turn"].column("uid").to_pylist(), ensure_ascii=False,
-                              separators=(",", ":")) if self.settings.EXTRACT else None)
-        with phase("kuzu"):
-            gt.write_ingest_batch(self.graph, graph_batch, extract_pending=pending)
+        if behind:
+            with phase("journal"):  # fsync'ed by the caller's commit (or journal.sync())
+                seq = self.journal.append({"kind": GRAPH_RECORD, "rows": rows}, sync=False)
+            self._behind.append((seq, rows))
+            self.graph.catch_up = self.fold_graph
+            if self.graph_behind >= FOLD_AFTER:
+                self.fold_graph()
+        else:
+            self._write_graph(rows)
         if self._hashes is not None:
             self._hashes.update(zip(messages.column("uid").to_pylist(),
                                     messages.column("sha256").to_pylist(), strict=True))
         if self._texts is not None:
             self._texts.update(zip(messages.column("uid").to_pylist(),
                                    messages.column("text").to_pylist(), strict=True))
+
+    def _write_graph(self, rows: dict[str, Any], *, seq: int | None = None,
+                     extract: bool = False) -> list[str]:
+        """Write ``rows`` (one batch's or several merged) in one Kuzu transaction, leaving
+        their nodes in Meta ``extract_pending`` — or, ``extract=True``, extracting them in
+        the same transaction (with :attr:`fold_extract`; without one they stay pending).
+        ``seq``: the newest journal record they came from (Meta ``graph_seq``). Returns the
+        nodes written."""
+        uids = list(rows["Turn"]["uid"])
+        extract = extract and self.settings.EXTRACT and self.fold_extract is not None
+        with phase("kuzu"), self.graph.transaction():
+            batch = gt.graph_batch(self.graph, rows)
+            batch["unforget"] = rows.get("unforget", [])
+            pending = (json.dumps(uids, ensure_ascii=False, separators=(",", ":"))
+                       if self.settings.EXTRACT and not extract else None)
+            gt.write_ingest_batch(self.graph, batch, extract_pending=pending)
+            if extract:
+                assert self.fold_extract is not None
+                with phase("extract"):
+                    self.fold_extract(uids)
+            if seq is not None:
+                self.graph.meta_set(GRAPH_SEQ_KEY, str(seq))
+        return uids
+
+    def fold_graph(self) -> int:
+        """Write the graph rows of the turns waiting in the journal (``add_turn``'s
+        write-behind) and their extraction in **one** Kuzu transaction; returns how many
+        turns were written.
+
+        A stored turn costs Kuzu a transaction whatever its size (measured on the demo
+        store: 70–90 ms of COMMIT and CHECKPOINT for one turn and its extraction, the same
+        for thirty), so ``add_turn`` stores the messages and vectors in LanceDB, the
+        turn's graph rows in the journal — fsync'ed with its write-back, before it is
+        acknowledged — and the mirror, which every recall reads; the graph gets them
+        here: before any other statement reaches the graph (:attr:`GraphDB.catch_up`), at
+        a checkpoint, at close, when :data:`FOLD_AFTER` turns wait, or when a server is
+        idle. What a recall reads from the graph without waiting (the anchor lexicon, the
+        query log, tombstones) misses only the waiting turns' new anchors until then. A
+        kill before the fold loses nothing: the next read-write open writes the journal's
+        waiting rows (Meta ``graph_seq`` says which are in) before loading the mirror."""
+        todo = self._behind
+        self.graph.catch_up = None
+        if not todo:
+            return 0
+        try:
+            self.journal.sync()  # the graph never holds a turn the journal may lose
+            uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
+                                     seq=todo[-1][0], extract=True)
+        except BaseException:
+            self.graph.catch_up = self.fold_graph
+            raise
+        self._behind = []
+        return len(uids)
+
+    @property
+    def graph_behind(self) -> int:
+        """How many stored turns' graph rows wait in the journal (:meth:`fold_graph`)."""
+        return sum(len(r["Turn"]["uid"]) for _, r in self._behind)
+
+    def _journal_records(self) -> list[tuple[int, dict[str, Any]]]:
+        """The journal's write-behind records the graph does not hold (after Meta
+        ``graph_seq`` and the last checkpoint)."""
+        done = int(self.graph.meta_get(GRAPH_SEQ_KEY, "0") or 0)
+        since = int(self.graph.meta_get("journal_seq", "0") or 0)
+        self.journal.seq = max(self.journal.seq, done)  # a seq the graph names is never reused
+        return [(int(r["seq"]), r["rows"]) for r in self.journal.read()
+                if r.get("kind") == GRAPH_RECORD and int(r.get("seq", 0)) > max(done, since)]
+
+    def _fold_journal(self) -> list[dict[str, list[Any]]]:
+        """At a read-write open: write the graph rows of turns a kill left in the journal
+        only; their extraction waits in Meta ``extract_pending`` for the next ingest (the
+        extractor is not the store's to run). Returns no waiting turns: the graph has them."""
+        todo = self._journal_records()
+        if todo:
+            uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]), seq=todo[-1][0])
+            log.warning("store %s: %d acknowledged turns were in the journal only (the last "
+                        "process ended before writing them to the graph); written now",
+                        self.path, len(uids))
+        return []
+
+    def _journal_only(self) -> list[dict[str, list[Any]]]:
+        """At a read-only open: the Turn columns of turns in the journal only — the mirror
+        (every recall) has them; the graph (anchors, sessions, the explorer) has them once
+        a writer opens the store."""
+        todo = self._journal_records()
+        if todo:
+            log.warning("store %s: %d stored turns are in the journal only (the writer ended "
+                        "before writing them to the graph); recalls see them, the graph's "
+                        "views do not until the store is opened for writing", self.path,
+                        sum(len(r["Turn"]["uid"]) for _, r in todo))
+        return [r["Turn"] for _, r in todo]
 
     # -- the query log ---------------------------------------------------------------------------
     def log_query(self, row: dict[str, Any], trace: RecallTrace | None = None) -> str | None:
@@ -779,7 +892,10 @@ class Store:
         """Whether the recall of query-log row ``log_uid`` was written back (False: not
         yet, or no such row)."""
         got = self.mirror.query_committed(log_uid)
-        return bool(logs.query_committed(self.graph, log_uid)) if got is None else got
+        if got is not None:
+            return got
+        with self.graph.stale_ok():  # query-log rows come with checkpoints, not with turns
+            return bool(logs.query_committed(self.graph, log_uid))
 
     def why_not(self, trace: RecallTrace, uid: str) -> dict[str, Any]:
         """Where node ``uid`` fell out of ``trace`` (:meth:`RecallTrace.why_not`), with

@@ -1,0 +1,117 @@
+"""``add_turn``'s write-behind (issue 28): a stored turn's graph rows and extraction wait
+in the journal (:meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`) — the
+agent's loop (recall, context, add_turn) never waits for a Kuzu transaction, every other
+reader and writer of the graph sees the waiting turns, and a kill loses none of them."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import akasha_explorer as ak
+from akasha_explorer.graphdb import chains
+from akasha_explorer.graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY
+from akasha_explorer.store.store import FOLD_AFTER
+
+from .test_writepath import _run, digest
+
+CHILD = """
+import json, os, signal, sys
+import akasha_explorer as ak
+from tests.test_writepath import digest
+mem = ak.open(sys.argv[1])
+now = mem.last_ts() + 3600.0
+nodes = []
+for k, (q, a) in enumerate([("阿岚说周六去杭州爬山", "好，我记下了：周六，杭州。"),
+                            ("Lan asked whether Zhou can come to Hangzhou too", "I'll ask Zhou."),
+                            ("老周说他周六要加班", "那就你和阿岚两个人去。")]):
+    trace = mem.recall(q, now=now + 60 * k, session="trip")
+    node, _ = mem.add_turn(q, a, session="trip", ts=now + 60 * k, recall=trace)
+    nodes.append(node)
+assert mem.store.graph_behind == 3, mem.store.graph_behind
+print(json.dumps({"nodes": nodes, "digest": digest(mem)}), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)   # acknowledged; no fold, no checkpoint
+"""
+
+
+def _loop(mem: ak.Memory, k: int, session: str = "trip") -> str:
+    now = mem.last_ts() + 60.0
+    user = f"阿岚问周六去杭州爬山要带什么 {k}"
+    trace = mem.recall(user, now=now, session=session)
+    trace.context(None)
+    node, _ = mem.add_turn(user, f"带水和外套 {k}", session=session, ts=now, recall=trace)
+    return node
+
+
+def test_the_agent_loop_leaves_the_graph_alone_and_every_reader_waits_for_it(
+        rw_mem: ak.Memory) -> None:
+    mem = rw_mem
+    nodes = [_loop(mem, k) for k in range(3)]
+    assert mem.store.graph_behind == 3            # three loops, no Kuzu transaction
+    assert all(u in mem.store.mirror.nodes.index for u in nodes)   # recalls see them
+    found = mem.recall("周六去杭州爬山带什么", now=mem.last_ts() + 1)
+    assert set(nodes) & set(found.floor.uids)
+    # any reader of the graph sees them: the session, its NEXT chain, their anchors
+    assert [s.nodes for s in mem.sessions() if s.session == "trip"] == [3]
+    assert mem.store.graph_behind == 0            # that read wrote them first
+    g = mem.store.graph
+    assert {(a, b) for a, b, _, _ in chains.links(g, ["trip"])} == \
+        chains.wanted([(u, "trip") for u in nodes])
+    assert [a for a in mem.anchors.of(nodes[0]) if "岚" in a.surface]
+    assert not g.meta_get(EXTRACT_PENDING_KEY)   # extracted in the same transaction
+    assert int(g.meta_get(GRAPH_SEQ_KEY, "0") or 0) > 0
+    assert not [f for f in mem.doctor().final if f.kind in ("next_links", "session_links")]
+
+
+def test_waiting_turns_are_written_every_fold_after_turns(rw_mem: ak.Memory) -> None:
+    mem = rw_mem
+    for k in range(FOLD_AFTER - 1):
+        _loop(mem, k)
+    assert mem.store.graph_behind == FOLD_AFTER - 1
+    _loop(mem, FOLD_AFTER)
+    assert mem.store.graph_behind == 0
+
+
+def test_a_checkpoint_and_a_close_write_them(rw_mem: ak.Memory, demo_store: Path) -> None:
+    node = _loop(rw_mem, 0)
+    rw_mem.checkpoint()
+    assert rw_mem.store.graph_behind == 0 and rw_mem.store.journal.pending == 0
+    node2 = _loop(rw_mem, 1)
+    rw_mem.close()
+    with ak.open(demo_store, read_only=True) as ro:
+        assert {node, node2} <= set(ro.store.mirror.nodes.index)
+        assert not ro.store.mirror.orphan_messages
+
+
+@pytest.mark.slow
+def test_a_kill_before_the_fold_loses_no_acknowledged_turn(
+        demo_store: Path, caplog: pytest.LogCaptureFixture) -> None:
+    proc = _run(CHILD, str(demo_store))
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    nodes = out["nodes"]
+    journal = (demo_store / "journal.jsonl").read_text("utf-8")
+    assert journal.count('"kind":"graph"') == 3
+    with caplog.at_level(logging.WARNING), ak.open(demo_store, read_only=True) as ro:
+        assert digest(ro) == out["digest"]        # every recall has them; the graph not
+        assert not ro.store.mirror.orphan_messages
+        assert not [s for s in ro.sessions() if s.session == "trip"]
+    assert "in the journal only" in caplog.text
+    with ak.open(demo_store) as mem:
+        assert digest(mem) == out["digest"]       # turns, their state and write-backs
+        assert not mem.store.mirror.orphan_messages
+        g = mem.store.graph
+        assert {(a, b) for a, b, _, _ in chains.links(g, ["trip"])} == \
+            chains.wanted([(u, "trip") for u in nodes])
+        assert set(json.loads(g.meta_get(EXTRACT_PENDING_KEY) or "[]")) == set(nodes)
+        assert [f for f in mem.doctor().final if f.kind == "extract_pending"]
+        _loop(mem, 9)                             # the next ingest extracts them
+        assert [a for a in mem.anchors.of(nodes[0]) if "岚" in a.surface]
+        assert not [f for f in mem.doctor().final
+                    if f.kind in ("next_links", "session_links", "extract_pending")]
+    with ak.open(demo_store) as again:            # written once: a second open adds nothing
+        assert digest(again)["nodes"].keys() >= set(nodes)
+        assert len([s for s in again.sessions() if s.session == "trip"]) == 1
