@@ -308,6 +308,11 @@ class Memory:
         the messages are stored under (who said them; the panels show them, the role when
         there is none). Returns the new node's uid and the trace (None for an
         assistant-only turn).
+
+        The turn is durable when this returns (the journal is fsync'ed) and every recall
+        sees it; its graph rows and extraction reach Kuzu with other turns' in one
+        transaction before anything else reads the graph (:meth:`Store.fold_graph
+        <akasha_explorer.store.Store.fold_graph>`).
         """
         from .ingest.validate import check_session, check_text, check_ts
         self.store.check_write()

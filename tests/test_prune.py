@@ -46,13 +46,15 @@ def test_checkpoint_prunes_decayed_edges_keeps_counts_and_recall(demo_store: Pat
         assert mem.settings.EDGE_PRUNE_BELOW > 0          # the v2 default
         later = mem.last_ts() + 120 * DAY                   # some edges decayed, not all
         mem.add_turn("四个月后：阿岚的新游戏", "好久不见", session="later", ts=later)
+        # the turn's graph rows and anchors first (add_turn leaves them waiting): the
+        # recalls before and after differ only by the pruning
+        had = gt.pruned_coactivations(mem.store.graph)     # the demo's own build pruned some
         now = mem.store.mirror.store_time()
         pairs, per = _decayed_edges(mem, now)
         edges_before = mem.store.mirror.edges.n_alive()
         assert 0 < len(pairs) < edges_before
         before = _recalls(mem, now)
         fan = mem.store.mirror.edges.fan(mem.store.mirror.nodes.n)
-        had = gt.pruned_coactivations(mem.store.graph)     # the demo's own build pruned some
         stats = mem.checkpoint()
         assert stats["pruned"] == len(pairs)
         assert mem.store.mirror.edges.n_alive() == edges_before - len(pairs)
