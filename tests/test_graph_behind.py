@@ -66,6 +66,20 @@ def test_the_agent_loop_leaves_the_graph_alone_and_every_reader_waits_for_it(
     assert not [f for f in mem.doctor().final if f.kind in ("next_links", "session_links")]
 
 
+def test_a_waiting_turn_is_found_by_its_names_before_the_graph_has_it(
+        rw_mem: ak.Memory) -> None:
+    """Its mentions are not in the graph yet: the anchor channel finds the aliases in its
+    text itself — "Lan" (an alias of 阿岚's anchor) reaches a turn that says 岚姐, though
+    no word and no meaning is shared across the scripts (checked: without it, it is not
+    in the first block)."""
+    mem = rw_mem
+    now = mem.last_ts() + 60
+    node, _ = mem.add_turn("岚姐说下周三要去体检", "好的，记得空腹。", session="w1", ts=now)
+    assert mem.store.graph_behind == 1
+    assert node in mem.recall("Lan", now=now + 1).floor.uids
+    assert mem.store.graph_behind == 1            # found without writing it first
+
+
 def test_waiting_turns_are_written_every_fold_after_turns(rw_mem: ak.Memory) -> None:
     mem = rw_mem
     for k in range(FOLD_AFTER - 1):

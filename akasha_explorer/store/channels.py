@@ -188,14 +188,21 @@ class ChannelStore(Protocol):
 
     def postings(self, settings: Settings | None = None) -> Postings: ...
 
+    def waiting_messages(self) -> list[int]: ...
+
 
 class AnchorChannel:
     """The store's anchors as a recall channel: the alias lexicon and each anchor's
     mentions as message rows, read from the graph and kept until anchors, aliases or
-    mentions change (``GraphDB.anchor_version``) or messages are added or forgotten."""
+    mentions change (``GraphDB.anchor_version``) or messages are forgotten. Turns whose
+    graph rows still wait (``add_turn``'s write-behind) have no mentions in the graph
+    yet: their messages are searched for the lexicon's aliases here, as extraction's
+    gazetteer will (the new anchors extraction may add come with the graph rows)."""
 
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
+        self._waiting: tuple[int, ...] = ()
+        self._waiting_hits: dict[str, dict[int, int]] = {}
         self._lexicon = AnchorLexicon((), {})
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
         self._chars = CharIndex()
@@ -226,6 +233,16 @@ class AnchorChannel:
                     store.graph)), ga.anchor_names(store.graph))
             self._rows = {}
             self._key = key
+            self._waiting = ()
+        waiting = tuple(store.waiting_messages())
+        if waiting != self._waiting:  # their aliases, as extraction's gazetteer finds them
+            hits: dict[str, dict[int, int]] = {}
+            texts = store.mirror.msg_text
+            for j in waiting:
+                for h in self._lexicon.find(texts[j] or ""):
+                    per = hits.setdefault(h.anchor, {})
+                    per[j] = per.get(j, 0) + 1
+            self._waiting, self._waiting_hits, self._rows = waiting, hits, {}
 
     def lexicon(self, store: ChannelStore) -> AnchorLexicon:
         """The alias lexicon as of now."""
@@ -246,6 +263,8 @@ class AnchorChannel:
                 j = index.get(m["msg"])
                 if j is not None:
                     counts[int(j)] = counts.get(int(j), 0) + 1
+            for j, c in self._waiting_hits.get(anchor, {}).items():
+                counts[j] = counts.get(j, 0) + c
             rows = np.array(sorted(counts), np.int64)
             got = (rows, np.array([counts[int(r)] for r in rows], np.float64))
             self._rows[anchor] = got

@@ -837,6 +837,19 @@ class Store:
         """How many stored turns' graph rows wait in the journal (:meth:`fold_graph`)."""
         return sum(len(r["Turn"]["uid"]) for _, r in self._behind)
 
+    def waiting_messages(self) -> list[int]:
+        """The mirror's rows of the messages of turns whose graph rows wait
+        (:meth:`fold_graph`): the recall's anchor channel finds their aliases itself."""
+        n = self.mirror.nodes
+        out: list[int] = []
+        for _, r in self._behind:
+            for u in r["Turn"]["uid"]:
+                i = n.index.get(u)
+                if i is not None and n.alive[i]:
+                    a = int(n.first_msg[i])
+                    out.extend(range(a, a + int(n.n_msg[i])))
+        return out
+
     def _journal_records(self) -> list[tuple[int, dict[str, Any]]]:
         """The journal's write-behind records the graph does not hold (after Meta
         ``graph_seq`` and the last checkpoint)."""
