@@ -18,7 +18,6 @@ __all__ = [
     "delete_messages",
     "delete_messages_of_nodes",
     "delete_turns",
-    "message_seqs",
     "messages",
     "messages_of_nodes",
     "messages_of_session",
@@ -72,11 +71,6 @@ def messages_of_sessions(v: VectorDB, sessions: Sequence[str],
                          columns: Sequence[str] | None = None) -> pa.Table:
     """The messages of every session of ``sessions`` (one scan)."""
     return v.read("messages", columns=columns, where=uids_filter("session", sessions))
-
-
-def message_seqs(v: VectorDB, session: str) -> list[int]:
-    """The ``seq`` of every stored message of ``session``."""
-    return messages_of_session(v, session, ["seq"]).column("seq").to_pylist()
 
 
 def turns(v: VectorDB, columns: Sequence[str] | None = None) -> pa.Table:
