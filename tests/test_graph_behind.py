@@ -13,6 +13,7 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.graphdb import chains
+from akasha_explorer.graphdb import turns as gt
 from akasha_explorer.graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY
 from akasha_explorer.store.store import FOLD_AFTER
 
@@ -78,6 +79,32 @@ def test_a_waiting_turn_is_found_by_its_names_before_the_graph_has_it(
     assert mem.store.graph_behind == 1
     assert node in mem.recall("Lan", now=now + 1).floor.uids
     assert mem.store.graph_behind == 1            # found without writing it first
+
+
+def test_a_forgotten_session_talked_to_again(demo_store: Path) -> None:
+    """In the process that forgot them, a session's forgotten turn ids are not given out
+    again (the mirror still names them: storing one raised a ValueError before); a later
+    process may, and the fold of two waiting turns lifts both turns' tombstones."""
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts() + 60
+        gone = [mem.add_turn(f"周六去杭州 {k}", "好", session="again", ts=now + k)[0]
+                for k in range(2)]
+        mem.forget(session="again")
+        again, _ = mem.add_turn("周六去杭州", "好", session="again", ts=now + 5)
+        assert again not in gone
+        mem.forget(session="again")
+    with ak.open(demo_store) as mem:
+        nodes = [mem.add_turn(f"周六去杭州 {k}", "好", session="again", ts=now + 10 + k)[0]
+                 for k in range(2)]
+        assert nodes == gone and mem.store.graph_behind == 2
+        n = mem.store.mirror.nodes
+        msgs = [n.msg_uid[j] for u in nodes
+                for j in range(int(n.first_msg[n.index[u]]),
+                               int(n.first_msg[n.index[u]]) + int(n.n_msg[n.index[u]]))]
+        assert len(msgs) == 4
+        mem.store.fold_graph()
+        assert not gt.forgotten_among(mem.store.graph, msgs)
+        assert [s.nodes for s in mem.sessions() if s.session == "again"] == [2]
 
 
 def test_waiting_turns_are_written_every_fold_after_turns(rw_mem: ak.Memory) -> None:

@@ -229,6 +229,7 @@ def merge_graph_rows(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     turn: dict[str, list[Any]] = {c: [] for c in parts[0]["Turn"]}
     sessions: dict[str, dict[str, Any]] = {}
     review: list[dict[str, Any]] = []
+    unforget: list[str] = []
     for p in parts:
         for c, vs in p["Turn"].items():
             turn[c].extend(vs)
@@ -242,7 +243,8 @@ def merge_graph_rows(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
             got["first_ts"] = min(got["first_ts"], x["first_ts"])
             got["last_ts"] = max(got["last_ts"], x["last_ts"])
         review.extend(p["review"])
-    return {"Turn": turn, "sessions": sessions, "review": review}
+        unforget.extend(p.get("unforget", ()))
+    return {"Turn": turn, "sessions": sessions, "review": review, "unforget": unforget}
 
 
 def graph_batch(g: GraphDB, rows: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from ..config import Settings
 from ..errors import InvalidInput
 from ..extract.pipeline import extract_after_ingest, extract_nodes
 from ..graphdb import chains
@@ -402,7 +403,8 @@ def _turns_table(node_rows: list[dict[str, Any]], msgs: list[RawMessage], ords: 
 
 
 def _graph_rows(node_rows: list[dict[str, Any]], msgs: list[RawMessage],
-                ords: dict[str, int], flags: list[list[str]], settings: Any) -> dict[str, Any]:
+                ords: dict[str, int], flags: list[list[str]], settings: Settings
+                ) -> dict[str, Any]:
     """What one batch adds to the graph, as plain data (what the journal keeps for a turn
     whose graph write waits, :meth:`Store.fold_graph`): the Turn columns, each session's
     source and time range, and the review items of injection flags. The rest — which

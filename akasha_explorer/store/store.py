@@ -54,9 +54,9 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
-from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
+from ..graphdb import SCHEMA_VERSION, GraphDB, chains, dump, logs
 from ..graphdb import turns as gt
-from ..graphdb.kuzu_db import GRAPH_SEQ_KEY, graph_lock
+from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY, graph_lock
 from ..model import Message, NodeState, RawMessage, SessionInfo
 from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
@@ -592,13 +592,28 @@ class Store:
                 rows = vq.messages_of_sessions(self.vectors, todo,
                                                ["session", "seq", "node", "ext_id"]).to_pydict()
             for sid in todo:
-                self._tails[sid] = (0, {})
+                self._tails[sid] = (self._forgotten_tail(sid), {})
             self._extend_tails(rows)
         out: dict[str, tuple[int, dict[str, str]]] = {}
         for sid in sessions:
             seq, ids = self._tails[sid]
             out[sid] = (seq, {ext: node for ext, node in ids.items() if self.has_node(node)})
         return out
+
+    def _forgotten_tail(self, session: str) -> int:
+        """One past the highest seq of ``session``'s messages the mirror still names though
+        they were forgotten in this process: their ids are not given out again while it
+        runs (the mirror keeps a forgotten node's row; a new node of the same id would
+        collide with it). After a reopen a forgotten id may be stored again (its tombstone
+        is lifted with it)."""
+        n = self.mirror.nodes
+        code = n.session_code.get(session)
+        if code is None:
+            return 0
+        rows = np.flatnonzero((n.session[: n.n] == code) & ~n.alive[: n.n])
+        seqs = [chains.first_seq(n.msg_uid[j]) for i in rows.tolist()
+                for j in range(int(n.first_msg[i]), int(n.first_msg[i]) + int(n.n_msg[i]))]
+        return max(seqs) + 1 if seqs else 0
 
     def _extend_tails(self, rows: dict[str, list[Any]]) -> None:
         """Add stored messages (``session``, ``seq``, ``node``, ``ext_id`` columns) to the
@@ -804,8 +819,14 @@ class Store:
         with phase("kuzu"), self.graph.transaction():
             batch = gt.graph_batch(self.graph, rows)
             batch["unforget"] = rows.get("unforget", [])
-            pending = (json.dumps(uids, ensure_ascii=False, separators=(",", ":"))
-                       if self.settings.EXTRACT and not extract else None)
+            pending = None
+            if self.settings.EXTRACT and not extract:  # added to what a crash may have left
+                try:
+                    before = json.loads(self.graph.meta_get(EXTRACT_PENDING_KEY, "") or "[]")
+                except ValueError:
+                    before = []
+                pending = json.dumps(list(dict.fromkeys([*before, *uids])), ensure_ascii=False,
+                                     separators=(",", ":"))
             gt.write_ingest_batch(self.graph, batch, extract_pending=pending)
             if extract:
                 assert self.fold_extract is not None
