@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import akasha_explorer as ak
@@ -185,3 +187,37 @@ def test_a_stream_of_turns_keeps_lancedb_compact_and_every_message_verbatim(
         assert {u: [m.text for m in again.messages(u)] for u in texts} == texts
     finally:
         again.close()
+
+
+class _Counting:
+    """The store's own model, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.texts: list[str] = []
+
+    def encode(self, texts: Any, **kw: Any) -> Any:
+        self.texts.extend(texts)
+        return self.inner.encode(texts, **kw)
+
+
+@pytest.mark.parametrize("served", [False, True], ids=["add_turn", "prepare_turn"])
+def test_the_user_text_is_embedded_once_per_loop(demo_store: Path, served: bool) -> None:
+    """An agent's loop recalls the user's text, then stores it: the recall's query vector
+    is the message's vector (before: the model embedded the user's text twice a loop)."""
+    with ak.open(demo_store, read_only=True) as mem:
+        model = mem.store.embedder
+    counting = _Counting(model)
+    user, reply = "阿岚问周六去杭州爬山要带什么外套", "带一件防风的外套和两瓶水。"
+    with ak.open(demo_store, embedder=counting) as mem:
+        now = mem.last_ts() + 60.0
+        trace = mem.recall(user, now=now, session="trip")
+        if served:   # what the server does before it takes the store
+            mem.store.prepare_turn(user, reply, when=now)
+        node, _ = mem.add_turn(user, reply, session="trip", ts=now, recall=trace)
+        assert counting.texts == [user, reply]
+        got = mem.store.vectors.read("messages", ["text", "vector"], where=f"node = '{node}'")
+    vecs = dict(zip(got.column("text").to_pylist(), got.column("vector").to_pylist()))
+    for text in (user, reply):
+        want = model.encode([text])[0]
+        assert float(np.dot(np.asarray(vecs[text], np.float32), want)) > 0.99999
