@@ -3,8 +3,10 @@
 A query-log row says what a recall found (its seeds and the items written back); this
 folder keeps the whole :class:`~akasha_explorer.engine.trace.RecallTrace` of the newest
 :data:`KEEP` logged recalls, as it was made and delivered (``<log uid>.json.gz``), and, once
-one is written back, the plan it wrote (in the same record) and who wrote it to which node
-and when (``<log uid>.written.json``). So a
+one is written back, the plan it wrote and who wrote it to which node and when
+(``<log uid>.written.json``; :meth:`RecallRecords.load` puts the plan back in the trace —
+a commit writes a few hundred bytes, not the whole trace again: ~4 ms of an agent's
+``add_turn``). So a
 person can step through the recall an agent actually received — not a re-run on today's
 state, which the commits since have changed — and see that it was already written back.
 
@@ -29,6 +31,8 @@ What the files are, and are not:
 >>> rec.mark_written("q-1", node="s:3", by="user", at=1.0)
 >>> rec.written("q-1")
 {'node': 's:3', 'by': 'user', 'at': 1.0}
+>>> rec.load("q-1").writeback is None   # the plan, when the commit gives one
+True
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..engine._codec import from_plain, to_plain
 from ..engine.trace import RecallTrace
+from ..engine.writeback import WritebackPlan
 from ..errors import NotFound
 
 __all__ = ["FOLDER", "KEEP", "RecallRecords"]
@@ -96,26 +102,37 @@ class RecallRecords:
             raise NotFound(f"the record of recall {log_uid} cannot be read ({e})") from None
         trace = RecallTrace.from_json(data)
         trace.log_uid = log_uid
+        plan = self._written(log_uid).get("plan")
+        if trace.writeback is None and isinstance(plan, dict):
+            trace.writeback = from_plain(WritebackPlan, plan)
         return trace
 
-    def mark_written(self, log_uid: str, *, node: str, by: str, at: float) -> None:
+    def mark_written(self, log_uid: str, *, node: str, by: str, at: float,
+                     plan: WritebackPlan | None = None) -> None:
         """Say that the recall of ``log_uid`` was written back with ``node`` as the turn it
-        served, by ``by``, at wall-clock time ``at``."""
+        served, by ``by``, at wall-clock time ``at``, writing ``plan`` (kept beside the
+        trace; :meth:`load` puts it back)."""
         self.dir.mkdir(exist_ok=True)
         target = self._path(log_uid, ".written.json")
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps({"node": node, "by": by, "at": float(at)}), "utf-8")
+        done: dict[str, Any] = {"node": node, "by": by, "at": float(at)}
+        if plan is not None:
+            done["plan"] = to_plain(plan)
+        tmp.write_text(json.dumps(done, ensure_ascii=False, allow_nan=False), "utf-8")
         os.replace(tmp, target)
+
+    def _written(self, log_uid: str) -> dict[str, Any]:
+        try:
+            got = json.loads(self._path(log_uid, ".written.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return got if isinstance(got, dict) else {}
 
     def written(self, log_uid: str) -> dict[str, Any] | None:
         """Who wrote the recall of ``log_uid`` back, to which node, when (None: not
         recorded)."""
-        try:
-            got: dict[str, Any] = json.loads(self._path(log_uid, ".written.json")
-                                             .read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        return got
+        got = self._written(log_uid)
+        return {k: v for k, v in got.items() if k != "plan"} or None
 
     def prune(self) -> int:
         """Remove the oldest records beyond :attr:`keep`; returns how many went."""

@@ -452,8 +452,8 @@ class Store:
             at = time.time()
             trace.written_back = {"committed": True, "node": current_node, "by": by, "at": at}
             try:  # the record takes the plan written: the recall as it was delivered
-                self.recalls.save(trace.log_uid, trace)
-                self.recalls.mark_written(trace.log_uid, node=current_node, by=by, at=at)
+                self.recalls.mark_written(trace.log_uid, node=current_node, by=by, at=at,
+                                          plan=plan)
             except OSError as e:  # the commit is durable; only who and where is not kept
                 log.warning("commit: not kept with the recall's record: %s", e)
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
