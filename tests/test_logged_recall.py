@@ -123,3 +123,26 @@ def test_a_served_store_gives_the_agents_recall_and_refuses_a_second_write(
         first = got.first_block().uids[0]
         assert nb.why_not(got, first)["stage"] == "delivered"
         assert nb.why_not(got, node)["stage"] == "invisible"   # the turn came after it
+
+
+def test_records_are_written_by_their_own_thread_and_none_outlives_a_forget(
+        two_turns: Path) -> None:
+    """The records are written behind the recall (serialising a trace is not the agent's
+    to wait for); a close writes what is queued, a forget drops it, a commit keeps its own
+    before it returns."""
+    with ak.open(two_turns) as mem:
+        now = mem.last_ts() + 60
+        made = [mem.recall(f"阿岚 杀戮尖塔 {k}", now=now + k) for k in range(12)]
+        want = {t.log_uid: t.to_json() for t in made}
+    with ak.open(two_turns) as mem:                  # the close wrote every queued record
+        assert {u: mem.logged_recall(u).to_json() for u in want} == want
+        folder = mem.store.recalls.dir
+        for k in range(12):
+            mem.recall(f"finger dressing {k}", now=now + 100 + k)
+        mem.forget(node="s0:0")                      # while records may still be queued
+        mem.store.recalls.flush()
+        assert not list(folder.glob("q-*.json.gz"))
+        last = mem.recall("finger dressing", now=now + 200)
+        n = mem.store.mirror.nodes
+        mem.commit(last, next(u for u, alive in zip(n.uid, n.alive, strict=True) if alive))
+        assert (folder / f"{last.log_uid}.json.gz").exists()   # before any flush

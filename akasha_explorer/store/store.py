@@ -255,6 +255,9 @@ class Store:
                 self._save_edges()
         finally:
             self._closed = True
+            recalls = getattr(self, "recalls", None)
+            if recalls is not None:
+                recalls.close()   # the records still queued are written
             for part in ("journal", "graph", "vectors"):
                 obj = getattr(self, part, None)
                 if obj is not None:
