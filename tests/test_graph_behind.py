@@ -217,7 +217,8 @@ def test_the_user_text_is_embedded_once_per_loop(demo_store: Path, served: bool)
         node, _ = mem.add_turn(user, reply, session="trip", ts=now, recall=trace)
         assert counting.texts == [user, reply]
         got = mem.store.vectors.read("messages", ["text", "vector"], where=f"node = '{node}'")
-    vecs = dict(zip(got.column("text").to_pylist(), got.column("vector").to_pylist()))
+    vecs = dict(zip(got.column("text").to_pylist(), got.column("vector").to_pylist(),
+                    strict=True))
     for text in (user, reply):
         want = model.encode([text])[0]
         assert float(np.dot(np.asarray(vecs[text], np.float32), want)) > 0.99999

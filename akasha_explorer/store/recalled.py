@@ -17,8 +17,9 @@ What the files are, and are not:
   3–5 ms on the demo store and ~20 ms at 10k turns — not the agent's to wait for), without
   an fsync; a record a kill caught before it was written is missing, and a missing record
   only means :meth:`RecallRecords.load` says so. Every read of the folder waits for the
-  records queued before it (:meth:`RecallRecords.flush`). Whether a recall was written back is the query-log
-  row's ``committed`` flag (what a commit checks); ``.written.json`` adds who, where, when;
+  records queued before it (:meth:`RecallRecords.flush`). Whether a recall was written
+  back is the query-log row's ``committed`` flag (what a commit checks); ``.written.json``
+  adds who, where, when;
 - **bounded**: the oldest records beyond :data:`KEEP` are removed as new ones come;
 - **forgotten with what they quote**: a trace holds verbatim messages and node ids, so a
   forget removes every record (:meth:`RecallRecords.clear`) — the rows of the query log stay,

@@ -25,7 +25,8 @@ from numpy.typing import NDArray
 from .._fs import WRITE_FACTOR, disk_full, ensure_free
 from ..errors import DiskFull, ReadOnlyStore
 
-__all__ = ["LANCE_CACHE_BYTES", "VectorDB", "lance_session", "messages_schema", "sql_str", "turns_schema"]
+__all__ = ["LANCE_CACHE_BYTES", "VectorDB", "lance_session", "messages_schema", "sql_str",
+           "turns_schema"]
 
 log = logging.getLogger(__name__)
 
