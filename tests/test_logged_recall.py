@@ -90,8 +90,10 @@ def test_the_mark_survives_a_kill_before_any_checkpoint(two_turns: Path) -> None
     uid = out.stdout.strip().splitlines()[-1]
     with ak.open(two_turns) as mem:
         assert [r["committed"] for r in mem.query_log() if r["uid"] == uid] == [True]
+        again = mem.recall("finger dressing", now=mem.last_ts() + 60, log=False)
+        again.log_uid = uid          # its record may be gone with the kill: the row decides
         with pytest.raises(ak.InvalidInput, match=r"already (committed|written back)"):
-            mem.commit(mem.logged_recall(uid), "s0:0")
+            mem.commit(again, "s0:0")
 
 
 def test_a_forget_drops_every_record_and_says_so(two_turns: Path) -> None:
@@ -128,8 +130,8 @@ def test_a_served_store_gives_the_agents_recall_and_refuses_a_second_write(
 def test_records_are_written_by_their_own_thread_and_none_outlives_a_forget(
         two_turns: Path) -> None:
     """The records are written behind the recall (serialising a trace is not the agent's
-    to wait for); a close writes what is queued, a forget drops it, a commit keeps its own
-    before it returns."""
+    to wait for, once the response is out); a close writes what is queued, a forget drops
+    it, a reader waits for it."""
     with ak.open(two_turns) as mem:
         now = mem.last_ts() + 60
         made = [mem.recall(f"阿岚 杀戮尖塔 {k}", now=now + k) for k in range(12)]
@@ -143,6 +145,7 @@ def test_records_are_written_by_their_own_thread_and_none_outlives_a_forget(
         mem.store.recalls.flush()
         assert not list(folder.glob("q-*.json.gz"))
         last = mem.recall("finger dressing", now=now + 200)
+        assert not (folder / f"{last.log_uid}.json.gz").exists()   # it waits its delay
         n = mem.store.mirror.nodes
         mem.commit(last, next(u for u, alive in zip(n.uid, n.alive, strict=True) if alive))
-        assert (folder / f"{last.log_uid}.json.gz").exists()   # before any flush
+        assert mem.logged_recall(last.log_uid).writeback == last.writeback

@@ -13,10 +13,11 @@ state, which the commits since have changed — and see that it was already writ
 What the files are, and are not:
 
 - **a view, not the truth.** The journal and Kuzu are the memory; a recall's record is
-  written after its query-log row, by a thread of its own (serialising a trace costs
-  3–5 ms on the demo store and ~20 ms at 10k turns — not the agent's to wait for), without
-  an fsync; a record a kill caught before it was written is missing, and a missing record
-  only means :meth:`RecallRecords.load` says so. Every read of the folder waits for the
+  written after its query-log row, by a thread of its own once it waited :data:`DELAY`
+  (serialising a trace costs 3–5 ms on the demo store and ~20 ms at 10k turns — not the
+  agent's to wait for, nor the response's to share the cores with), without an fsync; a
+  record a kill caught before it was written is missing, and a missing record only means
+  :meth:`RecallRecords.load` says so. Every read of the folder waits for the
   records queued before it (:meth:`RecallRecords.flush`). Whether a recall was written
   back is the query-log row's ``committed`` flag (what a commit checks); ``.written.json``
   adds who, where, when;
@@ -47,6 +48,7 @@ import logging
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +57,17 @@ from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan
 from ..errors import NotFound
 
-__all__ = ["FOLDER", "KEEP", "RecallRecords"]
+__all__ = ["DELAY", "FOLDER", "KEEP", "RecallRecords"]
 
 FOLDER = "recalls"
 """The folder in the store that keeps the records."""
 
 KEEP = 512
 """Logged recalls whose whole trace is kept (the newest); about 40 KB each on the demo."""
+
+DELAY = 0.1
+"""Seconds a recall's record waits before the writer thread serialises it: the response
+that carries the recall goes out first."""
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +82,9 @@ class RecallRecords:
         self.keep = keep
         self._saved = 0
         self._cv = threading.Condition()
-        self._queued: dict[str, RecallTrace] = {}   # log uid -> trace, oldest first
+        self._queued: dict[str, tuple[RecallTrace, float]] = {}  # uid -> (trace, when queued)
         self._busy = False       # the writer holds a record it took from the queue
+        self._hurry = 0          # callers waiting in flush(): no record waits its delay
         self._cleared = 0        # clears so far: a record taken before a clear is dropped
         self._io = threading.Lock()   # the folder: one writer of files at a time
         self._writer: threading.Thread | None = None
@@ -96,7 +103,7 @@ class RecallRecords:
         self._path(log_uid, ".json.gz")   # a bad uid is refused here, not in the thread
         with self._cv:
             if not self._closed:
-                self._queued[log_uid] = trace
+                self._queued[log_uid] = (trace, time.monotonic())
                 if self._writer is None or not self._writer.is_alive():
                     self._writer = threading.Thread(target=self._write_queued, daemon=True,
                                                     name=f"akasha-recalls-{self.dir.parent.name}")
@@ -123,14 +130,23 @@ class RecallRecords:
             self._prune()
 
     def _write_queued(self) -> None:
-        """The writer thread: the queued records, oldest first, until closed and empty."""
+        """The writer thread: the queued records, oldest first, each once it waited
+        :data:`DELAY` (sooner when the queue is long, a reader waits or the store closes),
+        until closed and empty."""
         while True:
             with self._cv:
-                self._cv.wait_for(lambda: self._queued or self._closed)
-                if not self._queued:
-                    return
-                uid = next(iter(self._queued))
-                trace = self._queued.pop(uid)
+                while True:
+                    if not self._queued:
+                        if self._closed:
+                            return
+                        self._cv.wait()
+                        continue
+                    uid, (trace, at) = next(iter(self._queued.items()))
+                    left = at + DELAY - time.monotonic()
+                    if left <= 0 or self._closed or self._hurry or len(self._queued) > 32:
+                        break
+                    self._cv.wait(left)
+                del self._queued[uid]
                 cleared, self._busy = self._cleared, True
             try:
                 data = self._encode(trace)
@@ -144,24 +160,15 @@ class RecallRecords:
                     self._busy = False
                     self._cv.notify_all()
 
-    def _write_now(self, log_uid: str) -> None:
-        """Write ``log_uid``'s record now if it is still queued (a commit: the recall an
-        agent used is kept before the commit returns), or wait while the writer holds one."""
-        with self._cv:
-            trace = self._queued.pop(log_uid, None)
-            if trace is None:
-                self._cv.wait_for(lambda: not self._busy)
-                return
-            cleared = self._cleared
-        data = self._encode(trace)
-        with self._io:
-            if cleared == self._cleared:
-                self._write(log_uid, data)
-
     def flush(self) -> None:
         """Wait until every record queued so far is written (or dropped by a clear)."""
         with self._cv:
-            self._cv.wait_for(lambda: not self._queued and not self._busy)
+            self._hurry += 1
+            self._cv.notify_all()
+            try:
+                self._cv.wait_for(lambda: not self._queued and not self._busy)
+            finally:
+                self._hurry -= 1
 
     def close(self) -> None:
         """Write what is queued and stop the writer thread (idempotent); later records are
@@ -201,7 +208,6 @@ class RecallRecords:
         trace; :meth:`load` puts it back)."""
         target = self._path(log_uid, ".written.json")
         tmp = target.with_name(target.name + ".tmp")
-        self._write_now(log_uid)
         done: dict[str, Any] = {"node": node, "by": by, "at": float(at)}
         if plan is not None:
             done["plan"] = to_plain(plan)
@@ -247,11 +253,12 @@ class RecallRecords:
         with self._io:
             with self._cv:
                 self._cleared += 1
+                dropped = set(self._queued)
                 self._queued.clear()
             if not self.dir.is_dir():
-                return 0
-            n = 0
+                return len(dropped)
             for p in self.dir.iterdir():
-                n += p.name.endswith(".json.gz")
+                if p.name.endswith(".json.gz"):
+                    dropped.add(p.name.removesuffix(".json.gz"))
                 p.unlink(missing_ok=True)
-            return n
+            return len(dropped)
