@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -153,9 +152,7 @@ def _drop_nodes(store: Store, uids: list[str], msg_uids: list[str]) -> None:
             m.forget_texts([j])
     store.forget_cached(msg_uids)
     vq.delete_messages_of_nodes(store.vectors, uids, batch=200)
-    with warnings.catch_warnings():  # the writer lock means no other reader holds a version
-        warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
-        store.vectors.optimize(cleanup=True)
+    store.vectors.optimize(cleanup=True)  # the writer lock: no other reader holds a version
 
 
 def _prune_anchors(g: GraphDB, anchors: list[str]) -> dict[str, Any]:
@@ -191,8 +188,6 @@ def rebuild_graph(store: Store) -> None:
 def purge(store: Store) -> None:
     """Finish an interrupted forget: drop LanceDB's older versions (they may still hold the
     forgotten rows) and rebuild the Kuzu file (its free pages may hold deleted strings)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
-        store.vectors.optimize(cleanup=True)
+    store.vectors.optimize(cleanup=True)
     rebuild_graph(store)
     store.graph.meta_set(PENDING_KEY, "")

@@ -28,7 +28,6 @@ import logging
 import shutil
 import threading
 import time
-import warnings
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -333,12 +332,12 @@ class Store:
         self.fold_graph()  # the commits' edges name the turns waiting
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
-            self._tidy()
-            return {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
-                    "seconds": 0.0}
-        s = self.settings
-        out = self.mirror.checkpoint(self.graph, self.journal, prune_below=s.EDGE_PRUNE_BELOW,
-                                     tau=s.EDGE_TAU)
+            out = {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
+                   "seconds": 0.0}
+        else:
+            s = self.settings
+            out = self.mirror.checkpoint(self.graph, self.journal,
+                                         prune_below=s.EDGE_PRUNE_BELOW, tau=s.EDGE_TAU)
         self._tidy()
         return out
 
@@ -371,9 +370,7 @@ class Store:
         self.check_write()
         before = _du(self.path)
         self.checkpoint()
-        with warnings.catch_warnings():  # the writer lock: no other writer holds a version
-            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
-            self.vectors.optimize(cleanup=True)
+        self.vectors.optimize(cleanup=True)  # the writer lock: no other reader holds a version
         self.graph = dump.rebuild(self.graph)
         return {"bytes_before": before, "bytes_after": _du(self.path)}
 

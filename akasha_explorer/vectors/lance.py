@@ -80,6 +80,16 @@ LANCE_RESERVE = 4 << 20
 
 
 @contextlib.contextmanager
+def _dropping_versions(path: Any) -> Iterator[None]:
+    """A cleanup of every older version (``cleanup_older_than=0``) without LanceDB's
+    warning about readers of those versions — only the writer-lock holder calls it, and
+    read-only opens are refused while it holds the store — and a full disk as DiskFull."""
+    with warnings.catch_warnings(), _full_disk(path):
+        warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+        yield
+
+
+@contextlib.contextmanager
 def _full_disk(path: Any) -> Iterator[None]:
     """LanceDB's "No space left on device" (a RuntimeError or OSError) as DiskFull."""
     try:
@@ -204,8 +214,7 @@ class VectorDB:
         are refused while a writer holds the store). Files no version names (a failed
         write's) are left for :meth:`optimize` with ``cleanup=True``."""
         self._check_write()
-        with warnings.catch_warnings(), _full_disk(self.path):
-            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+        with _dropping_versions(self.path):
             for t in (self.messages, self.turns):
                 t.optimize(cleanup_older_than=dt.timedelta(0))
         self.versions = 0
@@ -222,7 +231,7 @@ class VectorDB:
         fresh) and cleaned up again."""
         self._check_write()
         for t in (self.messages, self.turns):
-            with _full_disk(self.path):
+            with _dropping_versions(self.path) if cleanup else _full_disk(self.path):
                 if not cleanup:
                     t.optimize()
                     continue
