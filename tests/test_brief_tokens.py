@@ -58,6 +58,49 @@ def test_estimate_counts_latin_words_and_symbols():
     assert estimate_tokens("早安 Akashic!") == 5  # a 7-letter word counts 2
 
 
+def _by_pieces(text: str) -> int:
+    """The rules of the module docstring read literally, one piece at a time: the
+    reference the class-by-class count must equal."""
+    from akasha_explorer.brief.tokens import CJK_RANGES
+    camel = re.compile(r"[A-Z\u00c0-\u00de]+(?![a-z\u00df-\u024f])|[A-Z\u00c0-\u00de]?"
+                       r"[a-z\u00df-\u024f]+|[A-Za-z\u00c0-\u024f]")
+    n = 0
+    for m in re.finditer(rf"\s+|[{CJK_RANGES}]|[A-Za-z\u00c0-\u024f]+|[0-9]+|.", text, re.S):
+        s, c = m.group(), m.group()[0]
+        if c.isspace():
+            continue
+        if "\uac00" <= c <= "\ud7a3":
+            n += 3 if (ord(c) - 0xAC00) % 28 else 2
+        elif c.isdigit() and c.isascii():
+            n += len(s)
+        elif c.isalpha() and ord(c) < 0x250:
+            n += sum(-(-len(p) // 6) for p in camel.findall(s))
+        else:
+            n += 1
+    return n
+
+
+MIXED_TEXT = st.text(alphabet=st.one_of(
+    st.characters(max_codepoint=0x2FF), st.characters(min_codepoint=0x2000,
+                                                      max_codepoint=0x33FF),
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x4F00),
+    st.characters(min_codepoint=0xA960, max_codepoint=0xAD00),
+    st.characters(min_codepoint=0xD780, max_codepoint=0xFFFF),
+    st.characters(min_codepoint=0x1F300, max_codepoint=0x2013F)), max_size=40)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=MIXED_TEXT)
+def test_estimate_equals_its_rules_read_piece_by_piece(text):
+    assert estimate_tokens(text) == _by_pieces(text)
+
+
+def test_estimate_equals_its_rules_on_the_demo_and_the_edges():
+    for t in [*demo_texts(), "\u3000", "a\u3000b", "×Æ", "S×", "ªµº", "한국어 테스트",
+              "٣ ⁹ ½", "ZBDongle-E v0.3.1 🏹"]:
+        assert estimate_tokens(t) == _by_pieces(t), t
+
+
 def test_count_tokens_uses_a_given_tokenizer(real_tokenizer):
     s = "Aqara 的配上了，卧室湿度 43%，客厅 47%"
     assert count_tokens(s, real_tokenizer) == real_tokenizer(s)

@@ -81,6 +81,18 @@ def test_a_waiting_turn_is_found_by_its_names_before_the_graph_has_it(
     assert mem.store.graph_behind == 1
     assert node in mem.recall("Lan", now=now + 1).floor.uids
     assert mem.store.graph_behind == 1            # found without writing it first
+    # each waiting message is searched once: a turn added since is searched, the anchor's
+    # message rows are not the ones cached before it
+    other, _ = mem.add_turn("Did she book it?", "岚姐说周三早上八点。", session="w1",
+                            ts=now + 2)
+    channel = mem.store.anchor_channel
+    lan = next(h.anchor for h in channel.lexicon(mem.store).find("Lan"))
+    rows, _ = channel.postings(mem.store, lan)
+    n = mem.store.mirror.nodes
+    owners = {n.uid[int(n.msg_node[j])] for j in rows.tolist()}
+    assert {node, other} <= owners
+    assert mem.store.graph_behind == 2
+    assert {node, other} <= set(mem.recall("Lan", now=now + 3).floor.uids)
 
 
 def test_a_forgotten_session_talked_to_again(demo_store: Path) -> None:

@@ -202,7 +202,8 @@ class AnchorChannel:
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
         self._waiting: tuple[int, ...] = ()
-        self._waiting_hits: dict[str, dict[int, int]] = {}
+        self._waiting_hits: dict[int, tuple[str, ...]] = {}
+        """Per waiting message row: the anchors its aliases name, once per mention."""
         self._lexicon = AnchorLexicon((), {})
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
         self._chars = CharIndex()
@@ -233,16 +234,26 @@ class AnchorChannel:
                     store.graph)), ga.anchor_names(store.graph))
             self._rows = {}
             self._key = key
-            self._waiting = ()
+            self._waiting, self._waiting_hits = (), {}
         waiting = tuple(store.waiting_messages())
-        if waiting != self._waiting:  # their aliases, as extraction's gazetteer finds them
-            hits: dict[str, dict[int, int]] = {}
+        if waiting != self._waiting:
+            # their aliases, as extraction's gazetteer finds them — searched once per
+            # message while the lexicon stands (an agent's loop adds a turn or two to up
+            # to FOLD_AFTER waiting ones; searching them all again was 40 % of a recall)
             texts = store.mirror.msg_text
+            old, hits = self._waiting_hits, {}
+            changed: set[str] = set()
             for j in waiting:
-                for h in self._lexicon.find(texts[j] or ""):
-                    per = hits.setdefault(h.anchor, {})
-                    per[j] = per.get(j, 0) + 1
-            self._waiting, self._waiting_hits, self._rows = waiting, hits, {}
+                got = old.pop(j, None)
+                if got is None:
+                    got = tuple(h.anchor for h in self._lexicon.find(texts[j] or ""))
+                    changed.update(got)
+                hits[j] = got
+            for gone in old.values():  # folded into the graph (its mentions come with it)
+                changed.update(gone)
+            for a in changed:
+                self._rows.pop(a, None)
+            self._waiting, self._waiting_hits = waiting, hits
 
     def lexicon(self, store: ChannelStore) -> AnchorLexicon:
         """The alias lexicon as of now."""
@@ -263,8 +274,10 @@ class AnchorChannel:
                 j = index.get(m["msg"])
                 if j is not None:
                     counts[int(j)] = counts.get(int(j), 0) + 1
-            for j, c in self._waiting_hits.get(anchor, {}).items():
-                counts[j] = counts.get(j, 0) + c
+            for j, named in self._waiting_hits.items():
+                c = named.count(anchor)
+                if c:
+                    counts[j] = counts.get(j, 0) + c
             rows = np.array(sorted(counts), np.int64)
             got = (rows, np.array([counts[int(r)] for r in rows], np.float64))
             self._rows[anchor] = got
