@@ -149,3 +149,42 @@ def test_records_are_written_by_their_own_thread_and_none_outlives_a_forget(
         n = mem.store.mirror.nodes
         mem.commit(last, next(u for u, alive in zip(n.uid, n.alive, strict=True) if alive))
         assert mem.logged_recall(last.log_uid).writeback == last.writeback
+
+
+def test_the_folder_keeps_the_newest_records_within_a_count_and_a_size(
+        tmp_path: Path) -> None:
+    """Records are bounded by count and by bytes in all (a trace grows with the memory's
+    edges); the newest stay, with their written-back marks, and the newest one always."""
+    import os
+    import secrets
+
+    from akasha_explorer.engine.trace import RecallTrace
+    from akasha_explorer.store.recalled import RecallRecords
+
+    rec = RecallRecords(tmp_path, keep=1000, keep_bytes=1 << 30)
+    uids = [f"q-{k:04x}" for k in range(30)]
+    for k, uid in enumerate(uids):
+        tr = RecallTrace.empty()
+        tr.query = secrets.token_hex(2000)   # incompressible: each record ~2 KB
+        rec.save(uid, tr)
+        rec.mark_written(uid, node=f"s:{k}", by="agent", at=float(k))
+    rec.flush()
+    for k, uid in enumerate(uids):   # oldest first, whatever the clock's resolution
+        os.utime(tmp_path / "recalls" / f"{uid}.json.gz", ns=(k * 10**9, k * 10**9))
+    size = max(p.stat().st_size for p in (tmp_path / "recalls").glob("*.json.gz"))
+
+    def kept() -> list[str]:
+        return sorted(p.name.removesuffix(".json.gz")
+                      for p in (tmp_path / "recalls").glob("*.json.gz"))
+
+    assert rec.prune() == 0 and kept() == uids
+    rec.keep = 25
+    assert rec.prune() == 5 and kept() == uids[5:]
+    rec.keep_bytes = 10 * size
+    assert rec.prune() == 15 and kept() == uids[20:]
+    assert (tmp_path / "recalls" / f"{uids[29]}.written.json").exists()
+    assert not (tmp_path / "recalls" / f"{uids[19]}.written.json").exists()
+    assert rec.written(uids[25]) == {"node": "s:25", "by": "agent", "at": 25.0}
+    rec.keep_bytes = 1
+    assert rec.prune() == 9 and kept() == uids[29:]
+    assert rec.load(uids[29]).query

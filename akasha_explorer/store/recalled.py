@@ -21,7 +21,10 @@ What the files are, and are not:
   records queued before it (:meth:`RecallRecords.flush`). Whether a recall was written
   back is the query-log row's ``committed`` flag (what a commit checks); ``.written.json``
   adds who, where, when;
-- **bounded**: the oldest records beyond :data:`KEEP` are removed as new ones come;
+- **bounded**: the oldest records beyond :data:`KEEP`, or beyond :data:`KEEP_BYTES` in
+  all, are removed as new ones come (a trace grows with the memory's co-activation
+  edges: ~40 KB a record on the demo, ~185 KB on a 10k-turn store after 2,000 agent
+  loops — 512 of those would be 95 MB);
 - **forgotten with what they quote**: a trace holds verbatim messages and node ids, so a
   forget removes every record (:meth:`RecallRecords.clear`) — the rows of the query log stay,
   redacted as before;
@@ -57,13 +60,17 @@ from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan
 from ..errors import NotFound
 
-__all__ = ["DELAY", "FOLDER", "KEEP", "RecallRecords"]
+__all__ = ["DELAY", "FOLDER", "KEEP", "KEEP_BYTES", "RecallRecords"]
 
 FOLDER = "recalls"
 """The folder in the store that keeps the records."""
 
 KEEP = 512
 """Logged recalls whose whole trace is kept (the newest); about 40 KB each on the demo."""
+
+KEEP_BYTES = 32 * 1024 * 1024
+"""Most bytes the kept records take in all (the newest first; the newest one is always
+kept)."""
 
 DELAY = 0.1
 """Seconds a recall's record waits before the writer thread serialises it: the response
@@ -77,9 +84,11 @@ _UID = re.compile(r"^q-[0-9a-f]{1,64}$")
 class RecallRecords:
     """The records of one store's logged recalls (see the module docstring)."""
 
-    def __init__(self, store_path: Path, keep: int = KEEP) -> None:
+    def __init__(self, store_path: Path, keep: int = KEEP,
+                 keep_bytes: int = KEEP_BYTES) -> None:
         self.dir = store_path / FOLDER
         self.keep = keep
+        self.keep_bytes = keep_bytes
         self._saved = 0
         self._cv = threading.Condition()
         self._queued: dict[str, tuple[RecallTrace, float]] = {}  # uid -> (trace, when queued)
@@ -230,22 +239,34 @@ class RecallRecords:
         return {k: v for k, v in got.items() if k != "plan"} or None
 
     def prune(self) -> int:
-        """Remove the oldest records beyond :attr:`keep`; returns how many went."""
+        """Remove the oldest records beyond :attr:`keep` or :attr:`keep_bytes`; returns
+        how many went."""
         self.flush()
         with self._io:
             return self._prune()
 
     def _prune(self) -> int:
+        found = []
         try:
-            kept = sorted(self.dir.glob("q-*.json.gz"), key=lambda p: p.stat().st_mtime_ns)
+            for p in self.dir.glob("q-*.json.gz"):
+                try:
+                    st = p.stat()
+                except FileNotFoundError:   # removed by a clear meanwhile
+                    continue
+                found.append((st.st_mtime_ns, p.name, st.st_size, p))
         except OSError:
             return 0
-        gone = kept[:max(0, len(kept) - self.keep)]
-        for p in gone:
+        found.sort(reverse=True)   # newest first
+        total, n_kept = 0, 0
+        for _, _, size, _ in found:
+            if n_kept and (n_kept >= self.keep or total + size > self.keep_bytes):
+                break
+            total, n_kept = total + size, n_kept + 1
+        for *_, p in found[n_kept:]:
             uid = p.name.removesuffix(".json.gz")
             for f in (p, self.dir / f"{uid}.written.json"):
                 f.unlink(missing_ok=True)
-        return len(gone)
+        return len(found) - n_kept
 
     def clear(self) -> int:
         """Remove every record (a forget: a record may quote what was forgotten); returns
