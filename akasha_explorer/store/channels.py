@@ -30,6 +30,7 @@ over its mentions): the person whose memory it is (mentioned everywhere) names n
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,6 +169,8 @@ class CharIndex:
 def _free_chars(text: str) -> list[str]:
     from ..text.tokenize import segment
     out: list[str] = []
+    if not is_cjk(text):   # nothing to find: not worth jieba's time (90 µs a message)
+        return out
     for w in segment(text):
         if not is_cjk(w):
             continue
@@ -207,15 +210,20 @@ class AnchorChannel:
         self._lexicon = AnchorLexicon((), {})
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
         self._chars = CharIndex()
-        self._cjk: tuple[int, bool] = (-1, False)
+        self._cjk: tuple[int, bool, object] = (0, False, None)
+        """Terms of the lexical index read so far, whether one is Chinese, which index."""
 
     def chars(self, store: ChannelStore) -> Postings | None:
         """The character index (:class:`CharIndex`) of the store's messages, or None when
         no indexed term of the store is Chinese (nothing to find, nothing to build)."""
         vocab = store.postings().vocab
-        if self._cjk[0] != len(vocab):
-            self._cjk = (len(vocab), any(is_cjk(t) for t in vocab))
-        if not self._cjk[1]:
+        seen, found, of = self._cjk
+        if of is not vocab:   # another mirror's index: read it from the start
+            seen, found = 0, False
+        if not found and seen != len(vocab):   # only the terms added since (terms stay)
+            found = any(is_cjk(t) for t in itertools.islice(vocab, seen, None))
+        self._cjk = (len(vocab), found, vocab)
+        if not found:
             return None
         if self._chars.mirror != id(store.mirror):  # a reloaded mirror: rows may differ
             self._chars = CharIndex(id(store.mirror))
