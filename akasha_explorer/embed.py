@@ -28,8 +28,8 @@ from numpy.typing import NDArray
 
 from .errors import InvalidSettings
 
-__all__ = ["DEFAULT_MODEL", "TORCH_THREADS_ENV", "CJKAugmentedEmbedder", "Embedder",
-           "SentenceTransformerEmbedder", "get_embedder", "make_embedder"]
+__all__ = ["DEFAULT_MODEL", "SERVE_TORCH_THREADS", "TORCH_THREADS_ENV", "CJKAugmentedEmbedder",
+           "Embedder", "SentenceTransformerEmbedder", "get_embedder", "make_embedder"]
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,16 @@ TORCH_THREADS_ENV = "AKASHA_TORCH_THREADS"
 """Environment variable: torch's intra-op threads for the model (default: torch's own, one
 per core). A server that shares its cores with other processes may answer faster with
 fewer (``akasha bench serve --busy 1 --env AKASHA_TORCH_THREADS=1`` measures it)."""
+
+
+SERVE_TORCH_THREADS = 1
+"""Torch's intra-op threads in ``akasha serve`` unless :data:`TORCH_THREADS_ENV` or
+``--torch-threads`` says otherwise. A server shares its cores (with its own clients, the
+agent's process, anything else): with another process busy on one of this machine's two
+cores, one thread answered ``context`` in 34 ms p50 (embedding 18 ms) where two took 53
+(embedding 61 — the second thread waits for the busy core), eight clients 12.8 loops/s
+against 10.8; on a quiet machine the two were equal within noise
+(``benchmarks/results/serve-ab-threads-busy.md``)."""
 
 
 def _set_threads() -> None:

@@ -104,6 +104,8 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
 
     nodes = anyio.run(agent)
     assert nb.wait(since=v0, timeout=5) > v0         # the notebook sees the change
+    # the server's model runs on one thread by default (it shares its cores)
+    assert ak.connect(url).info["torch_threads"] == 1
     assert nb.stats()["nodes"] == 2 + 4
     assert {s.session for s in nb.sessions()} == {"s0", "agent"}
     assert [m.text for m in nb.messages(nodes[-1])] == [

@@ -41,6 +41,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -283,7 +284,8 @@ class MemoryService:
                     "model": m.store.manifest.model, "dim": m.store.dim, "started": self.started,
                     "pid": os.getpid(), "url": self.url,
                     "journal_pending": m.store.journal.pending,
-                    "checkpoints": self._checkpoints}
+                    "checkpoints": self._checkpoints,
+                    "torch_threads": _torch_threads()}
 
     def state(self, caller: Caller) -> ClientState:
         """The state of ``caller``'s client (made on first use; the least recently seen of
@@ -680,6 +682,12 @@ class MemoryService:
             return s
 
         return self._run(run, writes=False)
+
+
+def _torch_threads() -> int | None:
+    """Torch's intra-op threads in this process (None before the model is loaded)."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
 
 
 def _check_turn(user: str | None, assistant: str | None, session: str, ts: float | None,

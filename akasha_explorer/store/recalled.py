@@ -251,7 +251,7 @@ class RecallRecords:
             for p in self.dir.glob("q-*.json.gz"):
                 try:
                     st = p.stat()
-                except FileNotFoundError:   # removed by a clear meanwhile
+                except FileNotFoundError:   # gone meanwhile (not by us: we hold _io)
                     continue
                 found.append((st.st_mtime_ns, p.name, st.st_size, p))
         except OSError:
