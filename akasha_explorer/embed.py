@@ -170,8 +170,9 @@ SERVE_TORCH_THREADS = 1
 agent's process, anything else): with another process busy on one of this machine's two
 cores, one thread answered ``context`` in 34 ms p50 (embedding 18 ms) where two took 53
 (embedding 61 — the second thread waits for the busy core), eight clients 12.8 loops/s
-against 10.8; on a quiet machine the two were equal within noise
-(``benchmarks/results/serve-ab-threads-busy.md``)."""
+against 10.8; on a quiet machine one client's p50 29.0 against 26.3 ms but p99 45 against
+66, eight clients 14.9 against 13.9 loops/s (``benchmarks/results/serve-ab-threads-busy.md``,
+``serve-ab-threads-quiet.md``)."""
 
 
 def _set_threads() -> None:

@@ -35,7 +35,7 @@ __all__ = ["COMMANDS"]
               help="Fold the journal into Kuzu this often when commits are pending.")
 @click.option("--torch-threads", type=click.IntRange(min=1), default=None,
               help="Threads of the embedding model. Default: env AKASHA_TORCH_THREADS, else "
-                   "1 (a server shares its cores; measured: as fast on a quiet machine, "
+                   "1 (a server shares its cores; measured: about as fast on a quiet machine, "
                    "much faster beside a busy core).")
 def serve_cmd(store: str, host: str, port: int, stdio: bool, no_http: bool,
               tokens: tuple[str, ...], allow_hosts: tuple[str, ...],
