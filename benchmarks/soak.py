@@ -24,6 +24,9 @@ the Kuzu file rebuilt), checkpoints, and every error (there must be none). At th
 store is closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256,
 no session links and no NEXT chain, so those three checks are left out).
 
+The process limits glibc's arenas as ``akasha serve`` does (``--arenas``; measured in
+``benchmarks/results/soak-arenas.md``).
+
 Run: ``python benchmarks/soak.py [--nodes 10000] [--commits 10000]``.
 """
 
@@ -252,12 +255,19 @@ def main() -> None:
                     help="Record RSS, mirror size and disk per part every N rounds.")
     ap.add_argument("--folder", type=Path, default=None,
                     help="Where the store is built (default: a temporary folder).")
+    ap.add_argument("--arenas", type=int, default=None,
+                    help="glibc arenas, as `akasha serve` sets them (default: "
+                         "store.heap.MALLOC_ARENAS; 0: glibc's own default).")
     args = ap.parse_args()
+    from akasha_explorer.store.heap import MALLOC_ARENAS, limit_arenas
+    arenas = MALLOC_ARENAS if args.arenas is None else args.arenas
+    limited = bool(arenas) and limit_arenas(arenas)
     with tempfile.TemporaryDirectory(prefix="akasha-soak-") as tmp:
         folder = args.folder or Path(tmp)
         out = soak(folder, nodes=args.nodes, commits=args.commits,
                    ingest_every=args.ingest_every, ingest_size=args.ingest_size, seed=args.seed,
                    sample_every=args.sample_every, workload=args.workload)
+    out["malloc_arenas"] = arenas if limited else os.environ.get("MALLOC_ARENA_MAX", "glibc")
     print(json.dumps(out, indent=1))
     if out["errors"] or out["doctor_after_reopen"] != "ok":
         raise SystemExit(1)

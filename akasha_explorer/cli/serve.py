@@ -47,9 +47,11 @@ def serve_cmd(store: str, host: str, port: int, stdio: bool, no_http: bool,
     each other out of a served store. Web pages cannot reach it (SECURITY.md)."""
     from ..embed import SERVE_TORCH_THREADS, TORCH_THREADS_ENV
     from ..server.http import parse_tokens, serve
+    from ..store.heap import limit_arenas
 
     if no_http and not stdio:
         raise click.UsageError("--no-http leaves nothing to serve without --stdio")
+    limit_arenas()   # a long-running process: less memory kept free per thread
     if torch_threads is not None:   # read when the model loads, in this process
         os.environ[TORCH_THREADS_ENV] = str(torch_threads)
     else:
