@@ -234,3 +234,36 @@ def test_the_user_text_is_embedded_once_per_loop(demo_store: Path, served: bool)
     for text in (user, reply):
         want = model.encode([text])[0]
         assert float(np.dot(np.asarray(vecs[text], np.float32), want)) > 0.99999
+
+
+def test_two_folds_at_once_write_each_turn_once(rw_mem: ak.Memory) -> None:
+    """A fold called from two threads at once (a server's idle fold beside a reader's
+    catch-up): the second waits and finds nothing left — before, both wrote the same
+    waiting rows and Kuzu refused the second ("duplicated primary key")."""
+    import threading
+
+    mem = rw_mem
+    now = mem.last_ts() + 60
+    nodes = [mem.add_turn(f"两个折叠 {k}", "好", session="twice", ts=now + k)[0]
+             for k in range(3)]
+    store = mem.store
+    assert store.graph_behind == 3
+    start = threading.Barrier(2)
+    out: list[object] = []
+
+    def fold() -> None:
+        start.wait()
+        try:
+            out.append(store.fold_graph())
+        except Exception as e:   # the assertion below shows it
+            out.append(e)
+
+    threads = [threading.Thread(target=fold) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert sorted(out, key=str) == [0, 3], out
+    assert store.graph_behind == 0
+    assert [s.nodes for s in mem.sessions() if s.session == "twice"] == [3]
+    assert {m.session for n in nodes for m in mem.messages(n)} == {"twice"}

@@ -252,6 +252,11 @@ class MemoryService:
                         store.fold_graph()
                 except AkashaError as e:   # a full disk: the journal keeps every commit
                     log.warning("scheduled checkpoint of %s failed: %s", self.path, e)
+                except Exception:   # anything else: said, and the loop goes on (a dead
+                    # loop would leave the journal growing until close); the journal
+                    # keeps what was not written, the next fold or checkpoint tries again
+                    log.exception("scheduled %s of %s failed",
+                                  "checkpoint" if checkpoint else "fold", self.path)
 
     def _run(self, fn: Callable[[], Any], *, writes: bool) -> Any:
         with phase("lock_wait"):

@@ -126,6 +126,7 @@ class Store:
         self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
         self._text_vecs: dict[str, np.ndarray] = {}  # index text -> vector (prepare_turn)
         self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
+        self._fold_lock = threading.RLock()  # one fold at a time, whichever thread calls it
         self.anchor_channel = AnchorChannel()
         """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self.derived: dict[str, Any] = {}
@@ -886,20 +887,23 @@ class Store:
         the waiting turns' mentions until then. A kill before the fold loses nothing: the
         next read-write open writes the journal's waiting rows (Meta ``graph_seq`` says
         which are in) before loading the mirror."""
-        todo = self._behind
-        self.graph.catch_up = None
-        if not todo:
-            return 0
-        try:
-            self.journal.sync()  # the graph never holds a turn the journal may lose
-            uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
-                                     seq=todo[-1][0], extract=True)
-        except BaseException:
-            self.graph.catch_up = self.fold_graph
-            raise
-        self._behind = []
-        self._tidy()
-        return len(uids)
+        with self._fold_lock:  # a second caller waits, then finds nothing left to write
+            todo = list(self._behind)
+            self.graph.catch_up = None
+            if not todo:
+                return 0
+            try:
+                self.journal.sync()  # the graph never holds a turn the journal may lose
+                uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
+                                         seq=todo[-1][0], extract=True)
+            except BaseException:
+                self.graph.catch_up = self.fold_graph
+                raise
+            self._behind = self._behind[len(todo):]
+            if self._behind:   # stored while this fold wrote
+                self.graph.catch_up = self.fold_graph
+            self._tidy()
+            return len(uids)
 
     @property
     def graph_behind(self) -> int:
