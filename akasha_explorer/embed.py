@@ -160,8 +160,8 @@ class _Waiting:
 
 TORCH_THREADS_ENV = "AKASHA_TORCH_THREADS"
 """Environment variable: torch's intra-op threads for the model (default: torch's own, one
-per core). A server that shares its cores with other processes may answer faster with
-fewer (``akasha bench serve --busy 1 --env AKASHA_TORCH_THREADS=1`` measures it)."""
+per core; in ``akasha serve``, :data:`SERVE_TORCH_THREADS`). ``akasha bench serve --busy 1
+--env AKASHA_TORCH_THREADS=2`` measures a server with more."""
 
 
 SERVE_TORCH_THREADS = 1

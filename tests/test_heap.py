@@ -40,8 +40,8 @@ _THREADS = textwrap.dedent("""
 def _arenas(env: dict[str, str]) -> tuple[str, int, int]:
     err = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True,
                          text=True, timeout=120, check=True).stderr
-    before, said, after = err.partition("limited\n")[0], err, err.partition("limited\n")[2]
-    verdict = "not limited" if "not limited" in said else "limited"
+    before, _, after = err.partition("limited\n")
+    verdict = "not limited" if "not limited" in err else "limited"
     return verdict, before.count("Arena "), after.count("Arena ")
 
 
