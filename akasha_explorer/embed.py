@@ -11,6 +11,9 @@ CJK word/bigram features (:mod:`akasha_explorer.text.cjkvec`), blended by how mu
 text is CJK: ``v = [sqrt(1 - w) · model(t), sqrt(w) · cjk(t)]``. English text keeps exactly
 the model's cosines; Chinese text gets a lexical floor instead of noise. Set
 ``EMBED_CJK_DIMS=0`` (e.g. with a Chinese-capable model) to turn it off.
+
+The model computes in bfloat16 where the CPU has native bfloat16 arithmetic, else in
+float32 (:data:`DTYPE_ENV`); the vectors are float32 and unit length either way.
 """
 
 from __future__ import annotations
@@ -189,11 +192,12 @@ DTYPE_ENV = "AKASHA_EMBED_DTYPE"
 """Environment variable: what the embedding model computes in — ``auto`` (the default:
 ``bfloat16`` where the CPU has native bfloat16 arithmetic, :func:`native_bfloat16`, else
 ``float32``), ``float32`` or ``bfloat16``. A process-wide choice like the thread count, not
-a store setting: the vectors agree with float32's to a cosine of 0.9999 for a query and
-0.998 or better for a long turn (the demo's 256 first messages), so one store can hold
-both. On this project's machine (AMD EPYC, AVX512-BF16) bfloat16 embeds a short query in
-7.8 ms against 11.2 (one thread) and 256 messages in 2.2 s against 4.1 (two threads):
-``benchmarks/results/embed-dtype.md``."""
+a store setting: a text's two vectors have a cosine of 0.9998 or more (the demo's
+questions and its 256 first messages), so one store can hold both, and LoCoMo, MADial and
+the demo's labelled questions score exactly the same for ``context`` either way. On this
+project's machine (AMD EPYC, AVX512-BF16, one thread, side by side) bfloat16 embeds one
+query in 10.3 ms against 13.9, eight in 28.7 against 45.7, and 256 messages in 4.2 s
+against 7.8 (``benchmarks/results/embed-dtype.md``)."""
 
 
 def native_bfloat16() -> bool:
@@ -253,6 +257,7 @@ class CJKAugmentedEmbedder:
         self.dims = int(dims)
         self.name = f"{inner.name}+cjk{self.dims}"
         self.dim = inner.dim + self.dims
+        self.dtype = getattr(inner, "dtype", "float32")
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64,
                progress: bool = False) -> NDArray[np.float32]:

@@ -1,14 +1,36 @@
 """Micro-batching in the real model (:meth:`SentenceTransformerEmbedder.encode`): texts
 that wait for the model while it is busy are embedded in one call by whoever gets it next,
-and each caller gets exactly its own vectors back, in its own order."""
+and each caller gets exactly its own vectors back, in its own order. And the model's two
+dtypes (``AKASHA_EMBED_DTYPE``): bfloat16's vectors agree with float32's.
+
+The exactness tests use a float32 model: in bfloat16 a text padded in a batch and the same
+text alone differ in the fourth decimal (their cosine is ~0.99998), so "exactly its own
+vectors" is checked where it is exact."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pytest
+
+from akasha_explorer.embed import DTYPE_ENV, SentenceTransformerEmbedder
+from akasha_explorer.errors import InvalidSettings
+
+
+def _load(dtype: str) -> SentenceTransformerEmbedder:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(DTYPE_ENV, dtype)
+        return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[SentenceTransformerEmbedder]:
+    """A float32 model of its own (not the process-wide one, whose dtype is ``auto``)."""
+    yield _load("float32")
 
 
 def test_concurrent_callers_each_get_their_own_vectors(embedder: Any) -> None:
@@ -55,3 +77,33 @@ def test_a_short_call_gives_the_vectors_encode_gives(embedder: Any) -> None:
         np.testing.assert_allclose(embedder.encode([t])[0], w, atol=1e-6)
     # a call larger than a batch goes through encode itself
     np.testing.assert_allclose(embedder.encode(texts, batch_size=2), want, atol=1e-6)
+
+
+def test_bfloat16_vectors_agree_with_float32(embedder: Any) -> None:
+    """The same texts through the model in bfloat16 and in float32: each text's two vectors
+    have a cosine of at least 0.9995 (0.9998 measured on the demo's texts), unit length
+    both; and which message each question is nearest to does not change."""
+    bf = _load("bfloat16")
+    assert (bf.dtype, embedder.dtype, bf.dim) == ("bfloat16", "float32", embedder.dim)
+    assert str(next(bf._model.parameters()).dtype) == "torch.bfloat16"
+    messages = ["我住在上海徐汇区，每天骑车去公司，大概二十分钟。",
+                "Merged the Markdown exporter PR today, the contributor finally added tests",
+                "The humidifier arrived — an evaporative one, on a smart plug.",
+                "My left index finger got cut while slicing potatoes. " * 12,
+                "ok", "SONOFF 的 ZBDongle-E"]
+    questions = ["Which Zigbee dongle do I use?", "What did I merge today?",
+                 "What did I buy for the dry bedroom?", "How did I hurt my finger?"]
+    for texts in (messages, questions, [questions[0]]):
+        a, b = embedder.encode(texts), bf.encode(texts)
+        assert b.dtype == np.float32 and b.shape == a.shape
+        np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+        assert (a * b).sum(axis=1).min() >= 0.9995
+    m32, m16 = embedder.encode(messages), bf.encode(messages)
+    q32, q16 = embedder.encode(questions), bf.encode(questions)
+    assert ((q32 @ m32.T).argmax(axis=1) == (q16 @ m16.T).argmax(axis=1)).all()
+
+
+def test_an_unknown_dtype_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DTYPE_ENV, "float16")
+    with pytest.raises(InvalidSettings, match="AKASHA_EMBED_DTYPE='float16': use auto"):
+        SentenceTransformerEmbedder()

@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import akasha_explorer as ak
+from akasha_explorer.embed import native_bfloat16
 from akasha_explorer.engine.trace import RecallTrace
 from akasha_explorer.server.mcp_tools import TOOLS
 
@@ -104,8 +105,11 @@ def test_an_agent_writes_over_http_while_a_notebook_reads(served: Any) -> None:
 
     nodes = anyio.run(agent)
     assert nb.wait(since=v0, timeout=5) > v0         # the notebook sees the change
-    # the server's model runs on one thread by default (it shares its cores)
-    assert ak.connect(url).info["torch_threads"] == 1
+    # the server's model runs on one thread by default (it shares its cores), in bfloat16
+    # where the CPU has it natively
+    info = ak.connect(url).info
+    assert info["torch_threads"] == 1
+    assert info["embed_dtype"] == ("bfloat16" if native_bfloat16() else "float32")
     assert nb.stats()["nodes"] == 2 + 4
     assert {s.session for s in nb.sessions()} == {"s0", "agent"}
     assert [m.text for m in nb.messages(nodes[-1])] == [

@@ -290,7 +290,8 @@ class MemoryService:
                     "pid": os.getpid(), "url": self.url,
                     "journal_pending": m.store.journal.pending,
                     "checkpoints": self._checkpoints,
-                    "torch_threads": _torch_threads()}
+                    "torch_threads": _torch_threads(),
+                    "embed_dtype": getattr(m.store.embedder, "dtype", None)}
 
     def state(self, caller: Caller) -> ClientState:
         """The state of ``caller``'s client (made on first use; the least recently seen of
