@@ -302,8 +302,9 @@ class Settings:
     TIME_FLOOR: float = _s(
         0.25, "§4.1", "When no lexical term of the query matched (its only content is a "
         "time: 上周末干了什么, what did I do last weekend?), a node inside a time window it "
-        "names scores at least this (relevance scale: the best lexical match is 1), so the "
-        "turns inside the window rank first. 0 turns it off.", ours=True, valid=UNIT)
+        "names ranks above every node outside: its score, at least this (relevance scale: "
+        "the best lexical match is 1), is raised by the best score outside the windows. "
+        "0 turns it off.", ours=True, valid=UNIT)
     TIME_PRIOR: float = _s(
         0.5, "§4.1", "Time words in the query (last week, in May 2023, 最近, 上个月, 去年…) name "
         "time windows; a node inside one has its relevance multiplied by 1 + TIME_PRIOR. "

@@ -202,6 +202,25 @@ def test_a_phrase_question_finds_the_chinese_turn(tmp_path: Path) -> None:
     assert "s0:0" not in off[:3]
 
 
+def test_a_translated_compound_is_searched_by_its_head_too(tmp_path: Path) -> None:
+    """A Chinese target is searched as a Chinese query of it would be — the word whole and
+    the sub-words it starts with (中秋节 → 中秋, 上海市 → 上海), not those inside it (海市):
+    a turn that says 中秋 answers a question about the Mid-Autumn Festival."""
+    rules = TermRules()
+    got = {t.source: t.targets for t in translate(
+        "What did I do for the Mid-Autumn Festival in Shanghai?", rules=rules, per_word=40)}
+    assert got["mid autumn festival"][:2] == ("中秋节", "中秋")
+    assert "上海" in got["shanghai"] and "海市" not in got["shanghai"]
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 3600 * i, "user", t)
+            for i, t in enumerate([
+                "周五中秋回了趟老家，我妈做了一桌菜", "周末在家打游戏", "晚饭吃了牛肉面",
+                "The autumn leaves in the park were nice", "I bought a new keyboard"])]
+    on, off = _on_off(tmp_path, msgs, "What did I do for the Mid-Autumn Festival?",
+                      XLING_WEIGHT=0.0)
+    assert on[0] == "s0:0"
+    assert "s0:0" not in off[:2]
+
+
 def test_version_numbers_are_terms(tmp_path: Path) -> None:
     assert TermRules().signature.endswith(";ver=1")
     assert not TermRules.of(Settings.profile("v1")).versions   # v1 indexes as it did

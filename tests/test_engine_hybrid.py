@@ -230,7 +230,7 @@ def test_time_words_name_windows() -> None:
 def test_time_prior_lifts_the_turns_inside_the_window() -> None:
     nodes = _nodes([0.8, 0.8, 0.8], sessions=["a", "b", "c"], ts=[0.0, 1000.0, 2000.0])
     lex = LexicalHits.empty()
-    cfg = V2.replace(CONTEXT_NEIGHBOR=0.0, TIME_PRIOR=0.0)
+    cfg = V2.replace(CONTEXT_NEIGHBOR=0.0, TIME_PRIOR=0.0, TIME_FLOOR=0.0)
     off = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=cfg,
                  windows=[(900.0, 1100.0, "then")])
     on = recall(nodes, toy_edges([]), Q, lex, now=3000.0, settings=cfg.replace(TIME_PRIOR=0.5),
@@ -240,6 +240,28 @@ def test_time_prior_lifts_the_turns_inside_the_window() -> None:
     k = on.relevance.uids.index("n1")
     assert on.relevance.in_time[k] and on.relevance.window_phrases == ["then"]
     assert on.relevance.score[k] == pytest.approx(1.5 * off.relevance.score[0])
+
+
+def test_a_query_that_names_only_a_time_ranks_the_whole_window_first() -> None:
+    """No lexical term matched: every node inside the window ranks above every node
+    outside, however near the query's vector the outside ones are ("What did I do last
+    weekend?" is near every "what did I do" turn), in their own order among themselves and
+    at least ``TIME_FLOOR``. A query with a matching word is not lifted so."""
+    nodes = _nodes([0.95, 0.9, 0.3, 0.1, 0.85], sessions=list("abcde"),
+                   ts=[0.0, 100.0, 1000.0, 1050.0, 2000.0])
+    window = [(900.0, 1100.0, "last weekend")]
+    cfg = V2.replace(CONTEXT_NEIGHBOR=0.0)
+    rel, _ = relevance(nodes, _cos(nodes), np.ones(5, bool), LexicalHits.empty(),
+                       settings=cfg, windows=window)
+    assert rel.uids[:2] == ["n2", "n3"]                 # inside: n2 nearer, so first
+    assert min(rel.score[:2]) > max(rel.score[2:])
+    assert rel.score[1] - rel.score[2] >= cfg.TIME_FLOOR - 1e-9
+    off, _ = relevance(nodes, _cos(nodes), np.ones(5, bool), LexicalHits.empty(),
+                       settings=cfg.replace(TIME_FLOOR=0.0), windows=window)
+    assert off.uids[:3] == ["n0", "n1", "n4"]         # the nearest, the window or not
+    worded, _ = relevance(nodes, _cos(nodes), np.ones(5, bool),
+                          LexicalHits((), (0,), (3.0,), 5), settings=cfg, windows=window)
+    assert worded.uids[:3] == ["n0", "n1", "n4"]
 
 
 def test_relative_time_words_are_a_window_not_a_word(demo_store) -> None:

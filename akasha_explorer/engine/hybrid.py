@@ -174,8 +174,9 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     ``FUSION_DENSE_WEIGHT``) and what the model can know (:func:`knowable`). ``windows`` are
     the time windows ``(start, end, phrase)`` the query named; with ``TIME_PRIOR`` > 0 a
     node whose time is inside one has its score multiplied by ``1 + TIME_PRIOR`` — and, when
-    no lexical term matched (the query's only content is a time), is at least
-    ``TIME_FLOOR``. ``filler`` marks nodes with nothing to remember (greetings, "good
+    no lexical term matched (the query's only content is a time), ranks above every node
+    outside the windows: its score (at least ``TIME_FLOOR``) is raised by the best score
+    outside. ``filler`` marks nodes with nothing to remember (greetings, "good
     night": the write gates' ``noise``); their score is multiplied by ``FILLER_FACTOR`` (the
     caller passes None when the query is itself such a greeting). ``asks`` marks messages
     that ask something ("How's the finger today?"); a node whose matching message asks (its
@@ -227,8 +228,12 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
         for a, b, _ in windows:
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + cfg.TIME_PRIOR), score)
-        if cfg.TIME_FLOOR > 0 and bm_top <= 0:  # the query's only words name a time
-            score = np.where(in_time & visible, np.maximum(score, cfg.TIME_FLOOR), score)
+        inside = in_time & visible
+        if cfg.TIME_FLOOR > 0 and bm_top <= 0 and inside.any():  # only words: a time
+            # every turn of the window above every other: their own order among them,
+            # each at least TIME_FLOOR, lifted by the best score outside
+            outside = float(score[visible & ~in_time].max(initial=0.0))
+            score = np.where(inside, np.maximum(score, cfg.TIME_FLOOR) + outside, score)
     if filler is not None and cfg.FILLER_FACTOR < 1.0:
         score = np.where(filler[:n], score * cfg.FILLER_FACTOR, score)
     best = float(score.max()) if n else 0.0

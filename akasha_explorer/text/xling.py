@@ -320,19 +320,30 @@ def _phrases(text: str, lex: Lexicon, rules: TermRules, per_word: int, skip: set
 
 
 def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, ...]:
-    """Index terms of the target words, each word whole; a one-character Chinese word
-    (住, 切, 药 — no index term under the default rules) is kept as that character, for
-    the character index of :mod:`akasha_explorer.store.channels`; a target that is
-    neither (several terms, or none) is left out."""
+    """Index terms of the target words, each word whole and then the sub-words it starts
+    with, as a Chinese query of the word is searched (中秋节 → 中秋节, 中秋: a turn that
+    says 中秋 answers "Mid-Autumn Festival"; not the sub-words inside it, 上海市 → 海市); a
+    one-character Chinese word (住, 切, 药 — no index term under the default rules) is kept
+    as that character, for the character index of :mod:`akasha_explorer.store.channels`;
+    a target that is neither (several terms, or none) is left out. At most ``per_word``.
+
+    >>> _as_terms(["中秋节", "上海市", "住"], TermRules(), 5)
+    ('中秋节', '中秋', '上海市', '上海', '住')
+    """
     got: list[str] = []
     for w in words:
         ts = terms(w, rules=rules)
         if not ts and len(w) == 1 and is_cjk(w):
             ts = [w]
         if len(ts) > 1 and ts[0] == normalize(w):
-            ts = ts[:1]  # the word whole, without the sub-words the index also holds
-        if len(ts) == 1 and ts[0] not in got:
-            got.append(ts[0])
-        if len(got) == per_word:
-            break
+            # the word whole, then the sub-words it starts with (中秋节 → 中秋, 上海市 →
+            # 上海: a compound's head), not those inside it (上海市 → 海市)
+            ts = [t for t in ts if ts[0].startswith(t)]
+        elif len(ts) != 1:
+            continue
+        for t in ts:
+            if t not in got:
+                got.append(t)
+            if len(got) == per_word:
+                return tuple(got)
     return tuple(got)
