@@ -221,6 +221,26 @@ def test_a_translated_compound_is_searched_by_its_head_too(tmp_path: Path) -> No
     assert "s0:0" not in off[:2]
 
 
+def test_a_one_character_word_of_the_question_is_searched(tmp_path: Path) -> None:
+    """住 (live) makes no index term (two characters at least), so "我住在上海哪个区"
+    searched only 上海, said in every turn here; the character channel finds the turn that
+    says 住. Function characters are not searched: 干 ("do") in a question about a time
+    leaves it a question about a time."""
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 3600 * i, "user", t)
+            for i, t in enumerate([
+                "上海今天下雨了，地铁好挤", "周末去上海博物馆看展", "上海的房租又涨了",
+                "我住在上海徐汇区，每天骑车去公司", "上海这几天降温", "晚上干了一会儿活"])]
+    on, off = _on_off(tmp_path, msgs, "我住在上海哪个区", CHAR_WEIGHT=0.0)
+    assert on[0] == "s3:0"
+    assert "s3:0" not in off[:2]
+    with ak.open(tmp_path / "s", read_only=True) as mem:
+        lex = mem.store.lexical("上周末干了什么", now=mem.last_ts())
+        assert not [g for g in lex.groups if g["kind"] == "char"]
+        lex = mem.store.lexical("我住在哪", now=mem.last_ts())
+        assert [(g["source"], g["weight"]) for g in lex.groups if g["kind"] == "char"] == [
+            ("住", mem.settings.CHAR_WEIGHT)]
+
+
 def test_version_numbers_are_terms(tmp_path: Path) -> None:
     assert TermRules().signature.endswith(";ver=1")
     assert not TermRules.of(Settings.profile("v1")).versions   # v1 indexes as it did

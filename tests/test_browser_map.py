@@ -52,20 +52,25 @@ OVERLAPS = """(root) => {
 }"""
 
 ISOLATED = """(root) => {
-  // the turn farthest from any other, well inside the stage: a click cannot hit another
+  // the turn farthest from the disc of any other (a lit one is drawn larger), well inside
+  // the stage, and drawn large enough to be hit (picking reads a framebuffer of half the
+  // resolution: a disc of 2 px was missed): a click on its centre cannot miss it
   const m = root.akMap, r = m.renderer, g = m.graph();
   const stage = root.querySelector('.ak-map-stage').getBoundingClientRect();
   const pts = [];
   g.forEachNode((n) => {
     const d = r.getNodeDisplayData(n);
     const v = r.framedGraphToViewport(d);
-    pts.push([n, v.x, v.y]);
+    pts.push([n, v.x, v.y, r.scaleSize(d.size)]);
   });
-  let best = null, gap = -1;
-  for (const [n, x, y] of pts) {
+  let best = null, gap = -Infinity;
+  for (const [n, x, y, own] of pts) {
     if (x < 40 || y < 40 || x > stage.width - 40 || y > stage.height - 40) continue;
+    if (own < 4) continue;
     let d = Infinity;
-    for (const [o, a, b] of pts) if (o !== n) d = Math.min(d, Math.hypot(x - a, y - b));
+    for (const [o, a, b, size] of pts) {
+      if (o !== n) d = Math.min(d, Math.hypot(x - a, y - b) - size);
+    }
     if (d > gap) { gap = d; best = [n, stage.left + x, stage.top + y, d]; }
   }
   return best;

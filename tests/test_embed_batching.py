@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -28,63 +27,63 @@ def _load(dtype: str) -> SentenceTransformerEmbedder:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Iterator[SentenceTransformerEmbedder]:
+def embedder32() -> SentenceTransformerEmbedder:
     """A float32 model of its own (not the process-wide one, whose dtype is ``auto``)."""
-    yield _load("float32")
+    return _load("float32")
 
 
-def test_concurrent_callers_each_get_their_own_vectors(embedder: Any) -> None:
+def test_concurrent_callers_each_get_their_own_vectors(embedder32: Any) -> None:
     groups = [[f"question {k} about the humidifier", f"第{k}个回答"] for k in range(8)]
     groups += [[f"one alone {k}"] for k in range(4)]
-    alone = [embedder.encode(g) for g in groups]
+    alone = [embedder32.encode(g) for g in groups]
     got: list[Any] = [None] * len(groups)
     start = threading.Barrier(len(groups))
 
     def run(k: int) -> None:
         start.wait()
-        got[k] = embedder.encode(groups[k])
+        got[k] = embedder32.encode(groups[k])
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(len(groups))]
-    with embedder._lock:        # the model busy: every caller queues behind it
+    with embedder32._lock:        # the model busy: every caller queues behind it
         for t in threads:
             t.start()
         deadline = time.monotonic() + 60
-        while len(embedder._queue) < len(groups) and time.monotonic() < deadline:
+        while len(embedder32._queue) < len(groups) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert len(embedder._queue) == len(groups)
+        assert len(embedder32._queue) == len(groups)
     for t in threads:
         t.join(timeout=120)
     for a, g, texts in zip(alone, got, groups, strict=True):
-        assert g.shape == (len(texts), embedder.dim)
+        assert g.shape == (len(texts), embedder32.dim)
         np.testing.assert_allclose(g, a, atol=1e-5)
-    assert not embedder._queue
+    assert not embedder32._queue
 
 
-def test_a_short_call_gives_the_vectors_encode_gives(embedder: Any) -> None:
+def test_a_short_call_gives_the_vectors_encode_gives(embedder32: Any) -> None:
     """A call of at most a batch runs the model's modules directly (no per-call
     bookkeeping); its vectors are the library's ``encode``'s — for one text, for a batch
     of mixed lengths and scripts (padded together), and past the model's sequence length."""
     texts = ["Where does Lan live?", "岚姐说下周三要去体检，记得空腹。", "  ok  ",
              "a long one " * 200, "ZBDongle-E v0.3.1 🏹", ""]
-    assert embedder._direct
-    model = embedder._model
+    assert embedder32._direct
+    model = embedder32._model
     want = model.encode(texts, batch_size=64, normalize_embeddings=True,
                         convert_to_numpy=True)
-    got = embedder.encode(texts)
+    got = embedder32.encode(texts)
     assert got.dtype == np.float32 and got.flags.c_contiguous
     np.testing.assert_allclose(got, want, atol=1e-6)
     for t, w in zip(texts, want, strict=True):
-        np.testing.assert_allclose(embedder.encode([t])[0], w, atol=1e-6)
+        np.testing.assert_allclose(embedder32.encode([t])[0], w, atol=1e-6)
     # a call larger than a batch goes through encode itself
-    np.testing.assert_allclose(embedder.encode(texts, batch_size=2), want, atol=1e-6)
+    np.testing.assert_allclose(embedder32.encode(texts, batch_size=2), want, atol=1e-6)
 
 
-def test_bfloat16_vectors_agree_with_float32(embedder: Any) -> None:
+def test_bfloat16_vectors_agree_with_float32(embedder32: Any) -> None:
     """The same texts through the model in bfloat16 and in float32: each text's two vectors
     have a cosine of at least 0.9995 (0.9998 measured on the demo's texts), unit length
     both; and which message each question is nearest to does not change."""
     bf = _load("bfloat16")
-    assert (bf.dtype, embedder.dtype, bf.dim) == ("bfloat16", "float32", embedder.dim)
+    assert (bf.dtype, embedder32.dtype, bf.dim) == ("bfloat16", "float32", embedder32.dim)
     assert str(next(bf._model.parameters()).dtype) == "torch.bfloat16"
     messages = ["我住在上海徐汇区，每天骑车去公司，大概二十分钟。",
                 "Merged the Markdown exporter PR today, the contributor finally added tests",
@@ -94,12 +93,12 @@ def test_bfloat16_vectors_agree_with_float32(embedder: Any) -> None:
     questions = ["Which Zigbee dongle do I use?", "What did I merge today?",
                  "What did I buy for the dry bedroom?", "How did I hurt my finger?"]
     for texts in (messages, questions, [questions[0]]):
-        a, b = embedder.encode(texts), bf.encode(texts)
+        a, b = embedder32.encode(texts), bf.encode(texts)
         assert b.dtype == np.float32 and b.shape == a.shape
         np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
         assert (a * b).sum(axis=1).min() >= 0.9995
-    m32, m16 = embedder.encode(messages), bf.encode(messages)
-    q32, q16 = embedder.encode(questions), bf.encode(questions)
+    m32, m16 = embedder32.encode(messages), bf.encode(messages)
+    q32, q16 = embedder32.encode(questions), bf.encode(questions)
     assert ((q32 @ m32.T).argmax(axis=1) == (q16 @ m16.T).argmax(axis=1)).all()
 
 

@@ -140,6 +140,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- time floor (TIME_FLOOR=0)": dict(TIME_FLOOR=0.0),
         "- anchor channel (ANCHOR_WEIGHT=0)": dict(ANCHOR_WEIGHT=0.0),
         "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
+        "- one-character words (CHAR_WEIGHT=0)": dict(CHAR_WEIGHT=0.0),
         "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),
         "- filler demoted (FILLER_FACTOR=1)": dict(FILLER_FACTOR=1.0),
     }

@@ -53,12 +53,14 @@ class QueryTerm:
 @dataclass(frozen=True)
 class TermGroup:
     """Extra query terms that stand for one query word (**[ours]**): an anchor named by an
-    alias (one pseudo-term whose postings are the anchor's mentions, ``ANCHOR_WEIGHT``) or
-    a word's translations (``XLING_WEIGHT``). A message scores ``weight ×`` the BM25 of
-    its best member — alternatives for one word are not added up.
+    alias (one pseudo-term whose postings are the anchor's mentions, ``ANCHOR_WEIGHT``),
+    a word's translations (``XLING_WEIGHT``) or a one-character Chinese word in the
+    character index (``CHAR_WEIGHT``). A message scores ``weight ×`` the BM25 of its best
+    member — alternatives for one word are not added up.
 
     ``members`` are ``(term, message rows, term frequencies)``; ``kind`` is ``"anchor"``,
-    ``"en>zh"`` or ``"zh>en"``; ``source`` the query word (or alias) it stands for.
+    ``"en>zh"``, ``"zh>en"`` or ``"char"``; ``source`` the query word (or alias) it stands
+    for.
     """
 
     kind: str

@@ -100,7 +100,8 @@ class Relevance:
     window_phrases: list[str] = field(default_factory=list)
     lexical_groups: list[dict[str, Any]] = field(default_factory=list)
     """The extra lexical terms behind ``bm25``: anchors the query named by an alias
-    (``ANCHOR_WEIGHT``) and its words' translations (``XLING_WEIGHT``) — per group its
+    (``ANCHOR_WEIGHT``), its words' translations (``XLING_WEIGHT``) and its one-character
+    Chinese words (``CHAR_WEIGHT``) — per group its
     kind, the query word, the weight, the terms and their document frequencies."""
     apart: list[str] = field(default_factory=list)
     """The anchors the query named (as written) when no turn of the first block mentions

@@ -13,6 +13,11 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
   ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one); a
   one-character Chinese word is looked up in a character index (:class:`CharIndex`).
+- **One-character words** (``CHAR_WEIGHT``). A Chinese query word of one character (住,
+  区, 喝) makes no index term under the default rules (``FTS_CJK_MIN_LEN`` = 2), so
+  "我住在上海哪个区" searched only 上海; each such word that carries content (not in
+  :data:`CHAR_STOPWORDS`, not part of an alias the anchors search) is looked up in the
+  character index as a group of its own, weighted ``CHAR_WEIGHT``.
 
 Alias search in a query: a latin alias matches whole words; a CJK alias of two or more
 characters matches anywhere; a one-character CJK alias (岚) only where jieba does not read
@@ -41,7 +46,7 @@ from numpy.typing import NDArray
 
 from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
-from ..text.tokenize import STOPWORDS, TermRules, is_cjk, normalize, terms
+from ..text.tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 from ..text.xling import CANDIDATES, translate
 
 if TYPE_CHECKING:
@@ -49,7 +54,7 @@ if TYPE_CHECKING:
     from ..graphdb import GraphDB
     from .mirror import Mirror
 
-__all__ = ["AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
+__all__ = ["CHAR_STOPWORDS", "AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
 
 _LATIN_EDGE = r"(?<![\w@]){}(?!\w)"
 
@@ -167,7 +172,6 @@ class CharIndex:
 
 
 def _free_chars(text: str) -> list[str]:
-    from ..text.tokenize import segment
     out: list[str] = []
     if not is_cjk(text):   # nothing to find: not worth jieba's time (90 µs a message)
         return out
@@ -295,22 +299,24 @@ class AnchorChannel:
 def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
                  alive: NDArray[np.bool_], time_words: Iterable[str] = ()
                  ) -> tuple[list[TermGroup], set[str]]:
-    """The extra term groups of query ``text`` (anchors, then translations) and the query
-    terms the anchors replace. Both empty when ``HYBRID`` is off or the channels' weights
-    are 0 (the v1 profile).
+    """The extra term groups of query ``text`` (anchors, one-character words, then
+    translations) and the query terms the anchors replace. Both empty when ``HYBRID`` is
+    off or the channels' weights are 0 (the v1 profile).
 
-    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``XLING_WEIGHT``, ``XLING_PER_WORD``, and
-    the term rules and IDF floor (``FTS_MIN_IDF``, ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
+    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``CHAR_WEIGHT``, ``XLING_WEIGHT``,
+    ``XLING_PER_WORD``, and the term rules and IDF floor (``FTS_MIN_IDF``,
+    ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
     ``time_words`` (the query's relative time phrases: last weekend, 上周末) are not
     translated — they name a window, not a topic.
     """
     s = settings
     groups: list[TermGroup] = []
     replaced: set[str] = set()
-    if not s.HYBRID or (s.ANCHOR_WEIGHT <= 0 and s.XLING_WEIGHT <= 0):
+    if not s.HYBRID or max(s.ANCHOR_WEIGHT, s.XLING_WEIGHT, s.CHAR_WEIGHT) <= 0:
         return groups, replaced
     rules = TermRules.of(s)
     skip: set[str] = set()
+    named: set[str] = set()   # the characters of the aliases the anchor channel searches
     for phrase in time_words:
         skip.update(normalize(phrase).split())
         skip.update(terms(phrase, rules=TermRules(cjk_stopwords=False, stopwords=False,
@@ -336,6 +342,10 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                                             ((f"@{name}", rows, tf),)))
             if seen[hit.anchor]:
                 replaced.update(terms(hit.surface, rules=rules))
+                named.update(hit.surface)
+    if s.CHAR_WEIGHT > 0:
+        groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
+                                   skip=skip | named))
     if s.XLING_WEIGHT > 0:
         n = store.mirror.nodes
         postings = store.postings(s)
@@ -362,3 +372,34 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                 groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT * words,
                                         tuple(members)))
     return groups, replaced
+
+
+CHAR_STOPWORDS = frozenset("做干弄搞会能要想得着过地谁啥咋")
+"""One-character words the character channel does not search (``CHAR_WEIGHT``), beside the
+one-character :data:`~akasha_explorer.text.tokenize.CJK_STOPWORDS`: the verbs that stand
+for any action (做, 干, 弄, 搞 — "do", a stop word in English), modal verbs (会, 能, 要, 想)
+and particles (得, 着, 过, 地), and question words (谁, 啥, 咋). With 干 searched,
+"上周末干了什么" matched a turn saying 干 and was no longer a question about a time."""
+
+
+def _char_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
+                 alive: NDArray[np.bool_], skip: set[str]) -> list[TermGroup]:
+    """One group per one-character Chinese content word of ``text`` that passes the IDF
+    floor in the character index (``CHAR_WEIGHT``; see the module docstring)."""
+    s = settings
+    chars = store.anchor_channel.chars(store)
+    if chars is None:
+        return []
+    n = store.mirror.nodes
+    out = []
+    for ch in dict.fromkeys(segment(text)):
+        if (len(ch) != 1 or not is_cjk(ch) or ch in CJK_STOPWORDS or ch in CHAR_STOPWORDS
+                or ch in skip):
+            continue
+        (sel,) = select_terms([ch], chars, n.msg_ts, alive, now=now, min_idf=s.FTS_MIN_IDF,
+                              unseen_idf=s.FTS_UNSEEN_IDF, max_terms=1, min_len=1,
+                              causal=s.CAUSAL_IDF, skip_unseen=True,
+                              min_docs=s.FTS_MIN_IDF_DOCS)
+        if sel.kept:
+            out.append(TermGroup("char", ch, s.CHAR_WEIGHT, ((ch, *chars.postings(ch)),)))
+    return out

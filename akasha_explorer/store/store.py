@@ -569,7 +569,8 @@ class Store:
         (``take``: a prepared one is used once). The caller holds ``_vec_lock``. A user's
         text is embedded once per agent loop — as the query of its recall, then reused as
         its message's vector (the model's vector of the same text, made alone rather than
-        in a batch: equal to ~1e-7 in float32, to a cosine of ~0.99998 in bfloat16) — not twice: ~8–10 ms of the model per loop."""
+        in a batch: equal to ~1e-7 in float32, to a cosine of ~0.99998 in bfloat16) —
+        not twice: ~8–10 ms of the model per loop."""
         v = self._text_vecs.pop(text, None) if take else self._text_vecs.get(text)
         return self._query_vecs.get(text) if v is None else v
 
