@@ -343,7 +343,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
             if seen[hit.anchor]:
                 replaced.update(terms(hit.surface, rules=rules))
                 named.update(hit.surface)
-    if s.CHAR_WEIGHT > 0:
+    if s.CHAR_WEIGHT > 0 and rules.cjk_min > 1:   # else one character is a term already
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
     if s.XLING_WEIGHT > 0:
