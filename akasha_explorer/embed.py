@@ -73,7 +73,9 @@ def _resolve(name: str) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, offline."""
 
-    def __init__(self, name: str = DEFAULT_MODEL) -> None:
+    def __init__(self, name: str = DEFAULT_MODEL, *, dtype: str | None = None) -> None:
+        """Load model ``name`` computing in ``dtype`` (``auto``, ``float32`` or ``bfloat16``;
+        None: :data:`DTYPE_ENV`, else ``auto``)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -83,7 +85,7 @@ class SentenceTransformerEmbedder:
 
         hf_logging.disable_progress_bar()
         _set_threads()
-        dtype = _dtype()
+        dtype = _dtype(dtype)
 
         path = _resolve(name)
         try:
@@ -215,12 +217,16 @@ def native_bfloat16() -> bool:
     return False
 
 
-def _dtype() -> str:
-    value = os.environ.get(DTYPE_ENV, "").strip().lower() or "auto"
+def _dtype(given: str | None = None) -> str:
+    """``given`` (else :data:`DTYPE_ENV`, else ``auto``) resolved to what the model computes
+    in; raises :class:`InvalidSettings` on anything else."""
+    value = (given if given is not None else os.environ.get(DTYPE_ENV, "")).strip().lower()
+    value = value or "auto"
     if value == "auto":
         return "bfloat16" if native_bfloat16() else "float32"
     if value not in ("float32", "bfloat16"):
-        raise InvalidSettings(f"{DTYPE_ENV}={value!r}: use auto, float32 or bfloat16")
+        where = "dtype" if given is not None else DTYPE_ENV
+        raise InvalidSettings(f"{where}={value!r}: use auto, float32 or bfloat16")
     return value
 
 

@@ -1,5 +1,6 @@
 """float32 against bfloat16 for the embedding model, side by side in one process
-(``AKASHA_EMBED_DTYPE``, :data:`akasha_explorer.embed.DTYPE_ENV`).
+(``AKASHA_EMBED_DTYPE``, :data:`akasha_explorer.embed.DTYPE_ENV`; here each model's
+``dtype`` is passed to it).
 
 Both models are loaded; each measurement alternates them round by round, so the machine's
 noise falls on both. Printed, and written as JSON to OUT:
@@ -25,21 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from akasha_explorer.embed import DTYPE_ENV, SentenceTransformerEmbedder, native_bfloat16
+from akasha_explorer.embed import SentenceTransformerEmbedder, native_bfloat16
 
 DATA = Path(__file__).resolve().parent.parent / "akasha_explorer" / "data"
-
-
-def _load(dtype: str) -> SentenceTransformerEmbedder:
-    old = os.environ.get(DTYPE_ENV)
-    os.environ[DTYPE_ENV] = dtype
-    try:
-        return SentenceTransformerEmbedder()
-    finally:
-        if old is None:
-            os.environ.pop(DTYPE_ENV, None)
-        else:
-            os.environ[DTYPE_ENV] = old
 
 
 def _timed(models: dict[str, SentenceTransformerEmbedder], calls: list[list[str]],
@@ -72,7 +61,7 @@ def main() -> None:
         json.loads(line)["query"] for line in (DATA / "demo_labels.jsonl").open(encoding="utf-8")))
     messages = [json.loads(line)["text"]
                 for line in (DATA / "demo_conversations.jsonl").open(encoding="utf-8")][:256]
-    models = {"float32": _load("float32"), "bfloat16": _load("bfloat16")}
+    models = {d: SentenceTransformerEmbedder(dtype=d) for d in ("float32", "bfloat16")}
     for m in models.values():   # warm both (first calls allocate)
         m.encode(queries[:8])
         m.encode(messages[:64])

@@ -20,16 +20,10 @@ from akasha_explorer.embed import DTYPE_ENV, SentenceTransformerEmbedder
 from akasha_explorer.errors import InvalidSettings
 
 
-def _load(dtype: str) -> SentenceTransformerEmbedder:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(DTYPE_ENV, dtype)
-        return SentenceTransformerEmbedder()
-
-
 @pytest.fixture(scope="module")
 def embedder32() -> SentenceTransformerEmbedder:
     """A float32 model of its own (not the process-wide one, whose dtype is ``auto``)."""
-    return _load("float32")
+    return SentenceTransformerEmbedder(dtype="float32")
 
 
 def test_concurrent_callers_each_get_their_own_vectors(embedder32: Any) -> None:
@@ -82,7 +76,7 @@ def test_bfloat16_vectors_agree_with_float32(embedder32: Any) -> None:
     """The same texts through the model in bfloat16 and in float32: each text's two vectors
     have a cosine of at least 0.9995 (0.9998 measured on the demo's texts), unit length
     both; and which message each question is nearest to does not change."""
-    bf = _load("bfloat16")
+    bf = SentenceTransformerEmbedder(dtype="bfloat16")
     assert (bf.dtype, embedder32.dtype, bf.dim) == ("bfloat16", "float32", embedder32.dim)
     assert str(next(bf._model.parameters()).dtype) == "torch.bfloat16"
     messages = ["我住在上海徐汇区，每天骑车去公司，大概二十分钟。",
@@ -106,3 +100,5 @@ def test_an_unknown_dtype_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv(DTYPE_ENV, "float16")
     with pytest.raises(InvalidSettings, match="AKASHA_EMBED_DTYPE='float16': use auto"):
         SentenceTransformerEmbedder()
+    with pytest.raises(InvalidSettings, match="dtype='int8': use auto"):
+        SentenceTransformerEmbedder(dtype="int8")

@@ -347,7 +347,6 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
     if s.XLING_WEIGHT > 0:
-        n = store.mirror.nodes
         postings = store.postings(s)
         chars: Postings | None = None
         for tr in translate(text, rules=rules, per_word=CANDIDATES, skip=skip):
@@ -359,11 +358,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                     index = chars
                 if index is None:
                     continue
-                (sel,) = select_terms([t], index, n.msg_ts, alive, now=now,
-                                      min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
-                                      max_terms=1, min_len=1, causal=s.CAUSAL_IDF,
-                                      skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
-                if sel.kept:
+                if _passes(t, index, store, alive, now=now, settings=s):
                     members.append((t, *index.postings(t)))
                 if len(members) == s.XLING_PER_WORD:
                     break
@@ -390,16 +385,23 @@ def _char_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     chars = store.anchor_channel.chars(store)
     if chars is None:
         return []
-    n = store.mirror.nodes
     out = []
     for ch in dict.fromkeys(segment(text)):
         if (len(ch) != 1 or not is_cjk(ch) or ch in CJK_STOPWORDS or ch in CHAR_STOPWORDS
                 or ch in skip):
             continue
-        (sel,) = select_terms([ch], chars, n.msg_ts, alive, now=now, min_idf=s.FTS_MIN_IDF,
-                              unseen_idf=s.FTS_UNSEEN_IDF, max_terms=1, min_len=1,
-                              causal=s.CAUSAL_IDF, skip_unseen=True,
-                              min_docs=s.FTS_MIN_IDF_DOCS)
-        if sel.kept:
+        if _passes(ch, chars, store, alive, now=now, settings=s):
             out.append(TermGroup("char", ch, s.CHAR_WEIGHT, ((ch, *chars.postings(ch)),)))
     return out
+
+
+def _passes(term: str, index: Postings, store: ChannelStore, alive: NDArray[np.bool_], *,
+            now: float, settings: Settings) -> bool:
+    """Whether an extra term (a translation, a one-character word) is searched: some
+    visible message of ``index`` holds it and it passes the IDF floor like a query term."""
+    s = settings
+    n = store.mirror.nodes
+    (sel,) = select_terms([term], index, n.msg_ts, alive, now=now, min_idf=s.FTS_MIN_IDF,
+                          unseen_idf=s.FTS_UNSEEN_IDF, max_terms=1, min_len=1,
+                          causal=s.CAUSAL_IDF, skip_unseen=True, min_docs=s.FTS_MIN_IDF_DOCS)
+    return sel.kept
