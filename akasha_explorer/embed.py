@@ -38,7 +38,7 @@ __all__ = ["DEFAULT_MODEL", "DTYPE_ENV", "SERVE_TORCH_THREADS", "TORCH_THREADS_E
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_cache: dict[str, SentenceTransformerEmbedder] = {}
+_cache: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
 _lock = threading.Lock()
 
 
@@ -74,8 +74,8 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, offline."""
 
     def __init__(self, name: str = DEFAULT_MODEL, *, dtype: str | None = None) -> None:
-        """Load model ``name`` computing in ``dtype`` (``auto``, ``float32`` or ``bfloat16``;
-        None: :data:`DTYPE_ENV`, else ``auto``)."""
+        """Load model ``name`` computing in ``dtype`` (``float32`` or ``bfloat16``; None or
+        ``auto``: :data:`DTYPE_ENV`, else what the CPU does natively)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -218,14 +218,15 @@ def native_bfloat16() -> bool:
 
 
 def _dtype(given: str | None = None) -> str:
-    """``given`` (else :data:`DTYPE_ENV`, else ``auto``) resolved to what the model computes
-    in; raises :class:`InvalidSettings` on anything else."""
-    value = (given if given is not None else os.environ.get(DTYPE_ENV, "")).strip().lower()
-    value = value or "auto"
+    """``given`` (None or ``auto``: :data:`DTYPE_ENV`, else ``auto``) resolved to what the
+    model computes in; raises :class:`InvalidSettings` on anything else."""
+    explicit = given is not None and given.strip().lower() != "auto"
+    value = (given if explicit else os.environ.get(DTYPE_ENV, "")) or ""
+    value = value.strip().lower() or "auto"
     if value == "auto":
         return "bfloat16" if native_bfloat16() else "float32"
     if value not in ("float32", "bfloat16"):
-        where = "dtype" if given is not None else DTYPE_ENV
+        where = "dtype" if explicit else DTYPE_ENV
         raise InvalidSettings(f"{where}={value!r}: use auto, float32 or bfloat16")
     return value
 
@@ -244,14 +245,17 @@ def _set_threads() -> None:
     torch.set_num_threads(n)
 
 
-def get_embedder(name: str = DEFAULT_MODEL) -> SentenceTransformerEmbedder:
-    """The process-wide embedder for ``name`` (loaded once)."""
+def get_embedder(name: str = DEFAULT_MODEL, dtype: str | None = None
+                 ) -> SentenceTransformerEmbedder:
+    """The process-wide embedder for ``name`` computing in ``dtype`` (see
+    :class:`SentenceTransformerEmbedder`; loaded once per model and dtype)."""
+    key = (name, _dtype(dtype))
     with _lock:
-        emb = _cache.get(name)
+        emb = _cache.get(key)
         if emb is None:
-            log.info("loading embedding model %s", name)
-            emb = SentenceTransformerEmbedder(name)
-            _cache[name] = emb
+            log.info("loading embedding model %s (%s)", name, key[1])
+            emb = SentenceTransformerEmbedder(name, dtype=key[1])
+            _cache[key] = emb
         return emb
 
 
@@ -281,8 +285,10 @@ class CJKAugmentedEmbedder:
         return np.ascontiguousarray(out, dtype=np.float32)
 
 
-def make_embedder(model: str = DEFAULT_MODEL, cjk_dims: int = 0) -> Embedder:
-    """The embedder a store with these settings uses (``Settings.EMBED_MODEL`` and
-    ``Settings.EMBED_CJK_DIMS``); the model itself is loaded once per process."""
-    base = get_embedder(model)
+def make_embedder(model: str = DEFAULT_MODEL, cjk_dims: int = 0, dtype: str = "auto"
+                  ) -> Embedder:
+    """The embedder a store with these settings uses (``Settings.EMBED_MODEL``,
+    ``Settings.EMBED_CJK_DIMS`` and ``Settings.EMBED_DTYPE``); the model itself is loaded
+    once per process and dtype."""
+    base = get_embedder(model, dtype)
     return CJKAugmentedEmbedder(base, cjk_dims) if cjk_dims > 0 else base

@@ -102,3 +102,23 @@ def test_an_unknown_dtype_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) ->
         SentenceTransformerEmbedder()
     with pytest.raises(InvalidSettings, match="dtype='int8': use auto"):
         SentenceTransformerEmbedder(dtype="int8")
+
+
+def test_the_v1_profile_computes_in_float32(tmp_path: Any) -> None:
+    """V1's engine ranking amplifies bfloat16's small differences through its write-back
+    replay, so the v1 profile pins float32 (``EMBED_DTYPE``); v2 follows ``auto``; a
+    migration between them switches the model."""
+    import akasha_explorer as ak
+    from akasha_explorer.config import Settings
+    from akasha_explorer.embed import _dtype
+
+    assert Settings.profile("v1").EMBED_DTYPE == "float32"
+    assert Settings().EMBED_DTYPE == "auto"
+    with ak.open(tmp_path / "v1", Settings.profile("v1")) as mem:
+        assert mem.store.embedder.dtype == "float32"
+    with ak.open(tmp_path / "v2") as mem:
+        assert mem.store.embedder.dtype == _dtype("auto")
+        mem.migrate("v1")
+        assert mem.store.embedder.dtype == "float32"
+    with pytest.raises(InvalidSettings, match="EMBED_DTYPE"):
+        Settings(EMBED_DTYPE="float16")

@@ -111,7 +111,8 @@ def _outside(draw: st.DrawFn) -> tuple[str, Any]:
     if isinstance(valid, Rule):
         bad = (st.text().filter(lambda t: t not in stemmers() and t != "")
                if name == "FTS_STEM" else st.sampled_from(ZONES_OUT)
-               if name == "TIME_ZONE" else st.sampled_from(["", " ", "\t", "a\nb", "x\x00y"]))
+               if name == "TIME_ZONE" else st.sampled_from(["float16", "Auto ", "int8"])
+               if name == "EMBED_DTYPE" else st.sampled_from(["", " ", "\t", "a\nb", "x\x00y"]))
         return name, draw(st.one_of(junk, st.integers(), st.booleans(), bad))
     lo, hi = valid.lo, valid.hi
     below = (st.integers(max_value=math.ceil(lo) - 1) if valid.whole
@@ -172,6 +173,8 @@ def _inside(name: str) -> st.SearchStrategy[Any]:
         return st.sampled_from(["", *stemmers()])
     if name == "TIME_ZONE":
         return st.sampled_from(ZONES_IN)
+    if name == "EMBED_DTYPE":
+        return st.sampled_from(["auto", "float32", "bfloat16"])
     assert isinstance(valid, Range), name
     if valid.whole:
         return st.integers(int(valid.lo), int(valid.hi))
@@ -198,6 +201,8 @@ def _end(name: str, high: bool) -> Any:
         return stemmers()[-1] if high else ""
     if name == "TIME_ZONE":
         return "+14:00" if high else "-12:00"
+    if name == "EMBED_DTYPE":
+        return "bfloat16" if high else "float32"
     x, is_open = (valid.hi, valid.hi_open) if high else (valid.lo, valid.lo_open)
     if valid.whole:
         return int(x)

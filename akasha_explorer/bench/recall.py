@@ -244,7 +244,8 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
     check_methods(methods)
     profile, own = settings.profile_name()
     emb = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-        embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS))
+        embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS,
+                                  settings.EMBED_DTYPE))
     rows_by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     rows_by_ablation: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(list))

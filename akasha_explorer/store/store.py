@@ -197,7 +197,8 @@ class Store:
                 self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
         else:
             settings = settings or Settings()
-            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS)
+            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS,
+                                                       settings.EMBED_DTYPE)
             self._embedder = emb
             self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
                                      tokenizer=tokenizer_id(settings))
@@ -516,6 +517,11 @@ class Store:
             self.reindex()
             self.mirror.set_terms(self.terms_by_uid(new))
         self.journal.fsync = new.JOURNAL_FSYNC
+        if "EMBED_DTYPE" in diff:   # the model in the profile's dtype from the next call on
+            self._embedder = None
+            with self._vec_lock:
+                self._query_vecs.clear()
+                self._text_vecs.clear()
         log.info("store %s migrated from profile %s to %s", self.path, base, profile)
         return diff
 
@@ -525,7 +531,7 @@ class Store:
         """The store's embedding model (loaded on first use)."""
         if self._embedder is None:
             s = self.settings
-            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS)
+            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS, s.EMBED_DTYPE)
             self.manifest.check_model(emb.name, emb.dim, self.path)
             self._embedder = emb
         return self._embedder
