@@ -193,10 +193,11 @@ against 10.8; on a quiet machine one client's p50 29.0 against 26.3 ms but p99 4
 DTYPE_ENV = "AKASHA_EMBED_DTYPE"
 """Environment variable: what the embedding model computes in — ``auto`` (the default:
 ``bfloat16`` where the CPU has native bfloat16 arithmetic, :func:`native_bfloat16`, else
-``float32``), ``float32`` or ``bfloat16``. A process-wide choice like the thread count, not
-a store setting: a text's two vectors have a cosine of 0.9998 or more (the demo's
+``float32``), ``float32`` or ``bfloat16``. It decides where a store's ``EMBED_DTYPE`` is
+``auto`` (the v2 profile; v1 computes in float32, as V1 did). A text's two vectors have a cosine of 0.9998 or more (the demo's
 questions and its 256 first messages), so one store can hold both, and LoCoMo, MADial and
-the demo's labelled questions score exactly the same for ``context`` either way. On this
+the demo's labelled questions score exactly the same for ``context`` either way (V1's
+engine ranking does not: its write-back replay amplifies the difference). On this
 project's machine (AMD EPYC, AVX512-BF16, one thread, side by side) bfloat16 embeds one
 query in 10.3 ms against 13.9, eight in 28.7 against 45.7, and 256 messages in 4.2 s
 against 7.8 (``benchmarks/results/embed-dtype.md``)."""
