@@ -194,8 +194,9 @@ DTYPE_ENV = "AKASHA_EMBED_DTYPE"
 """Environment variable: what the embedding model computes in — ``auto`` (the default:
 ``bfloat16`` where the CPU has native bfloat16 arithmetic, :func:`native_bfloat16`, else
 ``float32``), ``float32`` or ``bfloat16``. It decides where a store's ``EMBED_DTYPE`` is
-``auto`` (the v2 profile; v1 computes in float32, as V1 did). A text's two vectors have a cosine of 0.9998 or more (the demo's
-questions and its 256 first messages), so one store can hold both, and LoCoMo, MADial and
+``auto`` (the v2 profile; v1 computes in float32, as V1 did). A text's two vectors have a
+cosine of 0.9998 or more (the demo's questions and its 256 first messages), so one store
+can hold both, and LoCoMo, MADial and
 the demo's labelled questions score exactly the same for ``context`` either way (V1's
 engine ranking does not: its write-back replay amplifies the difference). On this
 project's machine (AMD EPYC, AVX512-BF16, one thread, side by side) bfloat16 embeds one
