@@ -12,6 +12,13 @@ text is CJK: ``v = [sqrt(1 - w) · model(t), sqrt(w) · cjk(t)]``. English text 
 the model's cosines; Chinese text gets a lexical floor instead of noise. Set
 ``EMBED_CJK_DIMS=0`` (e.g. with a Chinese-capable model) to turn it off.
 
+The model reads a Chinese text through the bilingual dictionary (**[ours]**,
+``Settings.EMBED_CJK_GLOSS`` = ``g``): each Chinese word replaced by its first English
+gloss (:func:`akasha_explorer.text.xling.gloss`), and the blend keeps a share ``g`` of the
+CJK part for it, ``w' = w · (1 − g)``. An English question and a Chinese answer then meet in
+the model's space ("How did I hurt my finger?" and 刚切到手了, glossed "just cut hand") —
+the hashed features alone give them nothing in common.
+
 The model computes in bfloat16 where the CPU has native bfloat16 arithmetic, else in
 float32 (:data:`DTYPE_ENV`); the vectors are float32 and unit length either way.
 """
@@ -24,16 +31,19 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import InvalidSettings
 
+if TYPE_CHECKING:
+    from .config import Settings
+
 __all__ = ["DEFAULT_MODEL", "DTYPE_ENV", "SERVE_TORCH_THREADS", "TORCH_THREADS_ENV",
            "CJKAugmentedEmbedder", "Embedder", "SentenceTransformerEmbedder", "get_embedder",
-           "make_embedder", "native_bfloat16"]
+           "make_embedder", "native_bfloat16", "store_embedder"]
 
 log = logging.getLogger(__name__)
 
@@ -264,33 +274,44 @@ def get_embedder(name: str = DEFAULT_MODEL, dtype: str | None = None
 class CJKAugmentedEmbedder:
     """A model's vectors with hashed CJK features appended (see the module docstring)."""
 
-    def __init__(self, inner: Embedder, dims: int) -> None:
+    def __init__(self, inner: Embedder, dims: int, gloss: float = 0.0) -> None:
         self.inner = inner
         self.dims = int(dims)
-        self.name = f"{inner.name}+cjk{self.dims}"
+        self.gloss = float(gloss)
+        """The CJK share the model reads as dictionary glosses (``EMBED_CJK_GLOSS``)."""
+        self.name = f"{inner.name}+cjk{self.dims}" + (f"+gloss{self.gloss:g}" if gloss else "")
         self.dim = inner.dim + self.dims
         self.dtype = getattr(inner, "dtype", "float32")
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64,
                progress: bool = False) -> NDArray[np.float32]:
         from .text.cjkvec import cjk_fraction, cjk_vector
+        from .text.xling import gloss
 
-        m = self.inner.encode(texts, batch_size=batch_size, progress=progress)
+        read = [gloss(t) for t in texts] if self.gloss > 0 else texts
+        m = self.inner.encode(read, batch_size=batch_size, progress=progress)
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
         g = np.stack([cjk_vector(t, self.dims) for t in texts]).astype(np.float64)
         w = np.array([cjk_fraction(t) for t in texts])
         w = np.where(np.linalg.norm(g, axis=1) > 0, w, 0.0)  # no CJK feature: model only
+        w *= 1.0 - self.gloss
         out = np.concatenate([np.sqrt(1.0 - w)[:, None] * m.astype(np.float64),
                               np.sqrt(w)[:, None] * g], axis=1)
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return np.ascontiguousarray(out, dtype=np.float32)
 
 
-def make_embedder(model: str = DEFAULT_MODEL, cjk_dims: int = 0, dtype: str = "auto"
-                  ) -> Embedder:
+def make_embedder(model: str = DEFAULT_MODEL, cjk_dims: int = 0, dtype: str = "auto",
+                  gloss: float = 0.0) -> Embedder:
     """The embedder a store with these settings uses (``Settings.EMBED_MODEL``,
-    ``Settings.EMBED_CJK_DIMS`` and ``Settings.EMBED_DTYPE``); the model itself is loaded
+    ``EMBED_CJK_DIMS``, ``EMBED_DTYPE`` and ``EMBED_CJK_GLOSS``); the model itself is loaded
     once per process and dtype."""
     base = get_embedder(model, dtype)
-    return CJKAugmentedEmbedder(base, cjk_dims) if cjk_dims > 0 else base
+    return CJKAugmentedEmbedder(base, cjk_dims, gloss) if cjk_dims > 0 else base
+
+
+def store_embedder(settings: Settings) -> Embedder:
+    """:func:`make_embedder` for a store's settings."""
+    s = settings
+    return make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS, s.EMBED_DTYPE, s.EMBED_CJK_GLOSS)

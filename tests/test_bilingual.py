@@ -37,11 +37,13 @@ def _window(q: str, now: float) -> list[tuple[str, str, str]]:
             for w in time_windows(q, now, tz=TZ)]
 
 
-def _on_off(tmp_path: Path, msgs: list[RawMessage], query: str, **off: object
-            ) -> tuple[list[str], list[str]]:
+def _on_off(tmp_path: Path, msgs: list[RawMessage], query: str, *, glosses: bool = True,
+            **off: object) -> tuple[list[str], list[str]]:
     """The context order of ``query`` over a new store of ``msgs``, with the store's
-    settings and with ``off`` changed."""
-    with ak.open(tmp_path / "s") as mem:
+    settings and with ``off`` changed (``glosses=False``: a store whose vectors are made
+    without dictionary glosses, to see a lexical channel on its own)."""
+    build = Settings() if glosses else Settings(EMBED_CJK_GLOSS=0.0)
+    with ak.open(tmp_path / "s", build) as mem:
         mem.ingest(msgs, progress=False)
         now = mem.last_ts()
         on = context_order(mem.recall(query, now=now, log=False))
@@ -99,10 +101,32 @@ def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
             for i, t in enumerate([
                 "今天去医院看了医生，说伤口没事", "周末和朋友去爬山了", "晚饭吃了牛肉面",
                 "The weather was nice today", "I bought a new keyboard"])]
-    on, off = _on_off(tmp_path, msgs, "What did the doctor say?", XLING_WEIGHT=0.0)
+    on, off = _on_off(tmp_path, msgs, "What did the doctor say?", glosses=False,
+                      XLING_WEIGHT=0.0)
     target = "s1:0"
     assert on[0] == target
     assert off[0] != target
+
+
+def test_the_model_reads_chinese_turns_through_their_glosses(tmp_path: Path) -> None:
+    """No word of "How did I hurt my finger?" translates to a word of 切到手了，食指流血了
+    (hurt → 疼痛, finger → 手指), but its glosses ("cut hand … index finger bleed") are near
+    the question in the model's space: with them the turn comes first on the dense channel
+    alone; a store built without them (``EMBED_CJK_GLOSS=0``) ranks it nowhere near."""
+    texts = ["刚才切菜切到手了，食指流血了", "周末和朋友去爬山了", "晚饭吃了牛肉面",
+             "地铁今天特别挤", "新买的键盘到了", "明天要交季度报告", "猫又把花盆打翻了"]
+    msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t) for i, t in enumerate(texts)]
+    query = "How did I hurt my finger?"
+    firsts = {}
+    for gloss in (0.3, 0.0):
+        with ak.open(tmp_path / f"g{gloss}", Settings(EMBED_CJK_GLOSS=gloss)) as mem:
+            mem.ingest(msgs, progress=False)
+            assert mem.store.embedder.name.endswith("+gloss0.3" if gloss else "+cjk256")
+            now = mem.last_ts()
+            firsts[gloss] = context_order(mem.recall(query, now=now, log=False, settings=(
+                mem.settings.replace(XLING_WEIGHT=0.0, CHAR_WEIGHT=0.0))))
+    assert firsts[0.3][0] == "s1:0"
+    assert firsts[0.0].index("s1:0") >= 3
 
 
 # -- time ---------------------------------------------------------------------------------------
@@ -216,7 +240,7 @@ def test_a_translated_compound_is_searched_by_its_head_too(tmp_path: Path) -> No
                 "周五中秋回了趟老家，我妈做了一桌菜", "周末在家打游戏", "晚饭吃了牛肉面",
                 "The autumn leaves in the park were nice", "I bought a new keyboard"])]
     on, off = _on_off(tmp_path, msgs, "What did I do for the Mid-Autumn Festival?",
-                      XLING_WEIGHT=0.0)
+                      glosses=False, XLING_WEIGHT=0.0)
     assert on[0] == "s0:0"
     assert "s0:0" not in off[:2]
 

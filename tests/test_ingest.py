@@ -213,7 +213,7 @@ def test_model_mismatch_refused(store_path: Path, embedder: Any) -> None:
         ak.open(store_path, ak.Settings(EMBED_MODEL="some-other-model"))
 
     class Tiny:
-        name = "all-MiniLM-L6-v2+cjk256"
+        name = "all-MiniLM-L6-v2+cjk256+gloss0.3"
         dim = 8
 
         def encode(self, texts: Any, *, batch_size: int = 64, progress: bool = False) -> Any:
@@ -234,7 +234,7 @@ def test_settings_recorded_and_kept(store_path: Path, embedder: Any) -> None:
         ak.open(store_path, ak.Settings())
     manifest = json.loads((store_path / "akasha.json").read_text())
     assert manifest["settings"]["EDGE_TAU"] == 10 * 86400.0
-    assert manifest["model"] == {"name": "all-MiniLM-L6-v2+cjk256", "dim": 384 + 256}
+    assert manifest["model"] == {"name": "all-MiniLM-L6-v2+cjk256+gloss0.3", "dim": 384 + 256}
 
 
 def test_schema_version_recorded_and_newer_refused(store_path: Path, embedder: Any) -> None:

@@ -118,7 +118,8 @@ def test_migrate_switches_the_profile_and_rebuilds_the_terms(store_path: Path,
     data = json.loads((store_path / "akasha.json").read_text("utf-8"))
     assert data["profile"] == "v2" and data["tokenizer"] == tokenizer_id(Settings())
     with ak.open(store_path, read_only=True) as mem:  # and so has the index on disk
-        assert mem.settings == Settings() and _hits(mem, "换药") == ["换药"]
+        # v2's settings, but the vectors stay as they were made (a profile changes no vector)
+        assert mem.settings == Settings(EMBED_CJK_GLOSS=0.0) and _hits(mem, "换药") == ["换药"]
         assert mem.doctor().ok
     r = CliRunner().invoke(cli, ["migrate", str(store_path), "--profile", "v1"])
     assert r.exit_code == 0, r.output
@@ -135,9 +136,11 @@ def test_migrate_keeps_what_the_store_set_and_refuses_another_model(store_path: 
     with ak.open(store_path) as mem:
         mem.migrate("v2")
         assert mem.settings.profile_name() == ("v2", {"CHECKPOINT_EVERY": 50,
-                                                      "INDEX_SPEAKER": True})
-        with pytest.raises(ModelMismatch, match="embedding model"):
-            mem.migrate("v1", EMBED_CJK_DIMS=0)
+                                                      "INDEX_SPEAKER": True,
+                                                      "EMBED_CJK_GLOSS": 0.0})
+        for change in ({"EMBED_CJK_DIMS": 0}, {"EMBED_CJK_GLOSS": 0.3}):
+            with pytest.raises(ModelMismatch, match="embedding model"):
+                mem.migrate("v1", **change)
         assert mem.settings.profile_name()[0] == "v2"
 
 
@@ -150,7 +153,7 @@ def test_read_only_open_with_stale_terms_indexes_them_in_memory(
     p = store_path / "akasha.json"
     data = json.loads(p.read_text("utf-8"))
     data["profile"] = "v2"
-    data["settings"] = Settings().to_dict()
+    data["settings"] = Settings(EMBED_CJK_GLOSS=0.0).to_dict()   # v1's vectors
     p.write_text(json.dumps(data), "utf-8")          # v2 settings, v1 terms on disk
     digest = tree_digest(store_path)
     with caplog.at_level(logging.WARNING), ak.open(store_path, read_only=True) as mem:

@@ -28,6 +28,7 @@ from akasha_explorer.cli import cli
 from akasha_explorer.config import (
     PROFILES,
     RELATIONS,
+    VECTOR_SETTINGS,
     Settings,
     read_settings,
     setting_docs,
@@ -39,8 +40,9 @@ from akasha_explorer.ranges import BOOL, Range, Rule, stemmers
 from .test_profiles import CHAT
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
-FIXED = ("EMBED_MODEL", "EMBED_CJK_DIMS")
-"""A store's model is fixed (migrate refuses another): the store tests leave these alone."""
+FIXED = VECTOR_SETTINGS
+"""A store's vectors are fixed (migrate refuses another model): the store tests leave
+these alone."""
 ZONES_IN = ["", "UTC", "+08:00", "-05:30", "UTC+8", "Asia/Shanghai", "America/New_York"]
 ZONES_OUT = ["Mars/Olympus", "+25:00", "a\nb", "x\x00y", "+08:75", "Beijing"]
 """Time zones TIME_ZONE admits, and some it refuses."""

@@ -47,10 +47,11 @@ from ..analysis.methods import (
     score_ranking,
 )
 from ..config import Settings
-from ..embed import Embedder, make_embedder
+from ..embed import Embedder, store_embedder
 from ..engine.trace import RecallTrace
 from ..ingest.importers import Imported
 from ..memory import Memory
+from ..text.tokenize import is_cjk
 
 __all__ = ["KS", "RANK_METHODS", "CachedEmbedder", "Corpus", "Question", "ablations_for",
            "context_order", "run_recall", "score_ranking"]
@@ -128,7 +129,8 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- version numbers whole (FTS_VERSIONS off)": dict(FTS_VERSIONS=False),
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
         "- IDF floor off in small stores": dict(FTS_MIN_IDF_DOCS=0),
-        "- CJK dense weight (FUSION_DENSE_WEIGHT_CJK=0.5)": dict(FUSION_DENSE_WEIGHT_CJK=0.5),
+        "- CJK dense weight as before glosses (FUSION_DENSE_WEIGHT_CJK=0.1)": dict(
+            FUSION_DENSE_WEIGHT_CJK=0.1),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
         "- answer takes the question's relevance (ANSWER_HANDOFF=0)": dict(ANSWER_HANDOFF=0.0),
         "- graph settle (V1 score_graph)": dict(GRAPH_SETTLE=False),
@@ -147,9 +149,10 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
 
 
 STORE_ABLATIONS = ("full, no replay write-back", "full, USE_SALIENCE off",
-                   "full, edges never pruned")
-"""Ablations that need a store of their own (the last: when the profile prunes edges,
-SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0``)."""
+                   "full, edges never pruned", "full, no dictionary glosses (EMBED_CJK_GLOSS=0)")
+"""Ablations that need a store of their own (the third: when the profile prunes edges,
+SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0``; the fourth: when the profile
+embeds glosses and the corpus has Chinese text — vectors without them)."""
 
 
 @dataclass
@@ -157,6 +160,7 @@ class _Built:
     mem: Memory
     ext_to_uid: dict[str, str]
     now: float
+    embedder: Embedder
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -170,7 +174,7 @@ def _build(corpus: Corpus, folder: Path, settings: Settings, *, replay: bool,
                "replay": report.seconds.get("replay", 0.0),
                "total": time.perf_counter() - t0}
     ext = {m.ext_id: m.uid for m in corpus.imported.messages if m.ext_id}
-    return _Built(mem, ext, mem.last_ts() + 86400.0, seconds)
+    return _Built(mem, ext, mem.last_ts() + 86400.0, embedder, seconds)
 
 
 def _rank(b: _Built, text: str, q: NDArray[np.float32], methods: Sequence[str],
@@ -244,8 +248,9 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
     check_methods(methods)
     profile, own = settings.profile_name()
     emb = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-        embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS,
-                                  settings.EMBED_DTYPE))
+        embedder or store_embedder(settings))
+    plain = settings.replace(EMBED_CJK_GLOSS=0.0)
+    plain_emb: CachedEmbedder | None = None   # for the store ablation without glosses
     rows_by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     rows_by_ablation: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(list))
@@ -270,6 +275,12 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
                     extra[STORE_ABLATIONS[2]] = _build(
                         corpus, Path(tmp) / f"{corpus.name}-noprune",
                         settings.replace(EDGE_PRUNE_BELOW=0.0), replay=True, embedder=emb)
+                if settings.EMBED_CJK_GLOSS > 0 and settings.EMBED_CJK_DIMS > 0 and any(
+                        is_cjk(m.text) for m in corpus.imported.messages):
+                    plain_emb = plain_emb or CachedEmbedder(store_embedder(plain))
+                    extra[STORE_ABLATIONS[3]] = _build(
+                        corpus, Path(tmp) / f"{corpus.name}-nogloss", plain, replay=True,
+                        embedder=plain_emb)
             timing[corpus.name] = b.seconds | {"nodes": float(b.mem.store.mirror.nodes.n),
                                                "edges": float(b.mem.store.mirror.edges.n_alive())}
             questions, qcounts = corpus.questions(b.ext_to_uid)
@@ -308,7 +319,9 @@ def _ablate(b: _Built, extra: dict[str, _Built], questions: list[Question],
         (name, b, settings.replace(**over)) for name, over in abl.items()]
     rows += [(name, extra[name], settings) for name in STORE_ABLATIONS if name in extra]
     for name, target, cfg in rows:   # other term rules: Store.postings builds their index
-        for qi, (qu, q) in enumerate(zip(questions, qvecs, strict=True)):
+        vecs = qvecs if target.embedder is b.embedder else target.embedder.encode(
+            [qu.text for qu in questions])   # a store of other vectors: queries like them
+        for qi, (qu, q) in enumerate(zip(questions, vecs, strict=True)):
             ranked = _rank(target, qu.text, q, ("context", "akasha"), cfg)
             for m, (ranking, ms) in ranked.items():
                 out[name][m].append({"q": qi, "category": qu.category, "latency_ms": ms,

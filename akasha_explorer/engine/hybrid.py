@@ -16,9 +16,11 @@ channel. Here both channels are fused into one relevance per node:
 - ``base = lexical + w · dense`` — a calibrated linear fusion, measured against
   reciprocal-rank fusion on both dev sets (LoCoMo R@10: RRF k=60 .594, k=10 .666, linear
   .678; MADial-zh: .572 / .610 / .628). ``w`` is ``FUSION_DENSE_WEIGHT`` (0.5) for text the
-  model reads, ``FUSION_DENSE_WEIGHT_CJK`` (0.1) for the CJK share of a query when the
-  model reads no CJK (:func:`dense_weight`): then the dense vector is hashed CJK words, a
-  weaker lexical channel (MADial-zh floor R@10 .646 at 0.5, .664 at 0.1, .640 at 0);
+  model reads, ``FUSION_DENSE_WEIGHT_CJK`` for the CJK share of a query when the model
+  reads no CJK (:func:`dense_weight`): then the dense vector is hashed CJK words — a
+  weaker lexical channel (MADial-zh floor R@10 .646 at 0.5, .664 at 0.1, .640 at 0) — and
+  the model's reading of the dictionary glosses (``EMBED_CJK_GLOSS``; with them MADial-zh
+  context R@10 is .674 at 0.1 and .687 at 0.5, the default);
 - ``context = CONTEXT_NEIGHBOR · max(base(prev), base(next))`` — the turns just before and
   after a node in its session lend it their relevance: an answer is often the reply next
   to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
@@ -114,7 +116,7 @@ def dense_weight(q: NDArray[np.floating[Any]], settings: Settings) -> tuple[floa
     Settings read: ``FUSION_DENSE_WEIGHT``, ``FUSION_DENSE_WEIGHT_CJK``, ``EMBED_CJK_DIMS``.
 
     >>> q = np.array([0.6, 0.0, 0.8], np.float32)        # 1 model dim + 2 CJK dims
-    >>> w, share = dense_weight(q, Settings(EMBED_CJK_DIMS=2))
+    >>> w, share = dense_weight(q, Settings(EMBED_CJK_DIMS=2, FUSION_DENSE_WEIGHT_CJK=0.1))
     >>> round(share, 4), round(w, 4)                     # 0.5 * 0.36 + 0.1 * 0.64
     (0.64, 0.244)
     """

@@ -109,8 +109,10 @@ class Manifest:
                 f"store {folder} has format version {version}, this code reads up to "
                 f"{FORMAT_VERSION}; upgrade akasha-explorer")
         profile = str(data.get("profile", "v1"))  # before profiles, every store was v1
+        stored = dict(data.get("settings", {}))
+        stored.setdefault("EMBED_CJK_GLOSS", 0.0)  # older stores' vectors: no glosses
         try:
-            settings, invalid = read_settings(data.get("settings", {}), profile=profile)
+            settings, invalid = read_settings(stored, profile=profile)
         except InvalidSettings as e:
             raise StoreError(
                 f"store {folder} records settings this version does not know: {e}") from e

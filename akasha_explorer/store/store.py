@@ -36,8 +36,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._timing import phase
-from ..config import Settings, time_zone
-from ..embed import Embedder, make_embedder
+from ..config import VECTOR_SETTINGS, Settings, time_zone
+from ..embed import Embedder, store_embedder
 from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
@@ -197,8 +197,7 @@ class Store:
                 self.manifest.check_model(self._embedder.name, self._embedder.dim, self.path)
         else:
             settings = settings or Settings()
-            emb = self._embedder or make_embedder(settings.EMBED_MODEL, settings.EMBED_CJK_DIMS,
-                                                       settings.EMBED_DTYPE)
+            emb = self._embedder or store_embedder(settings)
             self._embedder = emb
             self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
                                      tokenizer=tokenizer_id(settings))
@@ -496,12 +495,14 @@ class Store:
         Values outside their ranges are refused (:class:`InvalidSettings`) before anything
         is written. Stored values this version refuses (:attr:`Manifest.invalid
         <akasha_explorer.store.manifest.Manifest.invalid>`) are replaced — by ``changes`` or
-        the profile's — and listed with the stored value as ``old``."""
+        the profile's — and listed with the stored value as ``old``. The settings that made
+        the store's vectors (:data:`~akasha_explorer.config.VECTOR_SETTINGS`) stay as they
+        are: a profile does not change them, and ``changes`` to them are refused."""
         self.check_write()
         base, own = self.settings.profile_name()
-        new = Settings.profile(profile, **{**own, **changes})
-        if new.EMBED_MODEL != self.settings.EMBED_MODEL or (
-                new.EMBED_CJK_DIMS != self.settings.EMBED_CJK_DIMS):
+        kept = {k: getattr(self.settings, k) for k in VECTOR_SETTINGS}
+        new = Settings.profile(profile, **{**own, **kept, **changes})
+        if any(getattr(new, k) != v for k, v in kept.items()):
             raise ModelMismatch("migrate cannot change the embedding model (every vector would "
                                 "have to be recomputed); build a new store for another model")
         diff = self.settings.diff(new)
@@ -530,8 +531,7 @@ class Store:
     def embedder(self) -> Embedder:
         """The store's embedding model (loaded on first use)."""
         if self._embedder is None:
-            s = self.settings
-            emb = make_embedder(s.EMBED_MODEL, s.EMBED_CJK_DIMS, s.EMBED_DTYPE)
+            emb = store_embedder(self.settings)
             self.manifest.check_model(emb.name, emb.dim, self.path)
             self._embedder = emb
         return self._embedder

@@ -46,10 +46,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .tokenize import STOPWORDS, TermRules, is_cjk, normalize, segment, terms
+from .tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 
-__all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "lexicon",
-           "translate"]
+__all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "gloss",
+           "lexicon", "translate"]
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,8 @@ class Lexicon:
 
 
 _LATIN = re.compile(r"[A-Za-z]+")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+")
+"""A run of Han characters (what :func:`gloss` replaces)."""
 _ARTICLE = re.compile(r"^(?:to|the|a|an)\s+", re.IGNORECASE)
 
 
@@ -347,3 +349,34 @@ def _as_terms(words: list[str], rules: TermRules, per_word: int) -> tuple[str, .
             if len(got) == per_word:
                 return tuple(got)
     return tuple(got)
+
+
+def gloss(text: str, *, lex: Lexicon | None = None) -> str:
+    """``text`` as the English model can read it (**[ours]** ``EMBED_CJK_GLOSS``): each
+    Chinese word replaced by the first content word of its dictionary entry, function
+    words (:data:`~akasha_explorer.text.tokenize.CJK_STOPWORDS`) and words the dictionary
+    lacks left out, everything else as it is. A text without CJK is returned unchanged, so
+    English keeps exactly the model's vectors. Word by word and often the wrong sense
+    (说 → persuade), but the model then places 刚切到手了 ("just cut hand") near "How did I
+    hurt my finger?", which no hashed feature can. Only the embedding model reads it; the
+    message is stored as said.
+
+    >>> lex = Lexicon.from_lines(["手指 手指 [shou3 zhi3] /finger/", "切 切 [qie1] /to cut/",
+    ...                           "流血 流血 [liu2 xue4] /to bleed/"])
+    >>> gloss("切到手指了，流血了 😭 v0.3", lex=lex)
+    'cut finger ， bleed 😭 v0.3'
+    >>> gloss("The weather was nice", lex=lex)
+    'The weather was nice'
+    """
+    if not any(is_cjk(c) for c in text):
+        return text
+    lex = lex if lex is not None else lexicon()
+    if lex is None:
+        return text
+
+    def english(run: re.Match[str]) -> str:
+        words = [w for tok in segment(run.group()) if is_cjk(tok) and tok not in CJK_STOPWORDS
+                 for w in lex.zh_to_en(tok)[:1]]
+        return f" {' '.join(words)} " if words else " "
+
+    return " ".join(_CJK_RUN.sub(english, text).split())
