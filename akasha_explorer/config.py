@@ -48,9 +48,9 @@ from zoneinfo import ZoneInfo
 from .errors import InvalidSettings
 from .ranges import BOOL, Range, Relation, Rule, stemmers
 
-__all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "RELATIONS", "Settings", "parse_setting",
-           "read_settings", "setting_docs", "setting_problem", "setting_range", "time_zone",
-           "VECTOR_SETTINGS"]
+__all__ = ["DAY", "DEFAULT_PROFILE", "PROFILES", "RELATIONS", "VECTOR_SETTINGS", "Settings",
+           "parse_setting", "read_settings", "setting_docs", "setting_problem", "setting_range",
+           "time_zone"]
 
 DAY = 86400.0
 """Seconds in a day; every time constant is stored in seconds."""
@@ -156,8 +156,8 @@ class Settings:
         "vector the model makes from the text's dictionary glosses (each Chinese word "
         "replaced by its first CC-CEDICT English gloss), so an English question and a Chinese "
         "answer meet in meaning: the CJK share w becomes w * (1 - this). Demo questions "
-        "(en hit@10) .675 -> .725, MADial-zh dev dense R@10 .43 -> .57, context R@25 .77 -> "
-        ".84. 0 turns it off; a store keeps the vectors it was built with.", ours=True,
+        "(en hit@10) .675 -> .725, MADial-zh dev dense R@10 .43 -> .54, context R@25 .76 -> "
+        ".83. 0 turns it off; a store keeps the vectors it was built with.", ours=True,
         valid=UNIT)
     SALIENCE_GAIN: float = _s(2.0, "§2", "sigma = clamp((1 - cos(v, c)) * SALIENCE_GAIN, 0, 1).", valid=Range(0, 1000))
     USE_SALIENCE: bool = _s(
@@ -269,7 +269,7 @@ class Settings:
         "CJK (EMBED_CJK_DIMS > 0; the share is the squared norm of the query vector's hashed "
         "CJK part): weight = FUSION_DENSE_WEIGHT * (1 - share) + this * share. 0.1 while the "
         "CJK part was hashed features alone (a weaker lexical channel, not meaning); with the "
-        "model reading glosses (EMBED_CJK_GLOSS) MADial-zh dev R@10 is .674 at 0.1, .687 at "
+        "model reading glosses (EMBED_CJK_GLOSS) MADial-zh dev R@10 is .681 at 0.1, .686 at "
         "0.5.", ours=True, valid=Range(0, 100))
     DENSE_KNOWABLE: bool = _s(
         True, "§4.1", "Weigh the dense channel by what the model can know: with hashed CJK "

@@ -20,7 +20,7 @@ channel. Here both channels are fused into one relevance per node:
   reads no CJK (:func:`dense_weight`): then the dense vector is hashed CJK words — a
   weaker lexical channel (MADial-zh floor R@10 .646 at 0.5, .664 at 0.1, .640 at 0) — and
   the model's reading of the dictionary glosses (``EMBED_CJK_GLOSS``; with them MADial-zh
-  context R@10 is .674 at 0.1 and .687 at 0.5, the default);
+  context R@10 is .681 at 0.1 and .686 at 0.5, the default);
 - ``context = CONTEXT_NEIGHBOR · max(base(prev), base(next))`` — the turns just before and
   after a node in its session lend it their relevance: an answer is often the reply next
   to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
