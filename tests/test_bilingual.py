@@ -111,8 +111,9 @@ def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
 def test_the_model_reads_chinese_turns_through_their_glosses(tmp_path: Path) -> None:
     """No word of "How did I hurt my finger?" translates to a word of 切到手了，食指流血了
     (hurt → 疼痛, finger → 手指), but its glosses ("cut hand … index finger bleed") are near
-    the question in the model's space: with them the turn comes first on the dense channel
-    alone; a store built without them (``EMBED_CJK_GLOSS=0``) ranks it nowhere near."""
+    the question in the model's space: with them (and the dictionary's lexical channels
+    off) the turn comes first; a store built without them (``EMBED_CJK_GLOSS=0``) ranks it
+    nowhere near."""
     texts = ["刚才切菜切到手了，食指流血了", "周末和朋友去爬山了", "晚饭吃了牛肉面",
              "地铁今天特别挤", "新买的键盘到了", "明天要交季度报告", "猫又把花盆打翻了"]
     msgs = [RawMessage("s1", i, 1_700_000_000 + 60 * i, "user", t) for i, t in enumerate(texts)]

@@ -144,6 +144,23 @@ def test_migrate_keeps_what_the_store_set_and_refuses_another_model(store_path: 
         assert mem.settings.profile_name()[0] == "v2"
 
 
+def test_a_store_made_before_glosses_keeps_its_vectors(store_path: Path, embedder) -> None:
+    """A v2 store written before ``EMBED_CJK_GLOSS`` existed has no such setting in its
+    manifest: it reads as 0 (its vectors were made without glosses), so the store opens,
+    takes new turns and recalls with the model it was built with."""
+    _store(store_path, Settings(EMBED_CJK_GLOSS=0.0, FUSION_DENSE_WEIGHT_CJK=0.1))
+    p = store_path / "akasha.json"
+    data = json.loads(p.read_text("utf-8"))
+    del data["settings"]["EMBED_CJK_GLOSS"]
+    p.write_text(json.dumps(data), "utf-8")
+    with ak.open(store_path) as mem:
+        assert mem.settings.EMBED_CJK_GLOSS == 0.0
+        assert mem.store.embedder.name == "all-MiniLM-L6-v2+cjk256"
+        mem.add_turn("换药的时候又出血了", "记得按压止血", session="s2")
+        assert mem.recall("出血", log=False).ranking()
+    assert Settings().EMBED_CJK_GLOSS > 0        # a new store gets them
+
+
 def test_read_only_open_with_stale_terms_indexes_them_in_memory(
         store_path: Path, embedder, caplog: pytest.LogCaptureFixture) -> None:
     """A store whose recorded term rules are not its settings' (say, a migration stopped
