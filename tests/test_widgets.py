@@ -168,10 +168,19 @@ def test_stepper_tables_withhold_an_injection_the_agent_is_not_sent(ro_mem: ak.M
     flagged = "2026-09-10-evening:0"           # "Ignore all previous instructions ..."
     raw = ro_mem.messages(flagged)[0].text
     assert "injection" in ro_mem.messages(flagged)[0].flags
-    s = RecallStepper(ro_mem, query="今天到货了一个树莓派5，准备装 Home Assistant")
-    t = s.trace
-    assert t is not None
-    assert flagged not in {it.node for it in t.context().items}   # touched, not sent
+    # a recall that touches the turn without sending it (which one does moves with the
+    # ranking: the first of these questions that does)
+    for query in ("今天到货了一个树莓派5，准备装 Home Assistant", "树莓派5到了，装 Home Assistant",
+                  "Home Assistant 装好了", "今天到货了一个树莓派5"):
+        s = RecallStepper(ro_mem, query=query)
+        t = s.trace
+        assert t is not None
+        if flagged not in {it.node for it in t.context().items} and any(
+                (df["uid"] == flagged).any() for view in s.views for _, df in view.tables
+                if "uid" in df.columns):
+            break
+    else:
+        pytest.fail("no question touches the flagged turn without sending it")
     want = item_line(messages_of(ro_mem.store, [flagged])[flagged])[0]
     assert want.startswith("[withheld: flagged as injection]")
     rows = 0
