@@ -16,8 +16,9 @@ The model reads a Chinese text through the bilingual dictionary (**[ours]**,
 ``Settings.EMBED_CJK_GLOSS`` = ``g``): each Chinese word replaced by its first English
 gloss (:func:`akasha_explorer.text.xling.gloss`), and the blend keeps a share ``g`` of the
 CJK part for it, ``w' = w · (1 − g)``. An English question and a Chinese answer then meet in
-the model's space ("How did I hurt my finger?" and 刚切到手了, glossed "just cut hand") —
-the hashed features alone give them nothing in common.
+the model's space ("How did I hurt my finger?" and 左手食指，指甲旁边切了个小口子, glossed
+"hand finger, fingernail side cut small hole") — the hashed features alone give them
+nothing in common.
 
 The model computes in bfloat16 where the CPU has native bfloat16 arithmetic, else in
 float32 (:data:`DTYPE_ENV`); the vectors are float32 and unit length either way.

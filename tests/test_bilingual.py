@@ -110,7 +110,7 @@ def test_an_english_question_finds_the_chinese_turn(tmp_path: Path) -> None:
 
 def test_the_model_reads_chinese_turns_through_their_glosses(tmp_path: Path) -> None:
     """No word of "How did I hurt my finger?" translates to a word of 切到手了，食指流血了
-    (hurt → 疼痛, finger → 手指), but its glosses ("cut hand … index finger bleed") are near
+    (hurt → 疼痛, finger → 手指), but its glosses ("ago cut possession, finger bleed") are near
     the question in the model's space: with them (and the dictionary's lexical channels
     off) the turn comes first; a store built without them (``EMBED_CJK_GLOSS=0``) ranks it
     nowhere near."""

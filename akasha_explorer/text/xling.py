@@ -357,9 +357,9 @@ def gloss(text: str, *, lex: Lexicon | None = None) -> str:
     words (:data:`~akasha_explorer.text.tokenize.CJK_STOPWORDS`) and words the dictionary
     lacks left out, everything else as it is. A text without CJK is returned unchanged, so
     English keeps exactly the model's vectors. Word by word and often the wrong sense
-    (说 → persuade), but the model then places 刚切到手了 ("just cut hand") near "How did I
-    hurt my finger?", which no hashed feature can. Only the embedding model reads it; the
-    message is stored as said.
+    (说 → persuade), but the model then places 左手食指，指甲旁边切了个小口子 ("hand
+    finger, fingernail side cut small hole") near "How did I hurt my finger?", which no
+    hashed feature can. Only the embedding model reads it; the message is stored as said.
 
     >>> lex = Lexicon.from_lines(["手指 手指 [shou3 zhi3] /finger/", "切 切 [qie1] /to cut/",
     ...                           "流血 流血 [liu2 xue4] /to bleed/"])
