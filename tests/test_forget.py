@@ -153,6 +153,24 @@ def test_forget_needs_exactly_one_target(mem: ak.Memory) -> None:
         mem.forget(node="no-such-node")
 
 
+def test_a_forgotten_turn_id_is_free_and_the_others_still_retry(mem: ak.Memory) -> None:
+    """``add_turn``'s retry key (``turn_id``) names live turns only: once its turn is
+    forgotten the id stores a new turn; the session's other ids still answer a retry with
+    their node (the tails are a view checked on lookup, not a copy)."""
+    first, _ = mem.add_turn("我明天去复查手指", "好的，记得带医保卡", session="s", turn_id="a")
+    second, _ = mem.add_turn("复查完了，愈合得很好", "太好了", session="s", turn_id="b")
+    tails = mem.store.session_tails(["s"])["s"][1]
+    ids = {"a": first, "a/assistant": first, "b": second, "b/assistant": second}
+    assert dict(tails) == ids and len(tails) == 4
+    mem.forget(node=first)
+    assert mem.store.turn_with_id("s", "a") is None
+    assert mem.store.turn_with_id("s", "b") == second
+    again, _ = mem.add_turn("我明天去复查手指", "好的", session="s", turn_id="a")
+    assert again != first and mem.store.has_node(again)
+    assert mem.add_turn("复查完了，愈合得很好", "太好了", session="s", turn_id="b")[0] == second
+    assert sorted(mem.store.session_tails(["s"])["s"][1]) == sorted(ids)
+
+
 def test_cli_forget(demo_store: Path) -> None:
     r = CliRunner().invoke(cli, ["forget", str(demo_store), "--node", "2026-09-02-noon:2",
                                  "--yes"])

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,7 +190,7 @@ class TurnWriter:
             store.reload_mirror()
             raise
 
-    def _check(self, t: PendingTurn, ids: dict[str, str]) -> bool:
+    def _check(self, t: PendingTurn, ids: Mapping[str, str]) -> bool:
         """A retried ``turn_id`` (one of the session's ``ids``) answered with its first
         node; a recall that can no longer be written back refused. False: the turn is
         answered already."""

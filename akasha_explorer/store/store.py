@@ -28,7 +28,7 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +135,7 @@ class Store:
         (:meth:`clear_derived`)."""
         self._tails: dict[str, tuple[int, dict[str, str]]] = {}
         """Per session read so far: the next seq and the nodes by turn id, ever stored
-        (:meth:`session_tails` filters the live ones)."""
+        (:meth:`session_tails` hands out a view of the live ones)."""
         self.fold_extract: Callable[[list[str]], Any] | None = None
         """How :meth:`fold_graph` extracts the turns it writes (set by the ingest area, which
         owns extraction; None: they stay in Meta ``extract_pending`` for the next ingest)."""
@@ -623,11 +623,14 @@ class Store:
             raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
                                f"was made ({gone[0]!r}: forgotten?); recall again")
 
-    def session_tails(self, sessions: Sequence[str]) -> dict[str, tuple[int, dict[str, str]]]:
+    def session_tails(self, sessions: Sequence[str]
+                      ) -> dict[str, tuple[int, Mapping[str, str]]]:
         """For each of ``sessions``: the seq its next message gets (:meth:`next_seq`) and its
         live nodes by the ``turn_id`` their first message carries (:meth:`turn_with_id`).
         Read from LanceDB once per session (many sessions in one read), then kept and
-        extended by each ingest (``add_turn`` reads no table: ~10 ms less)."""
+        extended by each ingest (``add_turn`` reads no table: ~10 ms less). The live nodes
+        are a view checked on lookup (:class:`_LiveIds`), not a filtered copy: filtering a
+        session of 5,000 turns took 2 ms, on every ``add_turn``."""
         todo = sorted(set(sessions) - set(self._tails))
         if todo:
             with phase("lookup"):
@@ -636,10 +639,10 @@ class Store:
             for sid in todo:
                 self._tails[sid] = (self._forgotten_tail(sid), {})
             self._extend_tails(rows)
-        out: dict[str, tuple[int, dict[str, str]]] = {}
+        out: dict[str, tuple[int, Mapping[str, str]]] = {}
         for sid in sessions:
             seq, ids = self._tails[sid]
-            out[sid] = (seq, {ext: node for ext, node in ids.items() if self.has_node(node)})
+            out[sid] = (seq, _LiveIds(ids, self.has_node))
         return out
 
     def _forgotten_tail(self, session: str) -> int:
@@ -1124,6 +1127,27 @@ class Store:
         return [(w.start, w.end, w.phrase)
                 for w in time_windows(text, now, tz=time_zone(settings.TIME_ZONE))
                 if w.relative or not relative]
+
+
+class _LiveIds(Mapping[str, str]):
+    """A session's nodes by turn id (:meth:`Store.session_tails`), the live ones only: a
+    lookup checks its node, iterating checks them all."""
+
+    def __init__(self, ids: dict[str, str], live: Callable[[str], bool]) -> None:
+        self._ids = ids
+        self._live = live
+
+    def __getitem__(self, turn_id: str) -> str:
+        node = self._ids[turn_id]
+        if not self._live(node):
+            raise KeyError(turn_id)
+        return node
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, node in list(self._ids.items()) if self._live(node))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def message_of(r: dict[str, Any]) -> Message:
