@@ -368,7 +368,7 @@ def gloss(text: str, *, lex: Lexicon | None = None) -> str:
     >>> gloss("The weather was nice", lex=lex)
     'The weather was nice'
     """
-    if not any(is_cjk(c) for c in text):
+    if not is_cjk(text):
         return text
     lex = lex if lex is not None else lexicon()
     if lex is None:
