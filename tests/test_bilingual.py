@@ -130,6 +130,22 @@ def test_the_model_reads_chinese_turns_through_their_glosses(tmp_path: Path) -> 
     assert firsts[0.0].index("s1:0") >= 3
 
 
+def test_a_long_account_that_answers_is_not_buried_by_its_length(ro_mem: ak.Memory) -> None:
+    """The demo's account of the doctor's visit (one message of ~400 characters: 医生说是
+    甲沟炎… 开了鱼石脂软膏和头孢…) holds 医生 and 手指, the translations of "doctor" and
+    "finger"; normalised at its full length it ranked below a dozen short turns that name
+    a finger. With BM25_LEN_CAP it is scored as a message three times the average."""
+    target = "2026-09-07-noon:0"
+    now = ro_mem.last_ts()
+    for query in ("What did the doctor say about my finger?",
+                  "What medicine did the doctor prescribe?"):
+        on = context_order(ro_mem.recall(query, now=now, log=False))
+        off = context_order(ro_mem.recall(query, now=now, log=False,
+                                          settings=ro_mem.settings.replace(BM25_LEN_CAP=0.0)))
+        assert on.index(target) < 3, (query, on.index(target))
+        assert off.index(target) >= 10, (query, off.index(target))
+
+
 # -- time ---------------------------------------------------------------------------------------
 def test_festivals_weekends_and_month_parts() -> None:
     now = _at(2026, 10, 20, 21, 0)                     # a Tuesday

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import bm25s
@@ -149,6 +150,32 @@ def test_bm25_matches_bm25s_lucene() -> None:
     for row, score in zip(ours.msg_rows, ours.scores, strict=True):
         assert score == pytest.approx(float(ref[row]), rel=1e-5)
     assert set(ours.msg_rows) == {i for i, s in enumerate(ref) if s > 0}
+
+
+def test_bm25_length_cap_normalises_a_long_message_as_if_it_were_that_long() -> None:
+    """``len_cap`` (BM25_LEN_CAP): a message longer than ``len_cap × avgdl`` is scored with
+    that length (avgdl of the true lengths); shorter ones score exactly as without it."""
+    docs = [["finger"] + [f"w{i}" for i in range(29)], ["finger", "ok"], ["ok", "night"],
+            ["finger", "fine"], ["morning"]]
+    p = Postings()
+    for i, d in enumerate(docs):
+        p.add(i, d)
+    ts, alive = np.zeros(len(docs)), np.ones(len(docs), bool)
+    sel = select_terms(["finger"], p, ts, alive, now=1.0, min_idf=0.0, unseen_idf=6.0,
+                       max_terms=10, min_len=3)
+    plain = bm25_rank(sel, p, ts, alive, now=1.0, k1=1.2, b=0.75, top_k=5)
+    capped = bm25_rank(sel, p, ts, alive, now=1.0, k1=1.2, b=0.75, top_k=5, len_cap=2.0)
+    a = dict(zip(plain.msg_rows, plain.scores, strict=True))
+    c = dict(zip(capped.msg_rows, capped.scores, strict=True))
+    avgdl = sum(map(len, docs)) / len(docs)                 # 37 / 5 = 7.4
+    idf = math.log(1 + (5 - 3 + 0.5) / (3 + 0.5))
+
+    def score(dl: float) -> float:
+        return idf * 1 / (1 + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+    assert a[0] == pytest.approx(score(30)) and c[0] == pytest.approx(score(2 * avgdl))
+    assert c[1] == a[1] and c[3] == a[3]                    # short messages: unchanged
+    assert c[0] > 1.5 * a[0]                                 # the long one: much nearer
 
 
 def test_bm25_idf_is_causal() -> None:

@@ -297,6 +297,7 @@ def bm25_rank(
     top_k: int,
     causal: bool = True,
     groups: Sequence[TermGroup] = (),
+    len_cap: float = 0.0,
 ) -> LexicalHits:
     """BM25 (Lucene variant, as bm25s ``method="lucene"``) of the kept terms, OR-ed.
 
@@ -304,7 +305,9 @@ def bm25_rank(
     avgdl))``; N, df and avgdl over the messages visible at ``now``. Returns the ``top_k``
     messages with a positive score, best first, ties broken by row (deterministic).
     Each of ``groups`` (**[ours]**) adds ``weight × max`` over its members of the same
-    per-term BM25 (:class:`TermGroup`).
+    per-term BM25 (:class:`TermGroup`). ``len_cap`` (**[ours]**, ``BM25_LEN_CAP``; 0: off)
+    caps ``dl`` at ``len_cap × avgdl`` (avgdl of the uncapped lengths): a long message is
+    normalised as if it were that long, since its matches sit in one passage of it.
 
     >>> p = Postings(); p.add(0, ["spire"]); p.add(1, ["tower"])
     >>> ts, alive = np.zeros(2), np.ones(2, bool)
@@ -322,6 +325,8 @@ def bm25_rank(
         return LexicalHits(tuple(terms), (), (), n_docs, records)
     dl = postings.doc_len()[: vis.shape[0]]
     avgdl = float(dl[vis].mean()) or 1.0
+    if len_cap > 0:
+        dl = np.minimum(dl, len_cap * avgdl)
     score = np.zeros(vis.shape[0], np.float64)
 
     def term_score(rows: NDArray[np.int64], tf: NDArray[np.float64]

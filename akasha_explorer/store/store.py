@@ -1097,7 +1097,8 @@ class Store:
                            min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups)
+                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups,
+                         len_cap=s.BM25_LEN_CAP)
 
     def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
         """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:
