@@ -33,7 +33,7 @@ import numpy as np
 
 from .analysis.ppr import ppr_recall
 from .brief.api import attach_messages
-from .config import Settings
+from .config import PROFILES, Settings
 from .engine.recall import recall as engine_recall
 from .engine.trace import RecallTrace
 from .errors import InvalidInput, TraceMismatch
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .store.store import Store
 
 __all__ = ["RECALL_METHODS", "MethodInput", "RecallMethod", "method_input", "recall",
-           "register", "replay", "run_method"]
+           "recorded_settings", "register", "replay", "run_method"]
 
 TIME_MAX = 253_402_300_800.0
 """The first second of year 10000: ``datetime`` shows no later time."""
@@ -156,14 +156,24 @@ def recall(store: Store, query: str, *, now: float | None = None, session: str |
     return trace
 
 
+def recorded_settings(data: dict[str, Any]) -> Settings:
+    """The settings a trace was made with, from its record. A trace lacks the settings
+    added after it was recorded, and each of those then had the value that reproduces the
+    engine from before it — its v1 value where the v1 profile sets one (every [ours]
+    departure is off there), else its default; a trace recorded before profiles existed
+    (no ``HYBRID``) was a v1 recall."""
+    if "HYBRID" not in data:
+        return Settings.from_dict(data, profile="v1")
+    before = {k: v for k, v in PROFILES["v1"].items() if k not in data}
+    return Settings.from_dict({**before, **data})
+
+
 def replay(store: Store, trace: RecallTrace) -> RecallTrace:
     """Recompute ``trace`` from the stored state at ``trace.now`` with the settings it
     recorded, by the method that made it; raises :class:`TraceMismatch` naming the first
     difference."""
     store.check_open()
-    # a trace recorded before profiles existed lacks their settings: it was a v1 recall
-    s = Settings.from_dict(trace.settings, profile="v2" if "HYBRID" in trace.settings
-                           else "v1")
+    s = recorded_settings(trace.settings)
     method = getattr(trace, "method", "akasha")
     windows: tuple[tuple[float, float, str], ...] = ()
     if method in WINDOWED:
@@ -178,6 +188,7 @@ def replay(store: Store, trace: RecallTrace) -> RecallTrace:
     for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
         a.pop(part, None)
         b.pop(part, None)
+    b["settings"] = {k: v for k, v in b["settings"].items() if k in a["settings"]}  # newer ones
     if a != b:
         where = _first_difference(a, b)
         raise TraceMismatch(f"replaying the trace of {trace.query!r} differs at {where}; the "

@@ -184,6 +184,21 @@ def test_replay_trace_recomputes_each_method_after_a_reopen(demo_store: Path) ->
                 mem.replay_trace(trace)
 
 
+def test_a_trace_recorded_before_a_setting_existed_replays_as_it_was_made(
+        ro_mem: ak.Memory) -> None:
+    """A trace lacks the settings added after it was recorded; replay gives each the value
+    that reproduces the engine from before it (its v1 value: off), not today's default."""
+    query, now = "What did the doctor say about my finger?", ro_mem.last_ts()
+    then = ro_mem.settings.replace(BM25_LEN_CAP=0.0, CONTEXT_HOPS=1)
+    old = ro_mem.recall(query, now=now, settings=then, log=False)
+    assert old.ranking() != ro_mem.recall(query, now=now, log=False).ranking()
+    record = json.loads(old.to_json())
+    for name in ("BM25_LEN_CAP", "CONTEXT_HOPS"):
+        del record["settings"][name]
+    again = ro_mem.replay_trace(RecallTrace.from_json(json.dumps(record)))
+    assert again.ranking() == old.ranking()
+
+
 def _pair(mem: ak.Memory, a: str, b: str) -> list[tuple[float, float, int] | None]:
     m = mem.store.mirror
     ra, rb = m.nodes.index[a], m.nodes.index[b]

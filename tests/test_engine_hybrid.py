@@ -154,6 +154,25 @@ def test_neighbour_context_reaches_the_reply_next_to_a_match() -> None:
     assert cos[1] < cos[2]
 
 
+def test_context_reaches_two_turns_along_the_session() -> None:
+    """CONTEXT_HOPS = 2: the turn two places from a match takes CONTEXT_NEIGHBOR² of its
+    relevance (a fault found two replies after the question), three places nothing; at 1
+    only the neighbours take context. Other sessions take none."""
+    nodes = _nodes([1.0, 0.0, 0.0, 0.0, 0.0], sessions=["s", "s", "s", "s", "t"],
+                   ts=[0, 60, 120, 180, 0])
+    lex = LexicalHits((), (0,), (2.0,), 5)
+    ctx = {}
+    for hops in (1, 2):
+        rel, _ = relevance(nodes, _cos(nodes), np.ones(5, bool), lex,
+                           settings=V2.replace(CONTEXT_HOPS=hops, CONTEXT_NEIGHBOR=0.5))
+        got = dict(zip(rel.uids, zip(rel.context, rel.context_from, strict=True), strict=True))
+        ctx[hops] = {u: got.get(u, (0.0, None)) for u in ("n1", "n2", "n3", "n4")}
+    base = 1.0 + V2.FUSION_DENSE_WEIGHT * 1.0     # n0 alone matches: lexical 1, dense 1
+    assert ctx[2]["n1"] == (pytest.approx(0.5 * base), "n0")
+    assert ctx[2]["n2"] == (pytest.approx(0.25 * base), "n0")
+    assert ctx[1]["n2"][0] == 0.0 and ctx[2]["n3"][0] == 0.0 and ctx[2]["n4"][0] == 0.0
+
+
 # -- graph candidates on RWR's scale -------------------------------------------------------------
 def test_graph_settle_by_hand() -> None:
     """energy = RIPPLE_GAIN * sum_s share_s * edge_signal(s, n); content_base = noisy-OR

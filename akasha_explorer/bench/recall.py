@@ -133,6 +133,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- CJK dense weight as before glosses (FUSION_DENSE_WEIGHT_CJK=0.1)": dict(
             FUSION_DENSE_WEIGHT_CJK=0.1),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
+        "- context from two turns away (CONTEXT_HOPS=1)": dict(CONTEXT_HOPS=1),
         "- answer takes the question's relevance (ANSWER_HANDOFF=0)": dict(ANSWER_HANDOFF=0.0),
         "- graph settle (V1 score_graph)": dict(GRAPH_SETTLE=False),
         "- graph expand": dict(GRAPH_LIMIT=0),

@@ -23,7 +23,9 @@ channel. Here both channels are fused into one relevance per node:
   context R@10 is .681 at 0.1 and .686 at 0.5, the default);
 - ``context = CONTEXT_NEIGHBOR · max(base(prev), base(next))`` — the turns just before and
   after a node in its session lend it their relevance: an answer is often the reply next
-  to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5);
+  to the line that matches (LoCoMo dev R@10 .678 → .736 with 0.5); **[ours]**
+  ``CONTEXT_HOPS`` = 2: the turns two places away lend ``CONTEXT_NEIGHBOR²`` of theirs
+  (a fault found two replies after the question; LoCoMo dev .775 → .784);
 - ``score = base + context``, times ``1 + TIME_PRIOR`` for a node inside a time window
   the query names (``last week``, ``in May 2023``, 最近, 去年…; LoCoMo dev R@10 .755 →
   .763, MADial-zh unchanged), ``norm = score / top score``.
@@ -222,6 +224,15 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
                 val[answered] = base[nb[answered]] * cfg.ANSWER_HANDOFF
             better = val > context
             context[better], source[better] = val[better], nb[better]
+            far = nb.copy()   # CONTEXT_HOPS: the turn `hop` places away in this direction
+            for hop in range(2, cfg.CONTEXT_HOPS + 1):
+                ok = far >= 0
+                far[ok] = nb[far[ok]]
+                ok = (far >= 0) & visible
+                val = np.zeros(n)
+                val[ok] = base[far[ok]] * cfg.CONTEXT_NEIGHBOR ** hop
+                better = val > context
+                context[better], source[better] = val[better], far[better]
         context[~visible] = 0.0
         source[~visible] = -1
     score = base + context

@@ -65,10 +65,11 @@ class Relevance:
     Per node: ``bm25`` (best BM25 of its messages, 0 without a hit) and ``lexical = bm25 /
     bm25_top``; ``cos_msg`` and ``dense = clip((cos_msg − dense_zero) / (dense_top −
     dense_zero), 0, 1)``; ``base = lexical + dense_weight · dense``; ``context =
-    CONTEXT_NEIGHBOR · max(base of the session neighbours)`` with ``context_from`` the
-    neighbour that gave it; ``score = (base + context) · (1 + TIME_PRIOR)`` when the node
-    is inside a time window the query named (``in_time``), else ``base + context``; ``norm =
-    score / top score`` (settlement's direct term).
+    CONTEXT_NEIGHBOR^k · max(base of the session turns k places away)``, k up to
+    ``CONTEXT_HOPS``, with ``context_from`` the turn that gave it; ``score = (base +
+    context) · (1 + TIME_PRIOR)`` when the node is inside a time window the query named
+    (``in_time``), else ``base + context``; ``norm = score / top score`` (settlement's
+    direct term).
     """
 
     rows: list[int] = field(default_factory=list)
