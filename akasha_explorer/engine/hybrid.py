@@ -170,8 +170,9 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
               asks: NDArray[np.bool_] | None = None) -> tuple[Relevance, F64]:
     """Fused relevance of every visible node (see the module docstring).
 
-    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``TIME_PRIOR``, ``TIME_FLOOR``,
-    ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF``, ``DENSE_TOP_K`` (the floor
+    Settings read: ``FUSION_POOL``, ``CONTEXT_NEIGHBOR``, ``CONTEXT_HOPS``, ``TIME_PRIOR``,
+    ``TIME_FLOOR``, ``FILLER_FACTOR``, ``DENSE_KNOWABLE``, ``ANSWER_HANDOFF``,
+    ``UNNAMED_FACTOR``, ``DENSE_TOP_K`` (the floor
     :attr:`Relevance.apart` reads) and those of :func:`dense_weight`.
 
     ``q`` (the query vector) sets the dense weight (:func:`dense_weight`; without it,
@@ -187,15 +188,22 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     best BM25 message, or its last message when no term matched: :func:`asking`) is
     answered by the next turn, which takes ``ANSWER_HANDOFF`` times the node's base as its
     context (instead of ``CONTEXT_NEIGHBOR`` times it) — so the answer ranks beside or
-    above the question that matched the query's words. Returns the trace part
+    above the question that matched the query's words. When the query names an anchor
+    beside other words, a node whose hit messages hold those words but never name the
+    anchor (under any alias) counts ``UNNAMED_FACTOR`` times its BM25 in ``lexical``
+    ("老周的生日" over 阿岚's birthday: the words are about someone else). Returns the trace part
     (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
     for invisible nodes and nodes no channel reached).
     """
     cfg = settings
     n = nodes.n
     bm = _node_bm25(nodes, visible, lexical)
-    bm_top = float(bm.max()) if n else 0.0
-    lex = bm / bm_top if bm_top > 0 else np.zeros(n)
+    held = bm
+    named = _node_holds(nodes, visible, lexical) if cfg.UNNAMED_FACTOR < 1.0 else None
+    if named is not None:   # holds the query's other words, never the anchor it names
+        held = np.where((named & NAMES) == 0, bm * cfg.UNNAMED_FACTOR, bm)
+    bm_top = float(held.max()) if n else 0.0
+    lex = held / bm_top if bm_top > 0 else np.zeros(n)
     pool = top_k(cos_msg, cfg.FUSION_POOL, visible)
     if pool.size:
         top, zero = float(cos_msg[pool[0]]), float(cos_msg[pool[-1]])
@@ -242,7 +250,7 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
             in_time |= (nodes.ts >= a) & (nodes.ts < b)
         score = np.where(in_time, score * (1.0 + cfg.TIME_PRIOR), score)
         inside = in_time & visible
-        if cfg.TIME_FLOOR > 0 and bm_top <= 0 and inside.any():  # only words: a time
+        if cfg.TIME_FLOOR > 0 and bm.max(initial=0.0) <= 0 and inside.any():  # only: a time
             # every turn of the window above every other: their own order among them,
             # each at least TIME_FLOOR, lifted by the best score outside
             outside = float(score[visible & ~in_time].max(initial=0.0))
@@ -269,6 +277,23 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     return rel, norm
 
 
+def _node_holds(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits
+                ) -> NDArray[np.int64] | None:
+    """Per node, the :data:`NAMES` / :data:`SAYS` bits of its hit messages OR-ed (0: no hit
+    or not visible); None when the query named no anchor beside other words."""
+    if not lexical.holds:
+        return None
+    rows = np.asarray(lexical.msg_rows, np.int64)
+    holds = np.asarray(lexical.holds, np.int64)
+    ok = (rows >= 0) & (rows < nodes.m)
+    rows, holds = rows[ok], holds[ok]
+    node = nodes.msg_node[rows]
+    ok = visible[node]
+    mask = np.zeros(nodes.n, np.int64)
+    np.bitwise_or.at(mask, node[ok], holds[ok])
+    return mask
+
+
 def _apart(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
            floor: NDArray[np.int64]) -> list[str]:
     """The anchors the query named (their aliases as written) when no turn of the floor
@@ -276,18 +301,9 @@ def _apart(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
     holds those words — "老周的生日" over a memory that knows 老周 and 阿岚's birthday, never
     老周's. Empty otherwise (no anchor named, no other word anywhere, or a turn that
     holds both)."""
-    if not lexical.holds:
+    mask = _node_holds(nodes, visible, lexical)
+    if mask is None or not (mask & SAYS).any():
         return []
-    rows = np.asarray(lexical.msg_rows, np.int64)
-    holds = np.asarray(lexical.holds, np.int64)
-    if not (holds & SAYS).any():
-        return []
-    ok = (rows >= 0) & (rows < nodes.m)
-    rows, holds = rows[ok], holds[ok]
-    node = nodes.msg_node[rows]
-    ok = visible[node]
-    mask = np.zeros(nodes.n, np.int64)
-    np.bitwise_or.at(mask, node[ok], holds[ok])
     if ((mask[floor] & (NAMES | SAYS)) == (NAMES | SAYS)).any():
         return []
     return list(dict.fromkeys(str(g["source"]) for g in lexical.groups
