@@ -122,8 +122,8 @@ def test_full_text_is_verbatim_and_lines_start_with_handles(demo_mem):
     for item in block.items:
         assert item.level in ("full", "withheld")
         for m in demo_mem.messages(item.node):
-            if "injection" not in m.flags:
-                assert f" {m.speaker}: {m.text}" in block.text
+            if "injection" not in m.flags:   # a line break continues four spaces in
+                assert f" {m.speaker}: " + m.text.replace("\n", "\n    ") in block.text
     first = block.items[0]
     assert block.text.splitlines()[2].startswith(f"{first.handle} 2026-")
 
