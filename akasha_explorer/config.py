@@ -294,9 +294,9 @@ class Settings:
 
     CONTEXT_HOPS: int = _s(
         2, "§4.1", "How far along its session a node takes context: from the turn k places "
-        "away, CONTEXT_NEIGHBOR ** k times its relevance (the best of them counts). A "
-        "question three turns before its answer (a fault found after two replies) lends "
-        "it a quarter at 2. LoCoMo dev R@10 .775 -> .784 at 2 (temporal .850 -> .872, "
+        "away, CONTEXT_NEIGHBOR ** k times its relevance (the best of them counts): at 2 "
+        "the turn two places from a match (the cause found two replies after the "
+        "question) takes a quarter of its relevance. LoCoMo dev R@10 .775 -> .784 at 2 (temporal .850 -> .872, "
         "multi-hop .433 -> .425), 3 the same; MADial unchanged. 1: the neighbours only.",
         ours=True, valid=_count(1, 10))
 
