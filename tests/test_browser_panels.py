@@ -100,11 +100,11 @@ def test_notebook_05_sliders_change_the_pictures(lab: str) -> None:  # noqa: F81
             assert int(whatif.get_attribute("data-drawn") or 0) > 5
             out = page.locator(".jp-OutputArea-output", has=whatif).first
 
-            # the what-if: no graph expansion, no spreading either, spreading back, off again
-            # (each step changes what is drawn; with spreading off, expansion back changes
-            # nothing this query's top items show, so the picture stays the same)
-            for label, value in (("GRAPH_LIMIT", "0"), ("RWR_STEPS", "0"),
-                                 ("RWR_STEPS", "2"), ("RWR_STEPS", "0")):
+            # the what-if: no spreading, no neighbour context either, spreading back (each
+            # step changes what is drawn; graph expansion does not reach this query's top
+            # ten since a turn takes context from two turns away, so it is not a step)
+            for label, value in (("RWR_STEPS", "0"), ("CONTEXT_NEIGHBOR", "0"),
+                                 ("RWR_STEPS", "2")):
                 timings["whatif_ms"].append(_change(page, whatif, label, value))
             text = whatif.locator(".ak-graph-caption").inner_text()
             assert "entered" in text and "moved" in text

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import akasha_explorer as ak
+from akasha_explorer.analysis.methods import context_order
 from akasha_explorer.graphdb import chains
 from akasha_explorer.graphdb import turns as gt
 from akasha_explorer.graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY
@@ -24,6 +25,7 @@ from .test_writepath import _run, digest
 CHILD = """
 import json, os, signal, sys
 import akasha_explorer as ak
+from akasha_explorer.analysis.methods import context_order
 from tests.test_writepath import digest
 mem = ak.open(sys.argv[1])
 now = mem.last_ts() + 3600.0
@@ -73,13 +75,22 @@ def test_a_waiting_turn_is_found_by_its_names_before_the_graph_has_it(
         rw_mem: ak.Memory) -> None:
     """Its mentions are not in the graph yet: the anchor channel finds the aliases in its
     text itself — "Lan" (an alias of 阿岚's anchor) reaches a turn that says 岚姐, though
-    no word and no meaning is shared across the scripts (checked: without it, it is not
-    in the first block)."""
+    no word and no meaning is shared across the scripts (checked: without it, no channel
+    reaches it). Found: a lexical hit, and among the first lines the agent receives."""
     mem = rw_mem
+
+    def found(uids: set[str], at: float) -> bool:
+        trace = mem.recall("Lan", now=at)
+        hit = {u for u, lex in zip(trace.relevance.uids, trace.relevance.lexical,
+                                   strict=True) if lex > 0}
+        return uids <= hit and uids <= set(context_order(trace)[:15])
+
     now = mem.last_ts() + 60
     node, _ = mem.add_turn("岚姐说下周三要去体检", "好的，记得空腹。", session="w1", ts=now)
     assert mem.store.graph_behind == 1
-    assert node in mem.recall("Lan", now=now + 1).floor.uids
+    assert found({node}, now + 1)
+    off = mem.recall("Lan", now=now + 1, settings=mem.settings.replace(ANCHOR_WEIGHT=0.0))
+    assert node not in off.relevance.uids
     assert mem.store.graph_behind == 1            # found without writing it first
     # each waiting message is searched once: a turn added since is searched, the anchor's
     # message rows are not the ones cached before it
@@ -92,7 +103,7 @@ def test_a_waiting_turn_is_found_by_its_names_before_the_graph_has_it(
     owners = {n.uid[int(n.msg_node[j])] for j in rows.tolist()}
     assert {node, other} <= owners
     assert mem.store.graph_behind == 2
-    assert {node, other} <= set(mem.recall("Lan", now=now + 3).floor.uids)
+    assert found({node, other}, now + 3)
 
 
 def test_a_forgotten_session_talked_to_again(demo_store: Path) -> None:
