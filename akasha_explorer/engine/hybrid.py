@@ -223,22 +223,17 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     if cfg.CONTEXT_NEIGHBOR > 0 or asking is not None:
         prev, nxt = nodes.neighbors()
         for nb in (prev, nxt):      # prev first: on a tie the earlier turn gives context
-            ok = (nb >= 0) & visible
-            val = np.zeros(n)
-            val[ok] = base[nb[ok]] * cfg.CONTEXT_NEIGHBOR
-            if nb is prev and asking is not None:
-                answered = ok.copy()
-                answered[ok] = asking[nb[ok]]
-                val[answered] = base[nb[answered]] * cfg.ANSWER_HANDOFF
-            better = val > context
-            context[better], source[better] = val[better], nb[better]
-            far = nb.copy()   # CONTEXT_HOPS: the turn `hop` places away in this direction
-            for hop in range(2, cfg.CONTEXT_HOPS + 1):
-                ok = far >= 0
-                far[ok] = nb[far[ok]]
+            far = nb                # the turn `hop` places away in this direction
+            for hop in range(1, cfg.CONTEXT_HOPS + 1):
+                if hop > 1:
+                    far = np.where(far >= 0, nb[far], -1)
                 ok = (far >= 0) & visible
                 val = np.zeros(n)
                 val[ok] = base[far[ok]] * cfg.CONTEXT_NEIGHBOR ** hop
+                if hop == 1 and nb is prev and asking is not None:
+                    answered = ok.copy()
+                    answered[ok] = asking[nb[ok]]
+                    val[answered] = base[nb[answered]] * cfg.ANSWER_HANDOFF
                 better = val > context
                 context[better], source[better] = val[better], far[better]
         context[~visible] = 0.0
