@@ -228,6 +228,11 @@ class Settings:
         True, "§4.1", "Index version and dotted numbers whole (v0.3.1 -> 0.3.1, 3.11): the "
         "word tokens cut them into pieces too short to be terms, so a question about a "
         "release found nothing.", ours=True)
+    FTS_WORD_PARTS: bool = _s(
+        True, "§4.1", "Also index the parts of a latin word that mixes case or letters and "
+        "digits (ZBDongle-E -> dongle; HomeAssistant -> home, assistant; RTX4090 -> rtx, "
+        "4090): the word tokens keep it whole, so \"Which Zigbee dongle do I use?\" did "
+        "not reach \"SONOFF 的 ZBDongle-E\".", ours=True)
     FTS_STEM: str = _s(
         "english", "§4.1", "Snowball stemmer for latin words in the lexical index and queries "
         "(cities -> citi), '' for none.", ours=True, valid=STEMMER)
@@ -591,7 +596,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
         "EDGE_PRUNE_BELOW": 0.0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
-        "UNNAMED_FACTOR": 1.0,
+        "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

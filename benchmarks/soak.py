@@ -10,6 +10,14 @@ like a live agent for ``--commits`` rounds. Two workloads:
   Sessions follow a topic (their words come from the topic's 40, a few from anywhere), run
   8–30 turns, and one in three later sessions returns to an earlier topic — so what a recall
   activates repeats, as it does for a real agent.
+- ``--workload recall``: the conversation workload's user texts, recalled in their session
+  and committed with the session's newest stored turn as the current one; every
+  ``--ingest-every`` rounds the conversation so far is stored (its newest
+  ``--ingest-size`` messages, ingested with replay) — an agent that recalls every turn and
+  stores its turns in batches, so most commits learn nothing new: what the issue-28 target
+  "RSS growth after the first 1,000 commits ≤ 30 MB, disk ≤ 2 KB per commit" is about
+  (with ``conversation`` every round adds a node, its two messages and vectors, so the
+  store grows with what it learns).
 - ``--workload random``: each round recalls six random words and commits the trace with a
   random node as the current turn; every ``--ingest-every`` rounds a new session of
   ``--ingest-size`` messages is ingested with replay (the issue-14 soak).
@@ -137,6 +145,8 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     checkpoints = 0
     added = 0
     talk = _Conversations(rng, VOCAB)
+    said: list[tuple[str, str, str]] = []   # the recall workload's turns not yet stored
+    tails: dict[str, str] = {}              # its sessions' newest stored turn
     t0 = time.perf_counter()
     for k in range(commits):
         if workload == "conversation":
@@ -155,13 +165,19 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
             if sample_every and (k + 1) % sample_every == 0:
                 samples.append(_sample(mem, k + 1, rss0))
             continue
-        words = [VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 6)]
-        query = " ".join(words)
+        if workload == "recall":
+            sid, query, reply = talk.next()
+            said.append((sid, query, reply))
+            current = tails.get(sid) or uids[int(rng.integers(0, len(uids)))]
+        else:
+            sid = None
+            query = " ".join(VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 6))
+            current = uids[int(rng.integers(0, len(uids)))]
         try:
             a = time.perf_counter()
-            trace = mem.recall(query, now=now)
+            trace = mem.recall(query, now=now, session=sid)
             pending = mem.store.journal.pending
-            mem.commit(trace, uids[int(rng.integers(0, len(uids)))])
+            mem.commit(trace, current)
             lat.append((time.perf_counter() - a) * 1000.0)
             checkpoints += mem.store.journal.pending < pending
         except Exception:  # a soak counts failures instead of stopping at the first
@@ -170,27 +186,40 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
         if sample_every and (k + 1) % sample_every == 0:
             samples.append(_sample(mem, k + 1, rss0))
         if ingest_every and (k + 1) % ingest_every == 0:
-            sid = f"soak-{k + 1}"
-            msgs = []
-            for j in range(ingest_size):
-                text = " ".join(VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 8))
-                msgs.append({"role": "user" if j % 2 == 0 else "assistant",
-                             "content": f"{text} ({sid} message {j})", "ts": now + j})
+            if workload == "recall":  # the conversation's newest turns, in their sessions
+                batches: dict[str, list[dict[str, Any]]] = {}
+                for j, (sid, user, reply) in enumerate(said[-(ingest_size // 2):]):
+                    batches.setdefault(sid, []).extend(
+                        [{"role": "user", "content": user, "ts": now + 2 * j},
+                         {"role": "assistant", "content": reply, "ts": now + 2 * j + 1}])
+                said.clear()
+            else:
+                sid = f"soak-{k + 1}"
+                msgs = []
+                for j in range(ingest_size):
+                    text = " ".join(VOCAB[int(i)] for i in rng.integers(0, len(VOCAB), 8))
+                    msgs.append({"role": "user" if j % 2 == 0 else "assistant",
+                                 "content": f"{text} ({sid} message {j})", "ts": now + j})
+                batches = {sid: msgs}
             now += ingest_size + 60.0
-            try:
-                a = time.perf_counter()
-                pending = mem.store.journal.pending
-                rep = mem.ingest(msgs, session=sid, replay=True, progress=False)
-                checkpoints += mem.store.journal.pending < pending  # a replay ends with one
-                ingest_lat.append(time.perf_counter() - a)
-                added += rep.nodes_added
-                uids.extend(u for u in mem.store.mirror.nodes.uid[len(uids):])
-            except Exception:
-                errors.append(traceback.format_exc(limit=3))
+            for sid, msgs in batches.items():
+                try:
+                    a = time.perf_counter()
+                    pending = mem.store.journal.pending
+                    rep = mem.ingest(msgs, session=sid, replay=True, progress=False)
+                    checkpoints += mem.store.journal.pending < pending  # a replay ends with one
+                    ingest_lat.append(time.perf_counter() - a)
+                    added += rep.nodes_added
+                    new_uids = list(mem.store.mirror.nodes.uid[len(uids):])
+                    uids.extend(new_uids)
+                    if new_uids:
+                        tails[sid] = new_uids[-1]
+                except Exception:
+                    errors.append(traceback.format_exc(limit=3))
     wall = time.perf_counter() - t0
     rss1 = _rss_mb()
     # the first 1000 loops of an agent (issue 28), or two ingests with replay and a checkpoint
-    warm_round = 1000 if workload == "conversation" else 2 * ingest_every
+    warm_round = 2 * ingest_every if workload == "random" else 1000
     warm = next((x for x in samples if warm_round and x["round"] >= warm_round), None)
     mem.close()
     disk1 = _du(store)
@@ -248,9 +277,11 @@ def main() -> None:
     ap.add_argument("--ingest-every", type=int, default=250)
     ap.add_argument("--ingest-size", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workload", choices=["conversation", "random"], default="conversation",
-                    help="An agent's loops (recall, then add_turn with it) or the issue-14 "
-                         "random recalls with ingests (module docstring).")
+    ap.add_argument("--workload", choices=["conversation", "recall", "random"],
+                    default="conversation",
+                    help="An agent's loops (recall, then add_turn with it), its recalls with "
+                         "the turns stored in batches, or the issue-14 random recalls with "
+                         "ingests (module docstring).")
     ap.add_argument("--sample-every", type=int, default=1000,
                     help="Record RSS, mirror size and disk per part every N rounds.")
     ap.add_argument("--folder", type=Path, default=None,

@@ -127,6 +127,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- CJK sub-words": dict(FTS_CJK_SUBWORDS=False),
         "- CJK stop words": dict(FTS_CJK_STOPWORDS=False),
         "- version numbers whole (FTS_VERSIONS off)": dict(FTS_VERSIONS=False),
+        "- parts of camel-case words (FTS_WORD_PARTS off)": dict(FTS_WORD_PARTS=False),
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
         "- long messages normalised at full length (BM25_LEN_CAP=0)": dict(BM25_LEN_CAP=0.0),
         "- IDF floor off in small stores": dict(FTS_MIN_IDF_DOCS=0),

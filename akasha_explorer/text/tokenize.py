@@ -13,6 +13,10 @@ set by :class:`TermRules` (from the store's settings):
 - with ``cjk_subwords`` (**[ours]**, ``FTS_CJK_SUBWORDS``), the dictionary words inside a
   longer CJK word as well (jieba's search mode: 杀戮尖塔 also gives 杀戮 and 尖塔), so a
   query word matches the longer words that contain it;
+- with ``parts`` (**[ours]**, ``FTS_WORD_PARTS``), the parts of a latin word that mixes
+  case or letters and digits as well (:func:`word_parts`: ZBDongle-E also gives dongle,
+  HomeAssistant home and assistant, RTX4090 rtx and 4090), so "which dongle" finds the
+  product named in camel case;
 - with ``cjk_join`` (V1, ``FTS_CJK_JOIN``), two adjacent CJK words joined when one of them
   has exactly two characters (SPEC: "CJK 2-character words joined with a neighbour") — so
   引流 + 条 gives 引流条.
@@ -183,7 +187,7 @@ class TermRules:
     default profile's, :meth:`of` reads them from a store's settings.
 
     >>> TermRules().signature
-    'latin>=3;cjk>=2;join=0;sub=1;stop=1;zhstop=1;stem=english;ver=1'
+    'latin>=3;cjk>=2;join=0;sub=1;stop=1;zhstop=1;stem=english;ver=1;parts=1'
     """
 
     latin_min: int = 3
@@ -194,6 +198,7 @@ class TermRules:
     cjk_stopwords: bool = True
     stem: str = "english"
     versions: bool = True
+    parts: bool = True
 
     @classmethod
     def of(cls, settings: Any) -> TermRules:
@@ -204,7 +209,8 @@ class TermRules:
                    cjk_join=settings.FTS_CJK_JOIN, cjk_subwords=settings.FTS_CJK_SUBWORDS,
                    stopwords=settings.INDEX_STOPWORDS,
                    cjk_stopwords=settings.INDEX_STOPWORDS and settings.FTS_CJK_STOPWORDS,
-                   stem=settings.FTS_STEM, versions=settings.FTS_VERSIONS)
+                   stem=settings.FTS_STEM, versions=settings.FTS_VERSIONS,
+                   parts=settings.FTS_WORD_PARTS)
 
     @property
     def signature(self) -> str:
@@ -212,7 +218,7 @@ class TermRules:
         return (f"latin>={self.latin_min};cjk>={self.cjk_min};join={int(self.cjk_join)};"
                 f"sub={int(self.cjk_subwords)};stop={int(self.stopwords)};"
                 f"zhstop={int(self.cjk_stopwords)};stem={self.stem or '-'}"
-                + (";ver=1" if self.versions else ""))
+                + (";ver=1" if self.versions else "") + (";parts=1" if self.parts else ""))
 
     @property
     def min_len(self) -> int:
@@ -253,6 +259,28 @@ def versions(text: str) -> list[str]:
     return _VERSION.findall(normalize(text))
 
 
+_MIXED = re.compile(r"[A-Za-z0-9]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def word_parts(text: str) -> list[str]:
+    """The parts of each latin word of ``text`` that mixes case (after its first letter)
+    or letters and digits, case-folded (``FTS_WORD_PARTS``): the word tokens keep such a
+    word whole (zbdongle), so a question naming one of its parts found nothing.
+
+    >>> word_parts("SONOFF 的 ZBDongle-E, HomeAssistant on an RTX4090 (iPhone15)")
+    ['zb', 'dongle', 'home', 'assistant', 'rtx', '4090', 'i', 'phone', '15']
+    >>> word_parts("Hello World, NASA v0.3 2026年")
+    ['v', '0']
+    """
+    out: list[str] = []
+    for w in _MIXED.findall(unicodedata.normalize("NFKC", text)):
+        parts = _PART.findall(w)
+        if len(parts) > 1:
+            out.extend(p.casefold() for p in parts)
+    return out
+
+
 @lru_cache(maxsize=8192)
 def _terms_cached(text: str, rules: TermRules) -> tuple[str, ...]:
     toks = _tokens(text)
@@ -274,6 +302,10 @@ def _terms_cached(text: str, rules: TermRules) -> tuple[str, ...]:
             if (not gap and is_cjk(nxt) and (len(t) == 2 or len(nxt) == 2)
                     and len(t) + len(nxt) >= rules.cjk_min):
                 out.append(t + nxt)
+    if rules.parts:
+        for p in word_parts(text):
+            if len(p) >= rules.latin_min and not (rules.stopwords and p in STOPWORDS):
+                out.append(stem(p) if stem is not None else p)
     return tuple(out)
 
 
