@@ -318,6 +318,11 @@ class Settings:
         "it as one lexical term whose postings are the anchor's mentions under every alias, "
         "in place of the alias's own words, weighted by this (a curated alias counts from "
         "the next recall). 0 turns the channel off.", ours=True, valid=Range(0, 100))
+    ANCHOR_ROLES: bool = _s(
+        True, "§4.1", "A query that names a role (my manager, 我妈, 老板) reaches the "
+        "anchors the user's relation triples give that role (Grace 是我老板: works_with, "
+        "slot 老板), as if it named them by an alias (ANCHOR_WEIGHT): \"Did I tell my "
+        "manager about my finger?\" finds the turns about Grace.", ours=True)
     UNNAMED_FACTOR: float = _s(
         0.3, "§4.1", "When a query names an anchor (阿岚, Zhou…) beside other words, a turn "
         "whose matching messages hold those words but never name the anchor under any "
@@ -596,7 +601,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
         "EDGE_PRUNE_BELOW": 0.0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
-        "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False,
+        "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False, "ANCHOR_ROLES": False,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -73,6 +73,28 @@ def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) 
     assert group["source"] == "lanny" and group["terms"] == ["@阿岚"]
 
 
+def test_a_role_names_whoever_the_user_gave_it(tmp_path: Path) -> None:
+    """"Did I tell my manager?" holds no word of 要不要跟 Grace 说一声; the user called Grace
+    老板 (a works_with triple, slot 老板), so the role reaches her turns (ANCHOR_ROLES) —
+    and an English relation ("Tom is my roommate") gives its role the same way."""
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 3600 * i, "user", t)
+            for i, t in enumerate([
+                "对，Grace 是我老板，人挺好的", "今天开会讨论了季度计划", "要不要跟 Grace 说一声我手疼",
+                "The manager of the cafe was rude", "Tom is my roommate, he cooks a lot",
+                "周末去看了电影", "Tom made dumplings tonight"])]
+    on, off = _on_off(tmp_path, msgs, "Did I tell my manager about my hand?", ANCHOR_ROLES=False)
+    assert on[0] in ("s2:0", "s0:0")
+    assert "s2:0" in on[:2]
+    assert off.index("s2:0") > on.index("s2:0")
+    with ak.open(tmp_path / "s", read_only=True) as mem:
+        lex = mem.store.lexical("What did my roommate cook?", now=mem.last_ts())
+        assert [(g["source"], g["terms"]) for g in lex.groups if g["kind"] == "anchor"] == [
+            ("roommate", ["@Tom"])]
+        order = context_order(mem.recall("What did my roommate make?", now=mem.last_ts(),
+                                         log=False))
+        assert order[0] in ("s6:0", "s4:0")
+
+
 def test_alias_search_in_a_query() -> None:
     lex = AnchorLexicon([("a", "阿岚"), ("a", "岚"), ("a", "Lan"), ("z", "老周"), ("z", "Zhou"),
                          ("m", "小美"), ("m", "美")], {"a": "阿岚", "z": "老周", "m": "小美"})

@@ -99,6 +99,20 @@ def test_chinese_and_english_extraction(mem: ak.Memory) -> None:
     assert sum(1 for f in facts if f[1] == "works_with") == 1
 
 
+def test_english_relations_to_the_user(mem: ak.Memory) -> None:
+    """"Grace is my manager" and "my old roommate Tom" say who someone is to the user, as
+    "老王是我的同事" does (the role word is the slot); "the manager of the cafe" does not."""
+    mem.ingest(_msgs([
+        ("user", "Grace is my manager, she is nice"),
+        ("user", "btw my old roommate Tom came over"),
+        ("user", "The manager of the cafe was rude"),
+    ]))
+    rel = {(t.subject, t.predicate, t.slot) for t in mem.triples()
+           if t.predicate in ("works_with", "friend_of", "family_of")}
+    assert rel == {("Grace", "works_with", "manager"), ("Tom", "friend_of", "roommate")}
+    assert _by_name(mem, "Grace").kind == "person"
+
+
 def test_incremental_turns_resolve_to_existing_anchors(mem: ak.Memory) -> None:
     mem.ingest(_msgs([("user", "阿岚是我大学同学"), ("user", "岚姐今天又赢了"),
                       ("user", "Lan is the Ironclad")]))

@@ -144,6 +144,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- time prior (TIME_PRIOR=0)": dict(TIME_PRIOR=0.0),
         "- time floor (TIME_FLOOR=0)": dict(TIME_FLOOR=0.0),
         "- anchor channel (ANCHOR_WEIGHT=0)": dict(ANCHOR_WEIGHT=0.0),
+        "- roles name no one (ANCHOR_ROLES off)": dict(ANCHOR_ROLES=False),
         "- turns not naming the asked-about anchor kept (UNNAMED_FACTOR=1)": dict(
             UNNAMED_FACTOR=1.0),
         "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),

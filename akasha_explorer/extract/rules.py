@@ -128,6 +128,15 @@ _EN_RULES: list[tuple[re.Pattern[str], str, float, str]] = [
     (re.compile(r"^(?:my )?(?:next )?goal is (?P<o>.+)", re.I), "has_goal", 0.85, "thing"),
 ]
 _EN_ISA = re.compile(r"^(?P<s>[A-Z][\w\-]*) is the (?P<o>[A-Z][\w\-]*(?: [A-Z][\w\-]*)*)")
+_EN_REL = {"works_with": "boss|manager|supervisor|colleague|coworker",
+           "friend_of": "friend|best friend|classmate|roommate|flatmate|teammate",
+           "family_of": "mom|mother|mum|dad|father|brother|sister|wife|husband|girlfriend|"
+                        "boyfriend|son|daughter|cousin"}
+_EN_RELATION = [(re.compile(rf"^(?P<s>[A-Z][\w\-]*) is my (?:\w+ )?(?P<rel>{words})\b"
+                            rf"|^my (?:\w+ )?(?P<rel2>{words}),? (?P<s2>[A-Z][\w\-]*)\b",
+                            re.I), pred) for pred, words in _EN_REL.items()]
+"""English relations to the user: "Grace is my manager", "my manager Grace" (the role word
+is the triple's slot, as 老板 in "Grace 是我老板")."""
 _OBJ_TAIL = re.compile(r"(?:\s*(?:了|的|吧|呢|啊|哦|嘛|呀|哈+|btw|lol|though|too|now|tbh|"
                        r"[!！.。…~～?？😂🙃😭😤👍🎉☕]))+$")
 _OBJ_HEAD = re.compile(r"^(?:a|an|the|my|our|some)\s+", re.I)
@@ -460,6 +469,19 @@ def _en_triples(clause: str, start: int) -> Iterator[TripleCandidate]:
     lead = re.match(r"(?:(?:and|but|so|also|then|btw|plus)\s+)+", clause, re.I)
     if lead:
         clause, start = clause[lead.end():], start + lead.end()
+    for pat, pred in _EN_RELATION:
+        m = pat.match(clause)
+        if m is None:
+            continue
+        key = "s" if m.group("s") is not None else "s2"
+        who = m.group(key)
+        if not who[0].isupper() or who.lower() in STOPWORDS | STARTERS:
+            continue
+        rel = (m.group("rel") or m.group("rel2")).lower()
+        yield TripleCandidate(Ref(surface=who, start=start + m.start(key),
+                                  end=start + m.end(key), kind="person"),
+                              pred, Ref(self_=True), start, end, 0.85, slot=rel)
+        return
     m = _EN_ISA.match(clause)
     if m and m.group("s").lower() not in STOPWORDS | STARTERS:
         s = Ref(surface=m.group("s"), start=start, end=start + m.end("s"))

@@ -12,6 +12,7 @@ from ..model import Anchor, Episode, Fact, MentionedAnchor, Triple
 from .kuzu_db import GraphDB
 
 __all__ = [
+    "RELATIONS",
     "alias_surfaces",
     "aliases_of",
     "anchor_graph_rows",
@@ -24,6 +25,7 @@ __all__ = [
     "episodes",
     "facts_of",
     "mentions_of",
+    "relation_roles",
     "replace_episodes",
     "triple",
     "triple_summary",
@@ -156,6 +158,20 @@ def approved_in_slot(g: GraphDB, *, subject: str, predicate: str, slot: str, oth
         "x.status = 'approved' AND x.predicate = $p AND x.slot = $slot AND "
         "x.uid <> $u AND x.valid_from <= $vf RETURN x.uid AS u",
         {"s": subject, "p": predicate, "slot": slot, "u": other_than, "vf": valid_from})]
+
+
+RELATIONS = ("friend_of", "works_with", "family_of")
+"""Predicates that say who someone is to the user; their ``slot`` is the role word (老板,
+大学同学, 妈妈)."""
+
+
+def relation_roles(g: GraphDB) -> list[dict[str, Any]]:
+    """``{"anchor", "slot"}`` of every relation triple (:data:`RELATIONS`) not rejected or
+    superseded: who is the user's what."""
+    return g.rows(
+        "MATCH (t:Triple)-[:FACT {role: 'subject'}]->(s:Anchor) WHERE t.predicate IN $p AND "
+        "t.status <> 'rejected' AND t.status <> 'superseded' "
+        "RETURN DISTINCT s.uid AS anchor, t.slot AS slot", {"p": list(RELATIONS)})
 
 
 def anchor_names(g: GraphDB) -> dict[str, str]:

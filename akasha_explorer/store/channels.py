@@ -84,6 +84,58 @@ def _rare_word(word: str) -> bool:
     return int(jieba.dt.FREQ.get(word) or 0) < RARE_CHAR
 
 
+ROLES: dict[str, tuple[str, ...]] = {
+    "boss": ("老板", "经理", "上司", "领导", "老大", "主管", "boss", "manager", "supervisor"),
+    "colleague": ("同事", "搭档", "colleague", "coworker"),
+    "report": ("下属", "subordinate"),
+    "classmate": ("同学", "大学同学", "高中同学", "初中同学", "小学同学", "classmate"),
+    "friend": ("朋友", "好朋友", "闺蜜", "发小", "兄弟", "friend", "bestie"),
+    "roommate": ("室友", "roommate", "flatmate"),
+    "teammate": ("队友", "teammate"),
+    "mother": ("妈妈", "妈", "母亲", "老妈", "mom", "mother", "mum"),
+    "father": ("爸爸", "爸", "父亲", "老爸", "dad", "father"),
+    "brother": ("哥哥", "弟弟", "brother"),
+    "sister": ("姐姐", "妹妹", "sister"),
+    "wife": ("老婆", "妻子", "wife"),
+    "husband": ("老公", "丈夫", "husband"),
+    "girlfriend": ("女朋友", "女友", "girlfriend"),
+    "boyfriend": ("男朋友", "男友", "boyfriend"),
+    "son": ("儿子", "son"),
+    "daughter": ("女儿", "daughter"),
+    "cousin": ("表哥", "表姐", "表妹", "表弟", "cousin"),
+}
+"""Who someone is to the user, in both languages (``ANCHOR_ROLES``): the role words
+extraction's relation rules record as a triple's slot (Grace 是我老板 → works_with, slot
+老板), grouped with their synonyms and English words — a question about "my manager"
+names whoever the user called 老板."""
+_ROLE_OF = {w: role for role, words in ROLES.items() for w in words}
+_EN_ROLE = re.compile(r"\b(?:my|our)\s+(?:[a-z]+\s+)?("
+                      + "|".join(sorted((w for w in _ROLE_OF if not is_cjk(w)),
+                                        key=len, reverse=True)) + r")s?\b")
+
+
+def query_roles(text: str) -> list[tuple[str, str]]:
+    """The roles a query names, as ``(role, the words that name it)``: an English role
+    word after "my" / "our" (one word may sit between: my old manager), a Chinese one as a
+    word of its own, after 我 / 我的 or not (Chinese drops the possessive).
+
+    >>> query_roles("Did I tell my manager about my finger?")
+    [('boss', 'manager')]
+    >>> query_roles("我妈说了什么"), query_roles("跟老板请假了吗"), query_roles("The boss of level 2")
+    ([('mother', '妈')], [('boss', '老板')], [])
+    """
+    low = normalize(text)
+    out = [(_ROLE_OF[m.group(1)], m.group(1)) for m in _EN_ROLE.finditer(low)]
+    for tok in segment(low):
+        if not is_cjk(tok):
+            continue
+        word = tok.removeprefix("我的") if tok.startswith("我的") else tok.removeprefix("我")
+        role = _ROLE_OF.get(word) or _ROLE_OF.get(tok)
+        if role:
+            out.append((role, word if word in _ROLE_OF else tok))
+    return list(dict.fromkeys(out))
+
+
 class AnchorLexicon:
     """Alias surfaces (normalised) → anchors, searched in query text."""
 
@@ -212,6 +264,7 @@ class AnchorChannel:
         self._waiting_hits: dict[int, tuple[str, ...]] = {}
         """Per waiting message row: the anchors its aliases name, once per mention."""
         self._lexicon = AnchorLexicon((), {})
+        self._roles: dict[str, tuple[str, ...]] = {}
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
         self._chars = CharIndex()
         self._cjk: tuple[int, bool, object] = (0, False, None)
@@ -244,6 +297,12 @@ class AnchorChannel:
             with store.graph.stale_ok():  # turns waiting for the graph have no anchors yet
                 self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
                     store.graph)), ga.anchor_names(store.graph))
+                roles: dict[str, list[str]] = {}
+                for r in ga.relation_roles(store.graph):
+                    role = _ROLE_OF.get(normalize(r["slot"] or ""))
+                    if role and r["anchor"] not in roles.setdefault(role, []):
+                        roles[role].append(r["anchor"])
+                self._roles = {k: tuple(sorted(v)) for k, v in roles.items()}
             self._rows = {}
             self._key = key
             self._waiting, self._waiting_hits = (), {}
@@ -271,6 +330,12 @@ class AnchorChannel:
         """The alias lexicon as of now."""
         self._refresh(store)
         return self._lexicon
+
+    def roles(self, store: ChannelStore) -> dict[str, tuple[str, ...]]:
+        """Role (:data:`ROLES`) → the anchors the user's relation triples give it, as of
+        now."""
+        self._refresh(store)
+        return self._roles
 
     def postings(self, store: ChannelStore, anchor: str
                  ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -329,20 +394,34 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
         n_docs = int(vis.sum())
         floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
+
+        def member(anchor: str) -> tuple[str, NDArray[np.int64], NDArray[np.float64]] | None:
+            if anchor not in seen:
+                rows, tf = channel.postings(store, anchor)
+                df = int(vis[rows].sum()) if rows.size else 0
+                seen[anchor] = df > 0 and idf_select(n_docs, df) >= floor
+                if seen[anchor]:
+                    return (f"@{lexicon.names.get(anchor, anchor)}", rows, tf)
+            return None
+
         for hit in lexicon.find(text):
             if lexicon.forms.get(hit.anchor, 0) < 2:
                 continue  # one form: nothing the words alone would not find
-            if hit.anchor not in seen:
-                rows, tf = channel.postings(store, hit.anchor)
-                df = int(vis[rows].sum()) if rows.size else 0
-                seen[hit.anchor] = df > 0 and idf_select(n_docs, df) >= floor
-                if seen[hit.anchor]:
-                    name = lexicon.names.get(hit.anchor, hit.anchor)
-                    groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT,
-                                            ((f"@{name}", rows, tf),)))
+            got = member(hit.anchor)
+            if got is not None:
+                groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT, (got,)))
             if seen[hit.anchor]:
                 replaced.update(terms(hit.surface, rules=rules))
                 named.update(hit.surface)
+        if s.ANCHOR_ROLES:
+            roles = channel.roles(store)
+            for role, surface in query_roles(text):
+                found = [m for a in roles.get(role, ()) if (m := member(a)) is not None]
+                if found:  # "my manager": whoever the user called 老板, by any alias
+                    groups.append(TermGroup("anchor", surface, s.ANCHOR_WEIGHT,
+                                            tuple(found)))
+                    replaced.update(terms(surface, rules=rules))
+                    named.update(surface)
     if s.CHAR_WEIGHT > 0 and rules.cjk_min > 1:   # else one character is a term already
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
