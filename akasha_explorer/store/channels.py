@@ -121,8 +121,10 @@ def query_roles(text: str) -> list[tuple[str, str]]:
 
     >>> query_roles("Did I tell my manager about my finger?")
     [('boss', 'manager')]
-    >>> query_roles("我妈说了什么"), query_roles("跟老板请假了吗"), query_roles("The boss of level 2")
-    ([('mother', '妈')], [('boss', '老板')], [])
+    >>> query_roles("我妈说了什么"), query_roles("跟老板请假了吗")
+    ([('mother', '妈')], [('boss', '老板')])
+    >>> query_roles("The boss of level 2")
+    []
     """
     low = normalize(text)
     out = [(_ROLE_OF[m.group(1)], m.group(1)) for m in _EN_ROLE.finditer(low)]
