@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from akasha_explorer.embed import DTYPE_ENV, SentenceTransformerEmbedder
+from akasha_explorer.embed import DTYPE_ENV, TRACE_ENV, SentenceTransformerEmbedder
 from akasha_explorer.errors import InvalidSettings
 
 
@@ -70,6 +70,27 @@ def test_a_short_call_gives_the_vectors_encode_gives(embedder32: Any) -> None:
         np.testing.assert_allclose(embedder32.encode([t])[0], w, atol=1e-6)
     # a call larger than a batch goes through encode itself
     np.testing.assert_allclose(embedder32.encode(texts, batch_size=2), want, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_the_traced_model_gives_the_modules_vectors_bit_for_bit(
+        dtype: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short call runs the transformer traced (TorchScript, frozen) once a first call
+    traced it; its vectors are exactly those of the model's modules run as they are
+    (``AKASHA_EMBED_TRACE=0``) — one text at a time, a padded batch, past the sequence
+    length, in either dtype."""
+    texts = ["Where does Lan live?", "岚姐说下周三要去体检，记得空腹。", "ok",
+             "a long one " * 200, "ZBDongle-E v0.3.1 🏹"]
+    traced = SentenceTransformerEmbedder(dtype=dtype)
+    first = traced.encode(texts[:1])
+    assert traced._traced, "the default model traces"
+    monkeypatch.setenv(TRACE_ENV, "0")
+    plain = SentenceTransformerEmbedder(dtype=dtype)
+    assert np.array_equal(first, plain.encode(texts[:1]))
+    assert plain._traced is False
+    assert np.array_equal(traced.encode(texts), plain.encode(texts))
+    for t in texts:
+        assert np.array_equal(traced.encode([t]), plain.encode([t]))
 
 
 def test_bfloat16_vectors_agree_with_float32(embedder32: Any) -> None:
