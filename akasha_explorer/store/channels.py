@@ -8,6 +8,9 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   one anchor term whose postings are those mentions, in place of the alias's own words:
   "Who is Lan?" reaches 岚是我大学同学，我们都叫她阿岚. A curated alias (``mem.add_alias``)
   counts from the next recall on.
+- **Roles** (``ANCHOR_ROLES``). "my manager", 我妈, 老板 name whoever the user's relation
+  triples give that role (:data:`ROLES`: Grace 是我老板 → works_with, slot 老板), as an
+  alias would.
 - **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
   words the bilingual dictionary lists for it, each Chinese word its English glosses
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
@@ -366,11 +369,12 @@ class AnchorChannel:
 def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
                  alive: NDArray[np.bool_], time_words: Iterable[str] = ()
                  ) -> tuple[list[TermGroup], set[str]]:
-    """The extra term groups of query ``text`` (anchors, one-character words, then
-    translations) and the query terms the anchors replace. Both empty when ``HYBRID`` is
-    off or the channels' weights are 0 (the v1 profile).
+    """The extra term groups of query ``text`` (anchors named by an alias or a role,
+    one-character words, then translations) and the query terms the anchors replace. Both
+    empty when ``HYBRID`` is off or the channels' weights are 0 (the v1 profile).
 
-    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``CHAR_WEIGHT``, ``XLING_WEIGHT``,
+    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``CHAR_WEIGHT``,
+    ``XLING_WEIGHT``,
     ``XLING_PER_WORD``, and the term rules and IDF floor (``FTS_MIN_IDF``,
     ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
     ``time_words`` (the query's relative time phrases: last weekend, 上周末) are not

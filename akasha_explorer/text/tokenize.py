@@ -204,7 +204,7 @@ class TermRules:
     def of(cls, settings: Any) -> TermRules:
         """The rules of a :class:`~akasha_explorer.config.Settings` (``FTS_MIN_TOKEN_LEN``,
         ``FTS_CJK_MIN_LEN``, ``FTS_CJK_JOIN``, ``FTS_CJK_SUBWORDS``, ``INDEX_STOPWORDS``,
-        ``FTS_CJK_STOPWORDS``, ``FTS_STEM``, ``FTS_VERSIONS``)."""
+        ``FTS_CJK_STOPWORDS``, ``FTS_STEM``, ``FTS_VERSIONS``, ``FTS_WORD_PARTS``)."""
         return cls(latin_min=settings.FTS_MIN_TOKEN_LEN, cjk_min=settings.FTS_CJK_MIN_LEN,
                    cjk_join=settings.FTS_CJK_JOIN, cjk_subwords=settings.FTS_CJK_SUBWORDS,
                    stopwords=settings.INDEX_STOPWORDS,
