@@ -12,7 +12,7 @@ from ..model import Anchor, Episode, Fact, MentionedAnchor, Triple
 from .kuzu_db import GraphDB
 
 __all__ = [
-    "RELATIONS",
+    "PERSON_RELATIONS",
     "alias_surfaces",
     "aliases_of",
     "anchor_graph_rows",
@@ -160,18 +160,18 @@ def approved_in_slot(g: GraphDB, *, subject: str, predicate: str, slot: str, oth
         {"s": subject, "p": predicate, "slot": slot, "u": other_than, "vf": valid_from})]
 
 
-RELATIONS = ("friend_of", "works_with", "family_of")
+PERSON_RELATIONS = ("friend_of", "works_with", "family_of")
 """Predicates that say who someone is to the user; their ``slot`` is the role word (老板,
 大学同学, 妈妈)."""
 
 
 def relation_roles(g: GraphDB) -> list[dict[str, Any]]:
-    """``{"anchor", "slot"}`` of every relation triple (:data:`RELATIONS`) not rejected or
-    superseded: who is the user's what."""
+    """``{"anchor", "slot"}`` of every relation triple (:data:`PERSON_RELATIONS`) not
+    rejected or superseded: who is the user's what."""
     return g.rows(
         "MATCH (t:Triple)-[:FACT {role: 'subject'}]->(s:Anchor) WHERE t.predicate IN $p AND "
         "t.status <> 'rejected' AND t.status <> 'superseded' "
-        "RETURN DISTINCT s.uid AS anchor, t.slot AS slot", {"p": list(RELATIONS)})
+        "RETURN DISTINCT s.uid AS anchor, t.slot AS slot", {"p": list(PERSON_RELATIONS)})
 
 
 def anchor_names(g: GraphDB) -> dict[str, str]:

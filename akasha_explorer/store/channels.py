@@ -9,7 +9,7 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   "Who is Lan?" reaches 岚是我大学同学，我们都叫她阿岚. A curated alias (``mem.add_alias``)
   counts from the next recall on.
 - **Roles** (``ANCHOR_ROLES``). "my manager", 我妈, 老板 name whoever the user's relation
-  triples give that role (:data:`ROLES`: Grace 是我老板 → works_with, slot 老板), as an
+  triples give that role (:data:`ROLE_WORDS`: Grace 是我老板 → works_with, slot 老板), as an
   alias would.
 - **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
   words the bilingual dictionary lists for it, each Chinese word its English glosses
@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from ..graphdb import GraphDB
     from .mirror import Mirror
 
-__all__ = ["CHAR_STOPWORDS", "AnchorChannel", "AnchorHit", "AnchorLexicon", "query_groups"]
+__all__ = ["CHAR_STOPWORDS", "ROLE_WORDS", "AnchorChannel", "AnchorHit", "AnchorLexicon",
+           "query_groups", "query_roles"]
 
 _LATIN_EDGE = r"(?<![\w@]){}(?!\w)"
 
@@ -87,7 +88,7 @@ def _rare_word(word: str) -> bool:
     return int(jieba.dt.FREQ.get(word) or 0) < RARE_CHAR
 
 
-ROLES: dict[str, tuple[str, ...]] = {
+ROLE_WORDS: dict[str, tuple[str, ...]] = {
     "boss": ("老板", "经理", "上司", "领导", "老大", "主管", "boss", "manager", "supervisor"),
     "colleague": ("同事", "搭档", "colleague", "coworker"),
     "report": ("下属", "subordinate"),
@@ -111,7 +112,7 @@ ROLES: dict[str, tuple[str, ...]] = {
 extraction's relation rules record as a triple's slot (Grace 是我老板 → works_with, slot
 老板), grouped with their synonyms and English words — a question about "my manager"
 names whoever the user called 老板."""
-_ROLE_OF = {w: role for role, words in ROLES.items() for w in words}
+_ROLE_OF = {w: role for role, words in ROLE_WORDS.items() for w in words}
 _EN_ROLE = re.compile(r"\b(?:my|our)\s+(?:[a-z]+\s+)?("
                       + "|".join(sorted((w for w in _ROLE_OF if not is_cjk(w)),
                                         key=len, reverse=True)) + r")s?\b")
@@ -337,7 +338,7 @@ class AnchorChannel:
         return self._lexicon
 
     def roles(self, store: ChannelStore) -> dict[str, tuple[str, ...]]:
-        """Role (:data:`ROLES`) → the anchors the user's relation triples give it, as of
+        """Role (:data:`ROLE_WORDS`) → the anchors the user's relation triples give it, as of
         now."""
         self._refresh(store)
         return self._roles
