@@ -27,7 +27,8 @@ A short call (a query, a turn: one padded batch) runs the model's transformer as
 and frozen TorchScript graph (:data:`TRACE_ENV`), traced on the first such call and kept
 only if it gives exactly the vectors the model's own modules give (checked then on a padded
 batch of two); anything else runs the modules as they are. Same vectors, less per-operator
-overhead: one query 9.3 → 5.6 ms in bfloat16 on this project's machine, one thread.
+overhead: one query 7.4 → 5.5 ms in bfloat16 on this project's machine, one thread
+(``benchmarks/results/serve-ab-trace.md``).
 """
 
 from __future__ import annotations
@@ -182,7 +183,6 @@ class SentenceTransformerEmbedder:
         if self.dtype != "float32":  # normalised in bfloat16 (norms off by ~1e-3): again
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return vecs
-
 
     def _forward(self, features: dict[str, Any]) -> Any:
         """The sentence embeddings of tokenised ``features`` (inside inference mode): the
