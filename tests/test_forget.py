@@ -96,6 +96,20 @@ def test_forget_session_purges_every_file(demo_store: Path) -> None:
     _lance_clean(demo_store, [m.uid for m in msgs])
 
 
+def test_a_stray_data_file_of_a_killed_write_is_removed_by_the_purge(demo_store: Path) -> None:
+    """A kill while LanceDB writes a data file leaves it under its temporary name
+    (``data/.tmp…``), named by no version; the purge that ``forget`` (and ``compact``)
+    ends with deletes it, so the folder holds exactly the files its version counts."""
+    stray = demo_store / "vectors" / "messages.lance" / "data" / ".tmpAbC123"
+    stray.write_bytes(b"half a data file")
+    with ak.open(demo_store) as mem:
+        node = mem.store.mirror.nodes.uid[3]
+        msgs = mem.messages(node)
+        mem.forget(node=node)
+    assert not stray.exists()
+    _lance_clean(demo_store, [m.uid for m in msgs])
+
+
 def test_a_forgotten_session_stays_forgotten_when_its_source_is_imported_again(
         demo_store: Path) -> None:
     """Exports are cumulative: re-importing the demo file after a forget must not bring the

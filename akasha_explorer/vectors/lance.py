@@ -242,7 +242,24 @@ class VectorDB:
                                 "rewriting a table without its deleted rows")
                     t.add(data, mode="overwrite")
                     t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
+        if cleanup:
+            self._remove_stray_writes()
         self.versions = 0
+
+    def _remove_stray_writes(self) -> None:
+        """Delete the temporary files a killed write left in the tables' data folders
+        (``.tmp…``: LanceDB writes a data file under a temporary name, then renames it).
+        No version names them and LanceDB's cleanup leaves them; a kill during ``forget``
+        left one behind (the forgotten rows were in no file, but the folder held a file
+        its version does not count). Only under the writer lock, between writes."""
+        for name in ("messages", "turns"):
+            data = Path(self.path) / f"{name}.lance" / "data"
+            if not data.is_dir():
+                continue
+            for f in data.iterdir():
+                if f.name.startswith(".tmp") and f.is_file():
+                    log.warning("%s: removing %s, a data file a killed write left", name, f)
+                    f.unlink(missing_ok=True)
 
     @staticmethod
     def deletion_files(table: Any) -> int:
