@@ -113,6 +113,20 @@ def test_english_relations_to_the_user(mem: ak.Memory) -> None:
     assert _by_name(mem, "Grace").kind == "person"
 
 
+def test_every_relation_word_extraction_records_names_a_role() -> None:
+    """The relation rules record their role word as the slot (老板, best friend); the
+    recall's role channel maps slots to roles (``channels.ROLE_WORDS``) and ignores a word
+    it does not know — so every word the rules can record must be there ("my very best
+    friend Tom" records "best friend")."""
+    from akasha_explorer.extract import rules
+    from akasha_explorer.store.channels import ROLE_WORDS
+    known = {w for words in ROLE_WORDS.values() for w in words}
+    recorded = [w for group in (rules._REL_FRIEND, rules._REL_WORK, rules._REL_FAMILY)
+                for w in group.split("|")]
+    recorded += [w for group in rules._EN_REL.values() for w in group.split("|")]
+    assert [w for w in recorded if w not in known] == []
+
+
 def test_incremental_turns_resolve_to_existing_anchors(mem: ak.Memory) -> None:
     mem.ingest(_msgs([("user", "阿岚是我大学同学"), ("user", "岚姐今天又赢了"),
                       ("user", "Lan is the Ironclad")]))

@@ -93,7 +93,7 @@ ROLE_WORDS: dict[str, tuple[str, ...]] = {
     "colleague": ("同事", "搭档", "colleague", "coworker"),
     "report": ("下属", "subordinate"),
     "classmate": ("同学", "大学同学", "高中同学", "初中同学", "小学同学", "classmate"),
-    "friend": ("朋友", "好朋友", "闺蜜", "发小", "兄弟", "friend", "bestie"),
+    "friend": ("朋友", "好朋友", "闺蜜", "发小", "兄弟", "friend", "best friend", "bestie"),
     "roommate": ("室友", "roommate", "flatmate"),
     "teammate": ("队友", "teammate"),
     "mother": ("妈妈", "妈", "母亲", "老妈", "mom", "mother", "mum"),
@@ -111,7 +111,8 @@ ROLE_WORDS: dict[str, tuple[str, ...]] = {
 """Who someone is to the user, in both languages (``ANCHOR_ROLES``): the role words
 extraction's relation rules record as a triple's slot (Grace 是我老板 → works_with, slot
 老板), grouped with their synonyms and English words — a question about "my manager"
-names whoever the user called 老板."""
+names whoever the user called 老板. Every role word extraction can record is here
+(``test_every_relation_word_extraction_records_names_a_role``)."""
 _ROLE_OF = {w: role for role, words in ROLE_WORDS.items() for w in words}
 _EN_ROLE = re.compile(r"\b(?:my|our)\s+(?:[a-z]+\s+)?("
                       + "|".join(sorted((w for w in _ROLE_OF if not is_cjk(w)),
