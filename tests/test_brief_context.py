@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import akasha_explorer as ak
+from akasha_explorer.brief import api as brief_api
 from akasha_explorer.brief.atoms import atoms
 from akasha_explorer.brief.context import NO_MEMORY, build_context
 from akasha_explorer.brief.tokens import estimate_tokens
@@ -245,7 +246,8 @@ def test_trace_context_method_and_json_round_trip(demo_mem):
 
 def test_memory_context_saves_its_handles(demo_mem):
     block = demo_mem.context(HUMIDITY, budget_tokens=200, now=demo_mem.last_ts(), log=False)
-    saved = json.loads(demo_mem.store.graph.meta_get("brief.last_context"))
+    saved = brief_api.saved_handles(demo_mem.store)
+    assert saved is not None
     assert saved["handles"] == block.handles
     assert saved["query"] == HUMIDITY
     assert block.budget == 200

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import akasha_explorer as ak
+from akasha_explorer.brief.api import saved_handles
 from akasha_explorer.brief.context import build_context
 from akasha_explorer.cli import cli
 from akasha_explorer.errors import InvalidInput, NotFound
@@ -128,7 +129,8 @@ def test_cli_context_then_expand_a_handle(demo_store: Path):
     assert lines[0].startswith("memory")
     assert lines[2].startswith("[1] 2026-")
     with ak.open(demo_store, read_only=True) as mem:
-        saved = json.loads(mem.store.graph.meta_get("brief.last_context"))
+        saved = saved_handles(mem.store)
+    assert saved is not None
     node = saved["handles"]["[2]"]
     res = runner.invoke(cli, ["expand", str(demo_store), "[2]", "--around", "1"])
     assert res.exit_code == 0, res.output

@@ -222,7 +222,7 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
     why of audit entries and review decisions, anchor notes."""
     import json as _json
 
-    from akasha_explorer.graphdb.kuzu_db import LAST_CONTEXT_KEY
+    from akasha_explorer.brief.api import saved_handles
 
     rows = [{"session_id": SECRET, "seq": k, "ts": 1_800_000_000 + 60 * k, "role": r,
              "speaker": sp, "text": t, "meta": {"place": "Quimbyhaven harbour"}}
@@ -252,7 +252,7 @@ def test_forget_session_leaves_no_word_of_it_anywhere(demo_store: Path, tmp_path
         assert own.action == "forget"
         hits = _strings_naming(mem, [*WORDS, SECRET], skip_audit=own.uid)
         assert hits == [], hits
-        assert mem.store.graph.meta_get(LAST_CONTEXT_KEY) is None
+        assert saved_handles(mem.store) is None
         assert mem.review.get(item.uid).why == "redacted"
         left = mem.store.graph.rows("MATCH (q:QueryLog) RETURN q.query AS q")
         assert [r["q"] for r in left] == ["手指换药疼不疼"]  # the rest of the query log stays

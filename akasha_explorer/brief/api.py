@@ -7,21 +7,29 @@ Handles. A context block names its items ``[1]``, ``[2]``, … in an order that 
 the trace only, so a handle is resolved against the recall it came from. :func:`expand`
 takes it from, in this order: the ``trace=`` argument (a ``RecallTrace`` or a
 ``ContextBlock``); the last recall made through the store (``Store.last_trace``); the last
-block :func:`save_handles` saved in the store's Meta table under ``brief.last_context``
+block :func:`save_handles` saved in the store's cache folder, ``cache/last_context.json``
 (so ``akasha expand STORE [3]`` works after ``akasha context``). A node uid is always
 accepted instead of a handle.
+
+The handle map is a file, not a Kuzu row (it was Meta ``brief.last_context`` until stop 41):
+a Kuzu write is an auto-commit with its ``CHECKPOINT``, and — worse — it first folds the
+turns waiting in the journal (``Store.fold_graph``), so an in-process agent alternating
+``Memory.context`` and ``add_turn`` paid a one-turn fold (~150 ms) on every ``context``
+(measured on the demo store: ``context`` p50 151 ms in-process against 26 ms served, where
+the server never saved). The file is written whole by a rename and not fsync'ed: after a
+crash it holds this block or the one before; a forget removes it with the rest of the cache.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DiskFull, InvalidInput, NotFound
-from ..graphdb.kuzu_db import LAST_CONTEXT_KEY
+from ..errors import InvalidInput, NotFound
 from ..vectors import queries as vq
 from .context import ContextBlock, context_items, normalize_handle
 from .expand import Expansion, expand_node
@@ -31,11 +39,13 @@ if TYPE_CHECKING:
     from ..engine.trace import RecallTrace
     from ..store.store import Store
 
-__all__ = ["attach_messages", "expand", "health", "messages_of",
-           "save_handles"]
+__all__ = ["LAST_CONTEXT_FILE", "attach_messages", "expand", "health", "messages_of",
+           "save_handles", "saved_handles"]
 
 log = logging.getLogger(__name__)
 
+LAST_CONTEXT_FILE = "last_context.json"
+"""The file in the store's cache folder holding the last saved block's handle map."""
 
 _MSG_COLUMNS = ["uid", "node", "seq", "ts", "role", "speaker", "text", "sha256", "flags"]
 
@@ -72,17 +82,31 @@ def messages_of(store: Store, uids: list[str]) -> dict[str, list[dict[str, Any]]
 
 # -- context -------------------------------------------------------------------------------------
 def save_handles(store: Store, block: ContextBlock) -> None:
-    """Save the handle map of ``block`` (writable stores), so ``expand("[n]")`` resolves in
-    a later process too; a full disk only logs (the block itself is fine)."""
+    """Save the handle map of ``block`` (writable stores) to the store's cache folder, so
+    ``expand("[n]")`` resolves in a later process too; a failed write only logs (the block
+    itself is fine)."""
     if store.read_only:
         return
+    path = store.cache_dir / LAST_CONTEXT_FILE
+    tmp = path.with_name(path.name + ".tmp")
     try:
-        store.graph.meta_set(LAST_CONTEXT_KEY, json.dumps(
-            {"query": block.query, "now": block.now, "handles": block.handles},
-            ensure_ascii=False))
-    except DiskFull as e:  # the block is fine; only `expand` in a later process waits
+        store.cache_dir.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps({"query": block.query, "now": block.now,
+                                   "handles": block.handles}, ensure_ascii=False), "utf-8")
+        os.replace(tmp, path)
+    except OSError as e:  # the block is fine; only `expand` in a later process waits
         log.warning("context handles not saved (a later `akasha expand` cannot "
                     "resolve them): %s", e)
+
+
+def saved_handles(store: Store) -> dict[str, Any] | None:
+    """The last handle map :func:`save_handles` saved (``query``, ``now``, ``handles``), or
+    None (none saved, or a file a crash left unreadable)."""
+    try:
+        data = json.loads((store.cache_dir / LAST_CONTEXT_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("handles"), dict) else None
 
 
 # -- expand --------------------------------------------------------------------------------------
@@ -115,13 +139,12 @@ def _resolve_handle(store: Store, handle: str,
         handles = {i.handle: i.node for i in context_items(last)}
         query = last.query
     else:
-        saved = store.graph.meta_get(LAST_CONTEXT_KEY)
-        if saved is None:
+        data = saved_handles(store)
+        if data is None:
             raise InvalidInput(f"{handle} is a handle of a context block, and this store has "
                                "none yet: pass trace=..., build one with `akasha context`, "
                                "or give a node uid")
-        data = json.loads(saved)
-        handles, query = data["handles"], data["query"]
+        handles, query = data["handles"], data.get("query", "")
     if handle not in handles:
         raise NotFound(f"no handle {handle} in the context for {query!r} (it has "
                        f"{len(handles)} items); recall again or give a node uid")

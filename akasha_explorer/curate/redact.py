@@ -16,8 +16,9 @@ Where it is looked for (:func:`scrub`, inside the forget's transaction): query-l
 their subject or payload names it; their ``why`` redacted when only that does), audit
 entries (``target``, ``why``, ``before``, ``after`` redacted: such an entry can no longer
 be undone), anchor notes (redacted), labelled queries (deleted when their node is forgotten
-or their query names or quotes what was), the saved context block behind ``akasha expand``
-(deleted when its query or any of its handles names it) and the extraction-pending list
+or their query names or quotes what was), the context block an older version saved in Meta
+for ``akasha expand`` (deleted when its query or any of its handles names it; today's is a
+file in the cache folder, which a forget removes whole) and the extraction-pending list
 (the forgotten node uids taken out).
 
 >>> f = Forgotten(ids=frozenset({"s:1"}), terms=frozenset({"zoltan"}))  # a node forget

@@ -69,8 +69,9 @@ GRAPH_SEQ_KEY = "graph_seq"
 """Meta key: the newest journal record of stored turns (``add_turn``'s write-behind) whose
 rows the graph holds."""
 LAST_CONTEXT_KEY = "brief.last_context"
-"""Meta key: the handle map of the last context block the brief area saved (a forget that
-names it drops it)."""
+"""Meta key: the handle map of the last context block, as versions before stop 41 saved it
+(now a file in the store's cache folder, :mod:`akasha_explorer.brief.api`); nothing reads
+it, and a forget that names it drops it."""
 
 
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|COPY|DROP|ALTER|INSTALL|LOAD)\b")
