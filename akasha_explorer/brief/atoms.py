@@ -22,6 +22,7 @@ the numbers inside it); repeated atoms are listed once, in order of first occurr
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["atom_spans", "atoms"]
@@ -96,7 +97,14 @@ def atoms(text: str) -> list[str]:
     >>> atoms('Lan said "never again" after A10 on 10/10, @lan_the_warrior')
     ['"never again"', 'A10', '10/10', '@lan_the_warrior']
     """
+    return list(_atoms(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _atoms(text: str) -> tuple[str, ...]:
+    """:func:`atoms`, kept for the texts seen last: a context block reads the atoms of
+    every candidate message, mostly the same turns from one recall to the next."""
     seen: dict[str, None] = {}
     for a, b, _ in atom_spans(text):
         seen.setdefault(text[a:b], None)
-    return list(seen)
+    return tuple(seen)

@@ -27,6 +27,7 @@ estimate wherever a function here takes ``tokenizer``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -91,5 +92,12 @@ def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
     (3, 5)
     """
     if tokenizer is None:
-        return estimate_tokens(text)
+        return _estimate(text)
     return int(tokenizer(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _estimate(text: str) -> int:
+    """:func:`estimate_tokens`, kept for the texts counted last: a context block counts
+    every candidate line at every level, and the same lines recur in the next recall."""
+    return estimate_tokens(text)
