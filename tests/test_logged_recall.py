@@ -5,6 +5,7 @@ committed again, whatever object carries it, through a restart and over the serv
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 import textwrap
@@ -28,6 +29,9 @@ def test_a_logged_recall_comes_back_as_it_was_made(two_turns: Path) -> None:
         assert trace.log_uid is not None
         got = mem.logged_recall(trace.log_uid)
         assert got.to_json() == trace.to_json()
+        # the record is the trace's own JSON, byte for byte (its encoder skips the copy)
+        raw = gzip.decompress((mem.store.recalls.dir / f"{trace.log_uid}.json.gz").read_bytes())
+        assert raw.decode("utf-8") == trace.to_json()
         assert got.log_uid == trace.log_uid and got.written_back == {"committed": False}
         # later writes change what a re-run would find; the record does not move
         for k in range(3):

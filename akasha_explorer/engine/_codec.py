@@ -5,7 +5,14 @@ of plain values and other record dataclasses (a field declared with
 ``metadata={"record": False}`` is not part of the record: never written). :func:`to_plain`
 turns one into JSON-ready builtins (refusing NaN/inf: a trace never stores a non-finite
 number, it stores ``None``); :func:`from_plain` rebuilds it from the field types, so a JSON
-round trip is exact (``json`` writes floats with ``repr``, which round-trips every float64).
+round trip is exact (floats are written as the shortest text that reads back as the same
+float64).
+
+:func:`dumps` encodes with ``orjson``: a recall's trace is thousands of floats, and the
+standard library's encoder took 2.3 ms of a 10k-turn store's trace against orjson's 0.1 ms
+(the record of every logged recall, :mod:`akasha_explorer.store.recalled`, and every
+journaled write-back plan pay it). The text differs from ``json.dumps`` only in how some
+floats are spelled (``0.00001`` for ``1e-05``); ``json.loads`` reads both as the same number.
 
 >>> from dataclasses import dataclass, field
 >>> @dataclass
@@ -14,6 +21,7 @@ round trip is exact (``json`` writes floats with ``repr``, which round-trips eve
 ...     xs: list[float] = field(default_factory=list)
 ...     rank: int | None = None
 >>> r = Row("a", [0.1, 1e-300, -0.0])
+>>> import json
 >>> from_plain(Row, json.loads(dumps(r))) == r
 True
 """
@@ -21,14 +29,15 @@ True
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar, Union
 
-__all__ = ["dumps", "from_plain", "to_plain"]
+import orjson
+
+__all__ = ["dumps", "dumps_view", "from_plain", "to_plain"]
 
 T = TypeVar("T")
 
@@ -101,8 +110,30 @@ def dumps(obj: Any) -> str:
     >>> dumps({"x": [1.0, "阿岚"]})
     '{"x":[1.0,"阿岚"]}'
     """
-    return json.dumps(to_plain(obj), ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False)
+    return orjson.dumps(to_plain(obj)).decode("utf-8")
+
+
+def dumps_view(obj: Any) -> bytes:
+    """:func:`dumps` as UTF-8 bytes, encoded by orjson straight from the record (no
+    :func:`to_plain` copy: 0.2 ms against 1.0 ms for a 10k-turn store's trace) — but a
+    non-finite float is written as ``null`` instead of refused. For copies that are a
+    view of a record already checked elsewhere (the recall records of
+    :mod:`akasha_explorer.store.recalled`), never for what a store replays.
+
+    >>> dumps_view({"x": (1.0, "阿岚"), 2: None}) == dumps({"x": (1.0, "阿岚"), 2: None}).encode()
+    True
+    """
+    return orjson.dumps(obj, default=_view_default,
+                        option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_NON_STR_KEYS)
+
+
+def _view_default(obj: Any) -> Any:
+    names = _record_fields(typing.cast(type, type(obj)))
+    if names is not None:
+        return {name: getattr(obj, name) for name in names}
+    if hasattr(obj, "item"):  # numpy scalar
+        return obj.item()
+    raise TypeError(f"cannot store {type(obj).__name__} in a record")
 
 
 @cache
