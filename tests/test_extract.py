@@ -180,3 +180,17 @@ def test_injection_flagged_text_proposes_nothing(mem: ak.Memory) -> None:
 
 def test_rule_extractor_is_an_extractor() -> None:
     assert isinstance(RuleExtractor(), Extractor)
+
+
+def test_a_prepared_short_text_is_tagged_once() -> None:
+    """A served ``add_turn`` tags its texts before it takes the store (``rules.prepare``);
+    the fold that extracts them later reads those tags instead of tagging again (jieba's
+    part-of-speech pass was a quarter of a 32-turn fold, on the request that folds)."""
+    from akasha_explorer.extract import rules
+    text = "岚姐说下周三要去西湖边那家医院复查左手食指"
+    first = rules._jieba_pos(text)
+    assert rules._jieba_pos(text) is not first      # a short text is not kept unasked
+    rules.prepare([text, "no Chinese here"])
+    kept = rules._PREPARED[text]
+    assert kept == first and rules._jieba_pos(text) is kept
+    assert "no Chinese here" not in rules._PREPARED
