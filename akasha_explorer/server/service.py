@@ -223,7 +223,11 @@ class MemoryService:
                     return
                 if self.mem.store.mirror.nodes.alive.any():
                     self.mem.recall("warm up 预热", log=False).context(None)
-            self._prepare("warm up: 今天我们去公园散步了", None, time.time())
+                # and the extraction's part-of-speech tagger (jieba.posseg, ~250 ms to
+                # load), under the lock: a first call waits for it, as for the model,
+                # instead of sharing the GIL with it (outside, it made the first context
+                # of a served session ~300 ms)
+                self._prepare("warm up: 今天我们去公园散步了", None, time.time())
         except Exception:   # a warm-up is never worth a failed start
             log.exception("warming up %s failed (the first call will be slower)", self.path)
 
