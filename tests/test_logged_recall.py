@@ -66,6 +66,21 @@ def test_a_recall_is_written_back_once_whatever_carries_it(two_turns: Path) -> N
             mem.commit(mem.logged_recall(uid), "s0:0")
 
 
+def test_the_query_log_says_committed_when_the_row_reached_kuzu_first(two_turns: Path) -> None:
+    """A server checkpoints on its own clock: the recall's row can reach Kuzu before the
+    agent writes the recall back. The mark waits for the next checkpoint, and the query
+    log said ``committed: False`` until then (the browser proof of notebook 02 met it)."""
+    with ak.open(two_turns) as mem:
+        trace = mem.recall("阿岚 杀戮尖塔", now=mem.last_ts() + 60)
+        mem.store.checkpoint()                    # the row lives in Kuzu, not committed
+        assert mem.query_log(limit=1)[-1]["committed"] is False
+        mem.commit(trace, "s0:2")
+        row = mem.query_log(limit=1)[-1]
+        assert row["uid"] == trace.log_uid and row["committed"] is True
+        mem.store.checkpoint()
+        assert mem.query_log(limit=1)[-1]["committed"] is True
+
+
 def test_add_turn_s_recall_is_logged_as_written_to_the_new_turn(two_turns: Path) -> None:
     with ak.open(two_turns) as mem:
         node, used = mem.add_turn("阿岚今天过了 A10 吗", "过了！", session="s1",

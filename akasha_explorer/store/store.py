@@ -1031,6 +1031,10 @@ class Store:
         :data:`~akasha_explorer.graphdb.logs.QUERY_COLUMNS`); ``limit``: only the newest
         ``limit`` rows."""
         rows = logs.query_log(self.graph, limit=limit)
+        marks = self.mirror.committed_queries   # written back since Kuzu got the row
+        for r in rows:
+            if r["uid"] in marks:
+                r["committed"] = True
         seen = {r["uid"] for r in rows}
         rows += [dict(r) for r in self.mirror.pending_queries if r["uid"] not in seen]
         rows.sort(key=lambda r: (float(r.get("ts") or 0.0), str(r["uid"])))
