@@ -211,22 +211,12 @@ def prepare(texts: Sequence[str]) -> None:
     """Tag the Chinese texts among ``texts`` now (thread-safe), so their extraction later
     only reads the tags (:data:`_POS_CACHE_MIN`, :data:`PREPARED_TAGS`)."""
     for t in texts:
-        if not re.search("[\u4e00-\u9fff]", t):
-            continue
-        if len(t) >= _POS_CACHE_MIN:
-            _jieba_pos(t)
-            continue
-        with _lock:
-            if t in _PREPARED:
-                continue
-        tags = _jieba_pos(t)
-        with _lock:
-            _PREPARED[t] = tags
-            while len(_PREPARED) > PREPARED_TAGS:
-                _PREPARED.popitem(last=False)
+        if re.search("[\u4e00-\u9fff]", t):
+            _jieba_pos(t, keep=True)
 
 
-def _jieba_pos(text: str) -> tuple[tuple[str, str], ...]:
+def _jieba_pos(text: str, *, keep: bool = False) -> tuple[tuple[str, str], ...]:
+    """The part-of-speech tags of ``text``: kept if it is long, or (``keep``) prepared."""
     import jieba
     import jieba.posseg as pseg
     if not jieba.dt.initialized:
@@ -234,17 +224,18 @@ def _jieba_pos(text: str) -> tuple[tuple[str, str], ...]:
             if not jieba.dt.initialized:
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
-    cache = len(text) >= _POS_CACHE_MIN
+    long = len(text) >= _POS_CACHE_MIN
+    cache, limit = (_POS_CACHE, 8) if long else (_PREPARED, PREPARED_TAGS)
     with _lock:
-        got = (_POS_CACHE if cache else _PREPARED).get(text)
+        got = cache.get(text)
     if got is not None:
         return got
     tags = tuple((p.word, p.flag) for piece in pieces(text) for p in pseg.cut(piece))
-    if cache:
+    if long or keep:
         with _lock:
-            _POS_CACHE[text] = tags
-            while len(_POS_CACHE) > 8:
-                _POS_CACHE.popitem(last=False)
+            cache[text] = tags
+            while len(cache) > limit:
+                cache.popitem(last=False)
     return tags
 
 
