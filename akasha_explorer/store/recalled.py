@@ -138,13 +138,17 @@ class RecallRecords:
         # agent's: 1 ms a record on a 10k-turn store)
         return gzip.compress(dumps_view(trace), 1)
 
-    def _write(self, log_uid: str, data: bytes) -> None:
-        """Write one record's file (the caller holds ``_io``), pruning now and then."""
+    def _replace(self, log_uid: str, suffix: str, data: bytes) -> None:
+        """Replace one file of the folder whole, by a rename (the caller holds ``_io``)."""
         self.dir.mkdir(exist_ok=True)
-        target = self._path(log_uid, ".json.gz")
+        target = self._path(log_uid, suffix)
         tmp = target.with_name(target.name + ".tmp")
         tmp.write_bytes(data)
         os.replace(tmp, target)
+
+    def _write(self, log_uid: str, data: bytes) -> None:
+        """Write one record's file (the caller holds ``_io``), pruning now and then."""
+        self._replace(log_uid, ".json.gz", data)
         self._saved += 1
         if self._saved % 32 == 1:
             self._prune()
@@ -254,11 +258,7 @@ class RecallRecords:
 
     def _write_mark(self, log_uid: str, data: bytes) -> None:
         """Write one ``.written.json`` whole (the caller holds ``_io``)."""
-        target = self._path(log_uid, ".written.json")
-        tmp = target.with_name(target.name + ".tmp")
-        self.dir.mkdir(exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        self._replace(log_uid, ".written.json", data)
 
     def _written(self, log_uid: str) -> dict[str, Any]:
         try:
