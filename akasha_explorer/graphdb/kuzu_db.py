@@ -185,6 +185,7 @@ class GraphDB:
         self._tx_bytes = 0
         self._redo: list[tuple[str, str, pa.Table]] = []
         self._node_props: dict[str, list[str]] = {}   # node table -> its properties, in order
+        self._rels: frozenset[str] | None = None       # the rel tables' names (read once)
         self.redone: dict[str, int] = {}
         """Rows restored from the redo folder at open (table -> rows), empty normally."""
         self.anchor_version = 0
@@ -406,8 +407,14 @@ class GraphDB:
         else:
             self._conn.execute(f"MATCH (x:{table}) DETACH DELETE x")
 
-    def _rel_tables(self) -> set[str]:
-        return {r["name"] for r in self.rows("CALL show_tables() WHERE type = 'REL' RETURN name")}
+    def _rel_tables(self) -> frozenset[str]:
+        """The rel tables' names, read once: tables are made only by the schema and its
+        migrations at open (:meth:`replace` re-creates one under its own name). Asked of
+        Kuzu at every ``copy``, it cost a fold 13 statements (~12 ms on the demo store)."""
+        if self._rels is None:
+            self._rels = frozenset(
+                r["name"] for r in self.rows("CALL show_tables() WHERE type = 'REL' RETURN name"))
+        return self._rels
 
     def load_from(self, query: str, data: pa.Table) -> None:
         """Run ``LOAD FROM <data> <query>``: ``query`` reads the Arrow table's columns by
@@ -601,8 +608,7 @@ class GraphDB:
         """Number of nodes with ``label`` (or rels, for a rel table name)."""
         if not label.isidentifier():
             raise ValueError(f"bad table name {label!r}")
-        rels = {r["name"] for r in self.rows("CALL show_tables() WHERE type = 'REL' RETURN name")}
-        q = (f"MATCH ()-[e:{label}]->() RETURN count(e) AS c" if label in rels
+        q = (f"MATCH ()-[e:{label}]->() RETURN count(e) AS c" if label in self._rel_tables()
              else f"MATCH (n:{label}) RETURN count(n) AS c")
         return int(self.rows(q)[0]["c"])
 
