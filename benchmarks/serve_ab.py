@@ -3,7 +3,7 @@
 and the ratios of each tree to the first.
 
 Run: ``python benchmarks/serve_ab.py --tree before=/path/a --tree after=. [--store
-demo_store] [--clients 1,8] [--loops 15] [--busy 0] [--env after:NAME=VALUE] [--out
+demo_store] [--clients 1,8] [--loops 15] [--busy 0] [--think 0] [--env after:NAME=VALUE] [--out
 benchmarks/results/serve-ab.json]`` (each tree is put first on the server's
 ``PYTHONPATH``; the client is this tree's; ``--env TREE:NAME=VALUE`` sets the server's
 environment for that tree only).
@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", default="1,8")
     ap.add_argument("--loops", type=int, default=15)
     ap.add_argument("--busy", type=int, default=0)
+    ap.add_argument("--think", type=float, default=0.0,
+                    help="seconds each client pauses after each answer (akasha bench serve)")
     ap.add_argument("--env", action="append", default=[], help="TREE:NAME=VALUE")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         done: dict[str, Any] = {}
         for name, path in trees:
             env = {"PYTHONPATH": str(Path(path).resolve()), **extra.get(name, {})}
-            r = run_serve(store, clients=counts, loops=args.loops, busy=args.busy, env=env)
+            r = run_serve(store, clients=counts, loops=args.loops, busy=args.busy, env=env,
+                          think=args.think)
             r["variant"] = name
             done[name] = r
             md += [f"### {name} ({path}); load after {os.getloadavg()[0]:.2f}", "",

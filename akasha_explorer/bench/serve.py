@@ -18,6 +18,13 @@ client SDK). ``busy``: processes kept spinning on a core beside the run (a compe
 Before the first client count, one MCP session calls ``health`` once per process
 (:func:`_warm_client`), so the client SDK's own first-call cost in this process is not
 counted as the server's "first context".
+
+``think``: seconds each client waits after each answer — an agent's model writing its
+reply after ``context``, the user reading and typing after ``add_turn``. The default 0 is
+the worst case: no pause ever lets the server write the waiting turns to the graph while
+nobody waits (``FOLD_IDLE``), so every 32nd ``add_turn`` folds them on its own request. A
+pause longer than ``FOLD_IDLE`` plus the server's wake-up (0.5 + 0.5 s) measures the pace
+of an agent whose model takes that long to answer.
 """
 
 from __future__ import annotations
@@ -120,8 +127,9 @@ def _text(result: Any) -> str:
 
 
 async def _level(url: str, n: int, loops: int, t0: float, lines: list[tuple[str, str, str]],
-                 tag: str) -> dict[str, Any]:
-    """``n`` clients at once, ``loops`` context → add_turn each; client-side numbers."""
+                 tag: str, think: float = 0.0) -> dict[str, Any]:
+    """``n`` clients at once, ``loops`` context → add_turn each, ``think`` seconds after
+    each answer; client-side numbers."""
     import anyio
     from mcp import Client
 
@@ -141,6 +149,8 @@ async def _level(url: str, n: int, loops: int, t0: float, lines: list[tuple[str,
                     continue
                 times["first context" if k == 0 else "context"].append(took)
                 rid = json.loads(_text(r))["recall_id"]
+                if think:
+                    await anyio.sleep(think)
                 s = time.perf_counter()
                 r = await cl.call_tool("add_turn", {
                     "session": f"bench-{tag}-{c}-{src}", "user": user,
@@ -149,13 +159,16 @@ async def _level(url: str, n: int, loops: int, t0: float, lines: list[tuple[str,
                 times["add_turn"].append(time.perf_counter() - s)
                 if r.is_error:
                     errors.append(_text(r)[:200])
+                if think:
+                    await anyio.sleep(think)
 
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for c in range(n):
             tg.start_soon(agent, c)
     wall = time.perf_counter() - start
-    out: dict[str, Any] = {"clients": n, "loops": n * loops, "seconds": round(wall, 2),
+    out: dict[str, Any] = {"clients": n, "loops": n * loops, "think_s": think,
+                           "seconds": round(wall, 2),
                            "loops_per_s": round(n * loops / wall, 2), "errors": len(errors),
                            "error_examples": errors[:3], "client_ms": {}}
     for name, xs in times.items():
@@ -207,10 +220,13 @@ def _split(timings: Path, offset: int, client_ms: dict[str, Any]) -> tuple[dict[
 
 def run_serve(source: str = "demo_store", *, clients: Sequence[int] = (1, 4, 8),
               loops: int = 40, busy: int = 0, env: dict[str, str] | None = None,
-              keep: Path | None = None) -> dict[str, Any]:
+              keep: Path | None = None, think: float = 0.0) -> dict[str, Any]:
     """Serve a copy of ``source`` and drive it (see the module docstring); returns the
     numbers. ``env``: extra environment of the server (e.g. ``AKASHA_TORCH_THREADS``);
-    ``keep``: a folder to work in (default a temporary one, removed after)."""
+    ``keep``: a folder to work in (default a temporary one, removed after); ``think``:
+    each client's pause after each answer, seconds."""
+    if not think >= 0:
+        raise ValueError(f"think must be a number of seconds >= 0, not {think!r}")
     import anyio
 
     import akasha_explorer as ak
@@ -226,7 +242,7 @@ def run_serve(source: str = "demo_store", *, clients: Sequence[int] = (1, 4, 8),
     proc = subprocess.Popen([sys.executable, "-m", "akasha_explorer", "serve", str(store),
                              "--port", str(port)], env=server_env, cwd=tmp)
     # (cwd: ``-m`` puts the working folder first on sys.path, before $PYTHONPATH)
-    result: dict[str, Any] = {"store": source, "env": env or {}, "busy": busy,
+    result: dict[str, Any] = {"store": source, "env": env or {}, "busy": busy, "think_s": think,
                               "cpus": os.cpu_count(), "levels": []}
     try:
         started = time.perf_counter()
@@ -248,7 +264,8 @@ def run_serve(source: str = "demo_store", *, clients: Sequence[int] = (1, 4, 8),
         with _busy(busy):
             for i, n in enumerate(clients):
                 load0 = os.getloadavg()
-                level = anyio.run(_level, url, n, loops, t0 + 86400.0 * i, lines, f"l{i}")
+                level = anyio.run(_level, url, n, loops, t0 + 86400.0 * i, lines, f"l{i}",
+                                  think)
                 level["load_before"] = [round(x, 2) for x in load0]
                 level["load_after"] = [round(x, 2) for x in os.getloadavg()]
                 level["rss_mb"] = _rss_mb(proc.pid)
@@ -265,8 +282,9 @@ def run_serve(source: str = "demo_store", *, clients: Sequence[int] = (1, 4, 8),
 
 def markdown(result: dict[str, Any], command: str = "") -> str:
     """The numbers of :func:`run_serve` as markdown tables."""
-    md = [f"## `{result['store']}` — busy cores beside: {result['busy']}, server env "
-          f"{result['env'] or 'default'}", "", f"Command: `{command}`" if command else "", "",
+    md = [f"## `{result['store']}` — busy cores beside: {result['busy']}, think "
+          f"{result.get('think_s', 0.0)} s, server env {result['env'] or 'default'}", "",
+          f"Command: `{command}`" if command else "", "",
           "| clients | loops/s | context p50 | context p99 | add_turn p50 | add_turn p99 | "
           "first context p50 | errors | RSS MB | load before → after |",
           "|---|---|---|---|---|---|---|---|---|---|"]

@@ -149,10 +149,13 @@ def scale(sizes: str, commits: int, out: str | None) -> None:
               help="Processes kept busy on a core each beside the run (a competing load).")
 @click.option("--env", "envs", multiple=True, metavar="NAME=VALUE",
               help="Extra environment of the server (e.g. AKASHA_TORCH_THREADS=1).")
+@click.option("--think", default=0.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds each client pauses after each answer (its model writing a "
+              "reply, its user typing); 0: no pause, the worst case for add_turn's tail.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="Write the numbers as JSON here (and the tables as .md beside it).")
 def serve_bench(stores: tuple[str, ...], clients: str, loops: int, busy: int,
-                envs: tuple[str, ...], out: str | None) -> None:
+                envs: tuple[str, ...], think: float, out: str | None) -> None:
     """Many agents on one served memory: 1, 4, 8 MCP clients following conversations
     (context → add_turn) at once; loops/s, p50/p99 per tool, the first call of a session,
     the time split of each call, server RSS."""
@@ -165,7 +168,7 @@ def serve_bench(stores: tuple[str, ...], clients: str, loops: int, busy: int,
     command = "akasha " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     results, md = [], []
     for store in stores:
-        r = run_serve(store, clients=counts, loops=loops, busy=busy, env=env)
+        r = run_serve(store, clients=counts, loops=loops, busy=busy, env=env, think=think)
         results.append(r)
         md.append(markdown(r, command))
         echo(md[-1])
