@@ -56,6 +56,8 @@ stress: $(VENV)/.installed
 bench: $(VENV)/.installed demo-store
 	$(AKASHA) bench engine
 	$(AKASHA) bench serve --store $(STORE) --store synthetic:10000 --out benchmarks/results/serve.json
+	$(AKASHA) bench scale --sizes 10000,100000 --commits 10000 --out benchmarks/results/scale-100k.json
+	$(PY) benchmarks/soak.py --nodes 10000 --commits 10000 --workload recall --sample-every 1000 > benchmarks/results/soak-recall.json
 	$(PY) benchmarks/bench_map.py --workdir build/bench-map --out benchmarks/results/map.json
 
 clean:
