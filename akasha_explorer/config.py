@@ -198,6 +198,14 @@ class Settings:
         "the demo's trace snapshot unchanged (1e-4 moved numbers by 1e-4, no ranking; "
         "issue 28); an edge of 0.04 reaches it after ~4 months unused.",
         ours=True, valid=Range(0, 0.1))
+    EDGE_BUDGET: int = _s(
+        64, "§3",
+        "At a checkpoint a turn keeps at most this many COACT edges, its strongest by w_eff "
+        "(an edge outside the strongest of either end point is dropped like a decayed one: "
+        "co_count kept in the pruned totals and the fan; 0: no budget, v1). Co-activation "
+        "otherwise grows by ~55 new pairs a commit where recalls seldom repeat (the soak); "
+        "64 and 32 left LoCoMo and MADial-zh dev R@10 unchanged (issue 28).",
+        ours=True, valid=_count(0, 1_000_000))
     STRENGTH_TAU: float = _s(7 * DAY, "§3", "Node strength decay time constant (seconds).", valid=TAU)
     STRENGTH_LR: float = _s(0.18, "§3", "Strength learning rate per activation (times score).", valid=RATE)
     STRENGTH_CAP: float = _s(3.0, "§3", "Upper bound of strength; long = min(1, strength_eff / cap).", valid=CAP)
@@ -599,7 +607,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "FTS_SKIP_UNSEEN": False, "HYBRID": False, "CONTEXT_NEIGHBOR": 0.0, "ANSWER_HANDOFF": 0.0, "FTS_VERSIONS": False,
         "GRAPH_SETTLE": False, "ANCHOR_WEIGHT": 0.0, "XLING_WEIGHT": 0.0, "CHAR_WEIGHT": 0.0,
         "DENSE_KNOWABLE": False, "FILLER_FACTOR": 1.0, "TIME_FLOOR": 0.0,
-        "EDGE_PRUNE_BELOW": 0.0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
+        "EDGE_PRUNE_BELOW": 0.0, "EDGE_BUDGET": 0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
         "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False, "ANCHOR_ROLES": False,
     },

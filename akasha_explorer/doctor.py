@@ -17,8 +17,8 @@ What is checked (each problem is a :class:`Finding` with a ``kind``):
   self-loops (``duplicate_edges``); triples point at existing turns (``orphan_triples``);
   the pruned co-activation totals (SPEC §3, v2) name live turns and are positive
   (``pruned_counts``); ``checked`` says how many co-activations they hold and how many
-  live edges have decayed below ``EDGE_PRUNE_BELOW`` since (the next checkpoint drops
-  them).
+  live edges have decayed below ``EDGE_PRUNE_BELOW`` or stand outside an end point's
+  ``EDGE_BUDGET`` strongest since (the next checkpoint drops them).
 - **journal** — complete records only (``torn_journal``), none already folded into Kuzu
   (``checkpointed_journal``).
 - **mirror** — the in-memory arrays equal a mirror freshly loaded from the stores
@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .curate.forget import purge
-from .engine.dynamics import prunable_edges
+from .engine.dynamics import edges_to_prune
 from .errors import ReadOnlyStore
 from .extract.pipeline import extract_after_ingest
 from .graphdb import chains
@@ -340,8 +340,9 @@ def _check_pruned(store: Store, found: _Found, checked: dict[str, int]) -> None:
     found.add("pruned_counts", "error", bad,
               "pruned co-activation totals of turns that are gone, or not positive")
     m, s = store.mirror, store.settings
-    due = prunable_edges(m.edges.w, m.edges.last_ts, m.edges.alive, m.store_time(),
-                         s.EDGE_TAU, s.EDGE_PRUNE_BELOW)
+    ed = m.edges
+    due = edges_to_prune(ed.src, ed.dst, ed.w, ed.last_ts, ed.alive, m.store_time(),
+                         tau=s.EDGE_TAU, below=s.EDGE_PRUNE_BELOW, budget=s.EDGE_BUDGET)
     checked["edges_due_for_pruning"] = int(due.size)
 
 

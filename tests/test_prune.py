@@ -1,8 +1,9 @@
 """Edge pruning (SPEC §3, **[ours]**, v2 only): at a checkpoint a COACT edge whose ``w_eff``
 decayed below ``EDGE_PRUNE_BELOW`` at the store's time is dropped from the mirror and Kuzu,
 its co-activations kept in both end points' pruned totals and still counted in their fan,
-so a recall ranks the same (only sums of weights below the threshold are gone); v1 keeps
-every edge; doctor checks the totals; forget removes them with the turn."""
+so a recall ranks the same (only sums of weights below the threshold are gone); then every
+turn keeps at most ``EDGE_BUDGET`` edges, its strongest. v1 keeps every edge; doctor checks
+the totals and counts what is due; forget removes them with the turn."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def _recalls(mem: ak.Memory, now: float) -> list[tuple[list[str], list[float]]]:
 def test_checkpoint_prunes_decayed_edges_keeps_counts_and_recall(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         assert mem.settings.EDGE_PRUNE_BELOW > 0          # the v2 default
+        mem.migrate("v2", EDGE_BUDGET=0)                  # decay alone (budget: below)
         later = mem.last_ts() + 120 * DAY                   # some edges decayed, not all
         mem.add_turn("四个月后：阿岚的新游戏", "好久不见", session="later", ts=later)
         # the turn's graph rows and anchors first (add_turn leaves them waiting): the
@@ -83,7 +85,7 @@ def test_checkpoint_prunes_decayed_edges_keeps_counts_and_recall(demo_store: Pat
 def test_v1_keeps_every_edge(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         mem.migrate("v1")
-        assert mem.settings.EDGE_PRUNE_BELOW == 0
+        assert mem.settings.EDGE_PRUNE_BELOW == 0 and mem.settings.EDGE_BUDGET == 0
         mem.add_turn("四个月后", "好久不见", session="later", ts=mem.last_ts() + 120 * DAY)
         e = mem.store.mirror.edges
         weff = edge_eff(e.w, e.last_ts, mem.store.mirror.store_time(), mem.settings.EDGE_TAU)
@@ -92,3 +94,60 @@ def test_v1_keeps_every_edge(demo_store: Path) -> None:
         assert mem.checkpoint()["pruned"] == 0
         assert mem.store.mirror.edges.n_alive() == edges
         assert gt.pruned_coactivations(mem.store.graph) == had   # (the demo's v2 build's)
+
+
+def _degrees(mem: ak.Memory) -> np.ndarray:
+    e = mem.store.mirror.edges
+    return np.bincount(np.concatenate([e.src[e.alive], e.dst[e.alive]]),
+                       minlength=mem.store.mirror.nodes.n)
+
+
+def test_budget_keeps_each_turns_strongest_edges(demo_store: Path) -> None:
+    with ak.open(demo_store) as mem:
+        assert mem.settings.EDGE_BUDGET > 0                # the v2 default
+        assert _degrees(mem).max() <= mem.settings.EDGE_BUDGET   # the build checkpointed
+        mem.migrate("v2", EDGE_BUDGET=16)
+        mem.add_turn("四个月后：阿岚的新游戏", "好久不见", session="later",
+                     ts=mem.last_ts() + 120 * DAY)          # something to checkpoint
+        m = mem.store.mirror
+        e, uid = m.edges, m.nodes.uid
+        now = m.store_time()
+        weff = edge_eff(e.w, e.last_ts, now, mem.settings.EDGE_TAU)
+        # the 16 strongest of each turn, by hand, among the edges not decayed below
+        # EDGE_PRUNE_BELOW (those go first): an edge stays when both ends keep it
+        live = np.flatnonzero(e.alive & (weff >= mem.settings.EDGE_PRUNE_BELOW)).tolist()
+        keep: dict[int, set[int]] = {}
+        for i in live:
+            for end in (int(e.src[i]), int(e.dst[i])):
+                keep.setdefault(end, set()).add(i)
+        strongest = {n: set(sorted(ids, key=lambda i: (-weff[i], i))[:16])
+                     for n, ids in keep.items()}
+        stays = {i for i in live if i in strongest[int(e.src[i])] and i in strongest[int(e.dst[i])]}
+        gone = set(np.flatnonzero(e.alive).tolist()) - stays
+        assert gone
+        per: dict[str, int] = {}
+        for i in gone:
+            for end in (uid[int(e.src[i])], uid[int(e.dst[i])]):
+                per[end] = per.get(end, 0) + int(e.co_count[i])
+        had = gt.pruned_coactivations(mem.store.graph)
+        fan = e.fan(m.nodes.n)
+        assert mem.checkpoint()["pruned"] == len(gone)
+        assert _degrees(mem).max() <= 16
+        assert set(np.flatnonzero(e.alive).tolist()) == stays
+        assert (e.fan(len(fan)) == fan).all()               # pruned edges still count
+        assert gt.pruned_coactivations(mem.store.graph) == {
+            u: had.get(u, 0) + per.get(u, 0) for u in set(had) | set(per)}
+        assert mem.doctor().checked["edges_due_for_pruning"] == 0
+    with ak.open(demo_store) as mem:                        # Kuzu holds the same
+        assert mem.store.mirror.edges.n_alive() == len(stays)
+        assert mem.doctor().ok
+
+
+def test_doctor_counts_edges_over_the_budget(demo_store: Path) -> None:
+    with ak.open(demo_store) as mem:
+        mem.migrate("v2", EDGE_BUDGET=0)
+        over = int(np.maximum(_degrees(mem) - 8, 0).sum())
+        assert over > 0
+        mem.migrate("v2", EDGE_BUDGET=8)       # checkpoints before it switches: due, not gone
+        checked = mem.doctor().checked
+        assert over // 2 <= checked["edges_due_for_pruning"] <= over

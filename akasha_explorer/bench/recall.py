@@ -157,7 +157,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
 STORE_ABLATIONS = ("full, no replay write-back", "full, USE_SALIENCE off",
                    "full, edges never pruned", "full, no dictionary glosses (EMBED_CJK_GLOSS=0)")
 """Ablations that need a store of their own (the third: when the profile prunes edges,
-SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0``; the fourth: when the profile
+SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0`` and ``EDGE_BUDGET=0``; the fourth: when the profile
 embeds glosses and the corpus has Chinese text — vectors without them)."""
 
 
@@ -277,10 +277,11 @@ def run_recall(corpora: Sequence[Corpus], *, settings: Settings,
                 extra[STORE_ABLATIONS[1]] = _build(
                     corpus, Path(tmp) / f"{corpus.name}-nosal",
                     settings.replace(USE_SALIENCE=False), replay=True, embedder=emb)
-                if settings.EDGE_PRUNE_BELOW > 0:
+                if settings.EDGE_PRUNE_BELOW > 0 or settings.EDGE_BUDGET > 0:
                     extra[STORE_ABLATIONS[2]] = _build(
                         corpus, Path(tmp) / f"{corpus.name}-noprune",
-                        settings.replace(EDGE_PRUNE_BELOW=0.0), replay=True, embedder=emb)
+                        settings.replace(EDGE_PRUNE_BELOW=0.0, EDGE_BUDGET=0), replay=True,
+                        embedder=emb)
                 if settings.EMBED_CJK_GLOSS > 0 and settings.EMBED_CJK_DIMS > 0 and any(
                         is_cjk(m.text) for m in corpus.imported.messages):
                     plain_emb = plain_emb or CachedEmbedder(store_embedder(plain))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["bounded_add", "edge_eff", "long_term", "prunable_edges", "resource_eff",
-           "strength_eff"]
+__all__ = ["bounded_add", "edge_eff", "edges_to_prune", "long_term", "over_budget_edges",
+           "prunable_edges", "resource_eff", "strength_eff"]
 
 Float = NDArray[np.float64] | float
 
@@ -70,6 +70,54 @@ def prunable_edges(w: ArrayLike, last_ts: ArrayLike, alive: ArrayLike, now: floa
         return np.zeros(0, np.int64)
     weff = np.asarray(edge_eff(w, last_ts, now, tau))
     return np.flatnonzero(np.asarray(alive, bool) & (weff < below)).astype(np.int64)
+
+
+def over_budget_edges(src: ArrayLike, dst: ArrayLike, weff: ArrayLike, alive: ArrayLike,
+                      budget: int) -> NDArray[np.int64]:
+    """SPEC §3 **[ours]**, v2: the live edges outside the ``budget`` strongest of either of
+    their end points (``EDGE_BUDGET``; 0: no budget) — dropped at a checkpoint, so no turn
+    keeps more than ``budget`` co-activation edges. Strength is ``weff`` (``w_eff`` at the
+    store's time); among equals the older edge (lower id) stays.
+
+    >>> # node 0 has four edges; with a budget of 2 its two weakest go
+    >>> over_budget_edges([0, 0, 0, 0, 1], [1, 2, 3, 4, 2], [0.5, 0.1, 0.9, 0.1, 0.3],
+    ...                   [True] * 5, budget=2).tolist()
+    [1, 3]
+    >>> over_budget_edges([0, 0], [1, 2], [0.5, 0.1], [True, True], budget=0).tolist()
+    []
+    """
+    ids = np.flatnonzero(np.asarray(alive, bool)).astype(np.int64)
+    if budget <= 0 or not ids.size:
+        return np.zeros(0, np.int64)
+    ends = np.concatenate([np.asarray(src, np.int64)[ids], np.asarray(dst, np.int64)[ids]])
+    edge = np.concatenate([ids, ids])
+    strength = np.asarray(weff, np.float64)[ids]
+    order = np.lexsort((edge, -np.concatenate([strength, strength]), ends))
+    ends, edge = ends[order], edge[order]
+    first = np.r_[0, np.flatnonzero(np.diff(ends)) + 1]
+    rank = np.arange(ends.size) - np.repeat(first, np.diff(np.r_[first, ends.size]))
+    return np.unique(edge[rank >= budget]).astype(np.int64)
+
+
+def edges_to_prune(src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayLike,
+                   alive: ArrayLike, now: float, *, tau: float, below: float, budget: int
+                   ) -> NDArray[np.int64]:
+    """What a checkpoint drops (SPEC §3, v2): the edges decayed below ``below``
+    (:func:`prunable_edges`), then those over each end point's ``budget`` among the rest
+    (:func:`over_budget_edges`); sorted edge ids.
+
+    >>> day = 86400.0
+    >>> edges_to_prune([0, 0, 0], [1, 2, 3], [1.0, 0.5, 0.12], [0.0, 0.0, -90 * day],
+    ...                [True] * 3, 0.0, tau=14 * day, below=1e-3, budget=1).tolist()
+    [1, 2]
+    """
+    gone = prunable_edges(w, last_ts, alive, now, tau, below)
+    if budget <= 0:
+        return gone
+    rest = np.array(alive, bool, copy=True)
+    rest[gone] = False
+    weff = np.asarray(edge_eff(w, last_ts, now, tau))
+    return np.union1d(gone, over_budget_edges(src, dst, weff, rest, budget)).astype(np.int64)
 
 
 def strength_eff(strength: ArrayLike, strength_ts: ArrayLike, now: ArrayLike, tau: float) -> Float:

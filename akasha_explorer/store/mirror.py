@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from ..engine._codec import dumps  # the query log's compact JSON (one definition)
 from ..engine.bm25 import Postings
-from ..engine.dynamics import prunable_edges
+from ..engine.dynamics import edges_to_prune
 from ..engine.growth import grow
 from ..engine.state import EdgeStore, NodeTable
 from ..engine.writeback import WritebackPlan, plan_edge_ids
@@ -350,14 +350,15 @@ class Mirror:
 
     # -- checkpoint ----------------------------------------------------------------------------
     def checkpoint(self, graph: GraphDB, journal: Journal, *, prune_below: float = 0.0,
-                   tau: float = 1.0) -> dict[str, float]:
+                   tau: float = 1.0, budget: int = 0) -> dict[str, float]:
         """Fold dirty state into Kuzu in bulk, then truncate the journal. Returns counts.
-        ``prune_below`` > 0 (v2's ``EDGE_PRUNE_BELOW``, ``tau`` its ``EDGE_TAU``): first
-        drop the edges whose ``w_eff`` at the store's time (its newest message or commit)
-        decayed below it, their ``co_count`` added to both end points' pruned totals in
-        the same transaction (SPEC §3)."""
+        ``prune_below`` > 0 (v2's ``EDGE_PRUNE_BELOW``, ``tau`` its ``EDGE_TAU``) or
+        ``budget`` > 0 (v2's ``EDGE_BUDGET``): first drop the edges whose ``w_eff`` at the
+        store's time (its newest message or commit) decayed below it, then those outside an
+        end point's ``budget`` strongest, their ``co_count`` added to both end points'
+        pruned totals in the same transaction (SPEC §3)."""
         t0 = time.perf_counter()
-        pruned = self._prune(prune_below, tau)
+        pruned = self._prune(prune_below, tau, budget)
         nd, ed = self.nodes, self.edges
         if self._edge_in_kuzu.shape[0] < ed.count:
             grown = np.zeros(ed.count, bool)
@@ -418,15 +419,16 @@ class Mirror:
         b = ed.last_ts[ed.alive] if ed.count else np.zeros(0)
         return float(max(a.max(initial=0.0), b.max(initial=0.0)))
 
-    def _prune(self, below: float, tau: float) -> pa.Table | None:
-        """Drop the edges :func:`~akasha_explorer.engine.dynamics.prunable_edges` names at
+    def _prune(self, below: float, tau: float, budget: int = 0) -> pa.Table | None:
+        """Drop the edges :func:`~akasha_explorer.engine.dynamics.edges_to_prune` names at
         :meth:`store_time`; returns the pruned co-activations per end point (``u``,
         ``c``) for Kuzu, None when nothing was pruned."""
         ed = self.edges
         self.last_pruned = 0
-        if below <= 0 or not ed.count:
+        if (below <= 0 and budget <= 0) or not ed.count:
             return None
-        ids = prunable_edges(ed.w, ed.last_ts, ed.alive, self.store_time(), tau, below)
+        ids = edges_to_prune(ed.src, ed.dst, ed.w, ed.last_ts, ed.alive, self.store_time(),
+                             tau=tau, below=below, budget=budget)
         if not ids.size:
             return None
         src, dst, co = ed.src[ids].copy(), ed.dst[ids].copy(), ed.co_count[ids].copy()

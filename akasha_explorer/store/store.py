@@ -338,7 +338,8 @@ class Store:
         else:
             s = self.settings
             out = self.mirror.checkpoint(self.graph, self.journal,
-                                         prune_below=s.EDGE_PRUNE_BELOW, tau=s.EDGE_TAU)
+                                         prune_below=s.EDGE_PRUNE_BELOW, tau=s.EDGE_TAU,
+                                         budget=s.EDGE_BUDGET)
         self._tidy()
         return out
 
