@@ -157,8 +157,9 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
 STORE_ABLATIONS = ("full, no replay write-back", "full, USE_SALIENCE off",
                    "full, edges never pruned", "full, no dictionary glosses (EMBED_CJK_GLOSS=0)")
 """Ablations that need a store of their own (the third: when the profile prunes edges,
-SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0`` and ``EDGE_BUDGET=0``; the fourth: when the profile
-embeds glosses and the corpus has Chinese text — vectors without them)."""
+SPEC §3 — the same store built with ``EDGE_PRUNE_BELOW=0`` and ``EDGE_BUDGET=0``; the
+fourth: when the profile embeds glosses and the corpus has Chinese text — vectors without
+them)."""
 
 
 @dataclass
