@@ -14,6 +14,7 @@ from akasha_explorer.engine.dynamics import (
     bounded_add,
     edge_eff,
     long_term,
+    over_budget_edges,
     resource_eff,
     strength_eff,
 )
@@ -86,3 +87,29 @@ def test_resource_recovers_toward_one(r: float, last: float, t1: float, dt: floa
     assert r - 1e-12 <= a <= b <= 1.0
     far = float(resource_eff(r, last, max(last, t1) + 1e6, S.RESOURCE_TAU))
     assert far == pytest.approx(1.0)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_over_budget_edges_matches_ranking_every_turn(seed: int, budget: int) -> None:
+    """The budget cut equals ranking every turn's live edges by hand (strongest first, the
+    older edge first among equals): an edge goes when either end ranks it at ``budget`` or
+    later; afterwards no turn has more than ``budget`` edges."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 30)), int(rng.integers(0, 200))
+    src = rng.integers(0, n, m)
+    dst = (src + rng.integers(1, n, m)) % n                 # no self-loops (doctor's rule)
+    weff = rng.choice([0.01, 0.1, 0.5, 1.0], m)           # ties on purpose
+    alive = rng.random(m) < 0.8
+    by_end: dict[int, list[int]] = {}
+    for e in np.flatnonzero(alive).tolist():
+        for end in (int(src[e]), int(dst[e])):
+            by_end.setdefault(end, []).append(e)
+    gone = set()
+    for ids in by_end.values():
+        gone |= set(sorted(ids, key=lambda e: (-weff[e], e))[budget:])
+    got = over_budget_edges(src, dst, weff, alive, budget)
+    assert got.tolist() == sorted(gone)
+    kept = alive.copy()
+    kept[got] = False
+    for end in range(n):
+        assert int(((src == end) | (dst == end))[kept].sum()) <= budget

@@ -89,10 +89,16 @@ def over_budget_edges(src: ArrayLike, dst: ArrayLike, weff: ArrayLike, alive: Ar
     ids = np.flatnonzero(np.asarray(alive, bool)).astype(np.int64)
     if budget <= 0 or not ids.size:
         return np.zeros(0, np.int64)
-    ends = np.concatenate([np.asarray(src, np.int64)[ids], np.asarray(dst, np.int64)[ids]])
-    edge = np.concatenate([ids, ids])
-    strength = np.asarray(weff, np.float64)[ids]
-    order = np.lexsort((edge, -np.concatenate([strength, strength]), ends))
+    s, d = np.asarray(src, np.int64)[ids], np.asarray(dst, np.int64)[ids]
+    over = np.bincount(np.concatenate([s, d])) > budget
+    if not over.any():
+        return np.zeros(0, np.int64)
+    # only the end points over the budget rank their edges (elsewhere every edge is kept)
+    at_s, at_d = over[s], over[d]
+    ends = np.concatenate([s[at_s], d[at_d]])
+    edge = np.concatenate([ids[at_s], ids[at_d]])
+    strength = np.asarray(weff, np.float64)
+    order = np.lexsort((edge, -strength[edge], ends))
     ends, edge = ends[order], edge[order]
     first = np.r_[0, np.flatnonzero(np.diff(ends)) + 1]
     rank = np.arange(ends.size) - np.repeat(first, np.diff(np.r_[first, ends.size]))
