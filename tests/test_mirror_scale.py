@@ -26,6 +26,8 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("many"), st.lists(pairs, max_size=6), st.floats(0.0, 2.0)),
     st.tuples(st.just("drop"), pairs, st.just(0.0)),
     st.tuples(st.just("forget"), st.tuples(st.integers(0, N - 1), st.just(0)), st.just(0.0)),
+    st.tuples(st.just("prune"), pairs, st.just(0.0)),
+    st.tuples(st.just("compact"), pairs, st.just(0.0)),
 ), max_size=40)
 
 
@@ -55,7 +57,8 @@ def _view(es: EdgeStore) -> tuple[object, ...]:
 def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compact: int,
                                                     tail: int) -> None:
     """A store bulk-loaded then changed (its index rebuilt now and then, its newest edges
-    sorted now and then) reads exactly like one built edge by edge."""
+    sorted now and then, its removed edges' slots freed now and then) reads exactly like one
+    built edge by edge."""
     loaded, built = EdgeStore(compact_min=compact, tail=tail), EdgeStore()
     src = [p[0] for p, _ in base]
     dst = [p[1] for p, _ in base]
@@ -81,6 +84,12 @@ def test_bulk_loaded_edges_read_like_upserted_ones(base: list, ops: list, compac
                 es.drop_edge(s, d)
             elif kind == "forget":
                 es.drop_node(s)
+            elif kind == "prune" and es.find(s, d) >= 0:
+                es.prune(es.find(s, d))
+        if kind == "compact":
+            alive = loaded.n_alive()
+            remap = loaded.compact()
+            assert loaded.count == alive == int((remap >= 0).sum())
         assert _view(loaded) == _view(built)
 
 

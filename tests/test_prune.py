@@ -7,6 +7,7 @@ the totals and counts what is due; forget removes them with the turn."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +103,11 @@ def _degrees(mem: ak.Memory) -> np.ndarray:
                        minlength=mem.store.mirror.nodes.n)
 
 
+def _pairs(mem: ak.Memory, ids: Iterable[int]) -> set[tuple[str, str]]:
+    e, uid = mem.store.mirror.edges, mem.store.mirror.nodes.uid
+    return {(uid[int(e.src[i])], uid[int(e.dst[i])]) for i in ids}
+
+
 def test_budget_keeps_each_turns_strongest_edges(demo_store: Path) -> None:
     with ak.open(demo_store) as mem:
         assert mem.settings.EDGE_BUDGET > 0                # the v2 default
@@ -122,8 +128,10 @@ def test_budget_keeps_each_turns_strongest_edges(demo_store: Path) -> None:
                 keep.setdefault(end, set()).add(i)
         strongest = {n: set(sorted(ids, key=lambda i: (-weff[i], i))[:16])
                      for n, ids in keep.items()}
-        stays = {i for i in live if i in strongest[int(e.src[i])] and i in strongest[int(e.dst[i])]}
+        stays = {i for i in live
+                 if i in strongest[int(e.src[i])] and i in strongest[int(e.dst[i])]}
         gone = set(np.flatnonzero(e.alive).tolist()) - stays
+        kept = _pairs(mem, stays)
         assert gone
         per: dict[str, int] = {}
         for i in gone:
@@ -133,7 +141,7 @@ def test_budget_keeps_each_turns_strongest_edges(demo_store: Path) -> None:
         fan = e.fan(m.nodes.n)
         assert mem.checkpoint()["pruned"] == len(gone)
         assert _degrees(mem).max() <= 16
-        assert set(np.flatnonzero(e.alive).tolist()) == stays
+        assert _pairs(mem, np.flatnonzero(e.alive).tolist()) == kept   # (ids renumbered)
         assert (e.fan(len(fan)) == fan).all()               # pruned edges still count
         assert gt.pruned_coactivations(mem.store.graph) == {
             u: had.get(u, 0) + per.get(u, 0) for u in set(had) | set(per)}
@@ -151,3 +159,29 @@ def test_doctor_counts_edges_over_the_budget(demo_store: Path) -> None:
         mem.migrate("v2", EDGE_BUDGET=8)       # checkpoints before it switches: due, not gone
         checked = mem.doctor().checked
         assert over // 2 <= checked["edges_due_for_pruning"] <= over
+
+
+def test_pruned_slots_are_freed_and_recall_reads_what_kuzu_holds(demo_store: Path) -> None:
+    """A checkpoint that removed many edges renumbers the rest (the edge arrays keep no slot
+    per pair ever linked); the renumbered mirror recalls exactly what a store reopened
+    from Kuzu recalls, and later commits land in Kuzu."""
+    with ak.open(demo_store) as mem:
+        mem.migrate("v2", EDGE_BUDGET=8)
+        mem.add_turn("四个月后：阿岚的新游戏", "好久不见", session="later",
+                     ts=mem.last_ts() + 120 * DAY)
+        stats = mem.checkpoint()
+        e = mem.store.mirror.edges
+        assert stats["pruned"] > 4096 and stats["compacted"] == 1
+        assert e.count == e.n_alive() and _degrees(mem).max() <= 8
+        now = mem.store.mirror.store_time() + 60
+        t = mem.recall("阿岚的生日礼物", now=now)
+        mem.commit(t, t.ranking()[0])                         # new pairs after the renumbering
+        mem.checkpoint()
+        after = _recalls(mem, now + 1)
+        edges = _pairs(mem, np.flatnonzero(e.alive).tolist())
+    with ak.open(demo_store) as mem:
+        e = mem.store.mirror.edges
+        assert _pairs(mem, np.flatnonzero(e.alive).tolist()) == edges
+        assert _recalls(mem, now + 1) == after
+        report = mem.doctor()
+        assert report.ok, report.summary()

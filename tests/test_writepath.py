@@ -66,9 +66,13 @@ def test_kill_before_checkpoint_keeps_committed_state(demo_store: Path) -> None:
         assert digest(mem) == before           # journal tail re-applied on open
         stats = mem.checkpoint()
         assert stats["edges"] > 0
+        after = digest(mem)                    # less what the checkpoint pruned (SPEC §3)
+    assert after["nodes"] == before["nodes"]
+    assert after["edges"].items() <= before["edges"].items()
+    assert len(before["edges"]) - len(after["edges"]) == stats["pruned"]
     assert (demo_store / "journal.jsonl").read_text("utf-8") == ""
     with ak.open(demo_store, read_only=True) as mem:
-        assert digest(mem) == before           # and now it lives in Kuzu itself
+        assert digest(mem) == after            # and now it lives in Kuzu itself
 
 
 def test_torn_journal_tail_is_ignored(demo_store: Path) -> None:

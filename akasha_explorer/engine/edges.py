@@ -519,6 +519,38 @@ class EdgeStore:
         self._fan[:n] = np.bincount(s, minlength=n) + np.bincount(d, minlength=n)
         self._index(np.arange(m, dtype=np.int64), key)
 
+    def dead(self) -> int:
+        """Ids held by removed edges (their slots are kept until :meth:`compact`)."""
+        return self.count - self.n_alive()
+
+    def compact(self) -> I64:
+        """Give the alive edges new ids ``0 ..`` in ``(src, dst)`` order, as :meth:`load`
+        does, freeing the slots of removed ones; values and the fan (pruned edges still
+        counted) stay. Returns the new id of every old id (-1: removed). Every id held
+        elsewhere must be mapped (the mirror compacts right after a checkpoint, when it
+        holds none but which edges Kuzu has); :attr:`version` changes.
+
+        >>> es = EdgeStore()
+        >>> es.load([0, 0, 1], [1, 2, 2], [0.5, 0.1, 0.3], [0.0, 0.0, 0.0], [1, 1, 1])
+        >>> es.prune(0); _ = es.upsert(2, 0, w=0.9, last_ts=1.0, co_count=1)
+        >>> es.compact().tolist(), es.count, es.find(2, 0), es.fan(3).tolist()
+        ([-1, 0, 1, 2], 3, 2, [3, 2, 3])
+        """
+        keep = np.flatnonzero(self.alive)
+        src, dst = self._src[keep], self._dst[keep]
+        keep = keep[np.argsort((src << 32) | dst, kind="stable")]  # pairs are unique
+        remap = np.full(self.count, -1, np.int64)
+        remap[keep] = np.arange(keep.shape[0], dtype=np.int64)
+        fan, version = self._fan.copy(), self.version
+        values = (self._src[keep], self._dst[keep], self._w[keep], self._last[keep],
+                  self._co[keep])
+        self.count = 0
+        self.load(*values)
+        self._fan = grow(self._fan, fan.shape[0])
+        self._fan[: fan.shape[0]] = fan
+        self.version = version + 1
+        return remap
+
     def _index(self, ids: I64, key: I64, in_ids: I64 | None = None) -> None:
         """Index the edges ``ids`` (alive, sorted by ``key`` = ``(src << 32) | dst``); every
         edge is then indexed or dead. ``in_ids``: the same edges by ``(dst, src)``, when

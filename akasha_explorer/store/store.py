@@ -334,7 +334,7 @@ class Store:
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
                 or self.mirror.pending_queries or self.journal.pending):
             out = {"edges": 0.0, "nodes": 0.0, "queries": 0.0, "rewrite": 0.0, "pruned": 0.0,
-                   "seconds": 0.0}
+                   "compacted": 0.0, "seconds": 0.0}
         else:
             s = self.settings
             out = self.mirror.checkpoint(self.graph, self.journal,
