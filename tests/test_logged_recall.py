@@ -199,11 +199,14 @@ def test_the_folder_keeps_the_newest_records_within_a_count_and_a_size(
     assert rec.prune() == 0 and kept() == uids
     rec.keep = 25
     assert rec.prune() == 5 and kept() == uids[5:]
+    rec.keep_bytes = 10 * size + 5   # ten traces, but not with their written-back plans
+    assert rec.prune() == 16 and kept() == uids[21:]
+    assert sum(p.stat().st_size for p in (tmp_path / "recalls").iterdir()) <= rec.keep_bytes
     rec.keep_bytes = 10 * size
-    assert rec.prune() == 15 and kept() == uids[20:]
+    assert rec.prune() == 0
     assert (tmp_path / "recalls" / f"{uids[29]}.written.json").exists()
-    assert not (tmp_path / "recalls" / f"{uids[19]}.written.json").exists()
+    assert not (tmp_path / "recalls" / f"{uids[20]}.written.json").exists()
     assert rec.written(uids[25]) == {"node": "s:25", "by": "agent", "at": 25.0}
     rec.keep_bytes = 1
-    assert rec.prune() == 9 and kept() == uids[29:]
+    assert rec.prune() == 8 and kept() == uids[29:]
     assert rec.load(uids[29]).query

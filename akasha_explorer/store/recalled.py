@@ -26,7 +26,7 @@ What the files are, and are not:
   back is the query-log row's ``committed`` flag (what a commit checks); ``.written.json``
   adds who, where, when;
 - **bounded**: the oldest records beyond :data:`KEEP`, or beyond :data:`KEEP_BYTES` in
-  all, are removed as new ones come (a trace grows with the memory's co-activation
+  all (written-back plans included), are removed as new ones come (a trace grows with the memory's co-activation
   edges: ~40 KB a record on the demo, ~185 KB on a 10k-turn store after 2,000 agent
   loops — 512 of those would be 95 MB);
 - **forgotten with what they quote**: a trace holds verbatim messages and node ids, so a
@@ -289,7 +289,12 @@ class RecallRecords:
                     st = p.stat()
                 except FileNotFoundError:   # gone meanwhile (not by us: we hold _io)
                     continue
-                found.append((st.st_mtime_ns, p.name, st.st_size, p))
+                written = self.dir / f"{p.name.removesuffix('.json.gz')}.written.json"
+                try:          # a written-back record's plan counts too (at 10k turns its
+                    size = st.st_size + written.stat().st_size   # depressions: ~50 KB)
+                except FileNotFoundError:
+                    size = st.st_size
+                found.append((st.st_mtime_ns, p.name, size, p))
         except OSError:
             return 0
         found.sort(reverse=True)   # newest first
