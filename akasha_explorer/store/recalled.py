@@ -26,9 +26,9 @@ What the files are, and are not:
   back is the query-log row's ``committed`` flag (what a commit checks); ``.written.json``
   adds who, where, when;
 - **bounded**: the oldest records beyond :data:`KEEP`, or beyond :data:`KEEP_BYTES` in
-  all (written-back plans included), are removed as new ones come (a trace grows with the memory's co-activation
-  edges: ~40 KB a record on the demo, ~185 KB on a 10k-turn store after 2,000 agent
-  loops — 512 of those would be 95 MB);
+  all (written-back plans included), are removed as new ones come (a trace grows with
+  the memory's co-activation edges: ~40 KB a record on the demo, ~185 KB on a 10k-turn
+  store after 2,000 agent loops — 512 of those would be 95 MB);
 - **forgotten with what they quote**: a trace holds verbatim messages and node ids, so a
   forget removes every record (:meth:`RecallRecords.clear`) — the rows of the query log stay,
   redacted as before;
