@@ -39,3 +39,21 @@ def test_a_version_1_graph_is_migrated_to_the_current_schema(tmp_path: Path) -> 
     assert shape(g) == shape(new)
     g.close()
     new.close()
+
+
+def test_the_database_is_opened_again_after_many_checkpoints(tmp_path: Path) -> None:
+    """Kuzu keeps memory per checkpoint until its database closes, so a writer reopens it
+    every REOPEN_AFTER checkpoints, before a write: nothing is lost, writes go on."""
+    from akasha_explorer.graphdb.kuzu_db import REOPEN_AFTER
+
+    g = GraphDB(tmp_path / "g.kuzu")
+    for k in range(REOPEN_AFTER + 1):   # each its own transaction, checkpointed
+        g.meta_set("k", str(k))
+    assert g.reopened == 1
+    assert g.meta_get("k") == str(REOPEN_AFTER)
+    with g.transaction():
+        g.meta_set("k", "in a transaction")
+    g.close()
+    again = GraphDB(tmp_path / "g.kuzu", read_only=True)
+    assert again.meta_get("k") == "in a transaction"
+    again.close()

@@ -25,6 +25,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import os
 import shutil
 import threading
 import time
@@ -203,6 +204,14 @@ class Store:
                                      tokenizer=tokenizer_id(settings))
         self.settings: Settings = self.manifest.settings
         self.dim = self.manifest.dim
+        if self.read_only:
+            # refused before Kuzu is asked: a writer in another process may be between
+            # closing and opening its graph again (GraphDB.REOPEN_AFTER), and a reader let
+            # in then would lock it out
+            writer = WriterLock(self.path)
+            if writer.held() and writer.holder().get("pid") != os.getpid():
+                raise writer.graph_busy(read_only=True, detail="writer.lock is held",
+                                        holder=graph_lock(self.path / "graph.kuzu"))
         try:
             self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
         except StoreLocked as e:  # say who holds it (see store.lock)
