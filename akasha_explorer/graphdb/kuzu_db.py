@@ -72,13 +72,14 @@ __all__ = ["EXTRACT_PENDING_KEY", "GRAPH_SEQ_KEY", "LAST_CONTEXT_KEY", "TX_SEQ",
 
 log = logging.getLogger(__name__)
 
-REOPEN_AFTER = 128
+REOPEN_AFTER = 32
 """Checkpoints after which a read-write :class:`GraphDB` closes and opens its database
-again, before its next write: kuzu 0.11.3 keeps ~0.25 MB of C heap per ``CHECKPOINT`` until
-the database is closed (measured: 80 checkpoints +24 MB, on the demo's graph and on a
-10k-turn one alike; the close gives it all back; the open takes ~45 ms). Every write here
-is checkpointed, so an agent's memory grew by this without end (the issue-28 soak: ~13 MB
-a 1,000 commits, most of it the ingests' checkpoints); this bounds it to ~32 MB."""
+again, before its next write: kuzu 0.11.3 keeps C heap per transaction until the database
+is closed — ~0.25 MB per ``CHECKPOINT`` (80 of them +24 MB, on the demo's graph and on a
+10k-turn one alike), ~50 KB per committed write, more for large ``COPY``s; the close gives
+it all back, the open takes ~45 ms at 10k turns. Every write here is checkpointed, so an
+agent's memory grew by this without end (the issue-28 soak: ~13 MB a 1,000 commits, most
+of it the ingests' transactions; at 128 the soak still grew ~100 MB between reopens)."""
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
