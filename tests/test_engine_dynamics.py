@@ -92,7 +92,7 @@ def test_resource_recovers_toward_one(r: float, last: float, t1: float, dt: floa
 @given(st.integers(0, 2**32 - 1), st.integers(1, 12))
 def test_over_budget_edges_matches_ranking_every_turn(seed: int, budget: int) -> None:
     """The budget cut equals ranking every turn's live edges by hand (strongest first, the
-    older edge first among equals): an edge goes when either end ranks it at ``budget`` or
+    lower (src, dst) rows first among equals): an edge goes when either end ranks it at ``budget`` or
     later; afterwards no turn has more than ``budget`` edges."""
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(2, 30)), int(rng.integers(0, 200))
@@ -106,7 +106,7 @@ def test_over_budget_edges_matches_ranking_every_turn(seed: int, budget: int) ->
             by_end.setdefault(end, []).append(e)
     gone = set()
     for ids in by_end.values():
-        gone |= set(sorted(ids, key=lambda e: (-weff[e], e))[budget:])
+        gone |= set(sorted(ids, key=lambda e: (-weff[e], src[e], dst[e], e))[budget:])
     got = over_budget_edges(src, dst, weff, alive, budget)
     assert got.tolist() == sorted(gone)
     kept = alive.copy()

@@ -126,7 +126,7 @@ def test_budget_keeps_each_turns_strongest_edges(demo_store: Path) -> None:
         for i in live:
             for end in (int(e.src[i]), int(e.dst[i])):
                 keep.setdefault(end, set()).add(i)
-        strongest = {n: set(sorted(ids, key=lambda i: (-weff[i], i))[:16])
+        strongest = {n: set(sorted(ids, key=lambda i: (-weff[i], e.src[i], e.dst[i]))[:16])
                      for n, ids in keep.items()}
         stays = {i for i in live
                  if i in strongest[int(e.src[i])] and i in strongest[int(e.dst[i])]}

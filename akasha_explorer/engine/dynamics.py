@@ -77,7 +77,9 @@ def over_budget_edges(src: ArrayLike, dst: ArrayLike, weff: ArrayLike, alive: Ar
     """SPEC §3 **[ours]**, v2: the live edges outside the ``budget`` strongest of either of
     their end points (``EDGE_BUDGET``; 0: no budget) — dropped at a checkpoint, so no turn
     keeps more than ``budget`` co-activation edges. Strength is ``weff`` (``w_eff`` at the
-    store's time); among equals the older edge (lower id) stays.
+    store's time); among equals (the pairs of one write-back often are) the edge of the
+    lower ``(src, dst)`` rows stays — not the lower id, which a reopen or a compaction
+    gives anew, so a store cuts the same edges whether or not it was reopened.
 
     >>> # node 0 has four edges; with a budget of 2 its two weakest go
     >>> over_budget_edges([0, 0, 0, 0, 1], [1, 2, 3, 4, 2], [0.5, 0.1, 0.9, 0.1, 0.3],
@@ -98,7 +100,9 @@ def over_budget_edges(src: ArrayLike, dst: ArrayLike, weff: ArrayLike, alive: Ar
     ends = np.concatenate([s[at_s], d[at_d]])
     edge = np.concatenate([ids[at_s], ids[at_d]])
     strength = np.asarray(weff, np.float64)
-    order = np.lexsort((edge, -strength[edge], ends))
+    s_all, d_all = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    pair = (s_all[edge] << 32) | d_all[edge]
+    order = np.lexsort((edge, pair, -strength[edge], ends))
     ends, edge = ends[order], edge[order]
     first = np.r_[0, np.flatnonzero(np.diff(ends)) + 1]
     rank = np.arange(ends.size) - np.repeat(first, np.diff(np.r_[first, ends.size]))
