@@ -313,7 +313,13 @@ class GraphDB:
         with contextlib.suppress(Exception):
             self._conn.close()
         self._db.close()
-        self._db = self._open_db()
+        try:
+            self._db = self._open_db()
+        except RuntimeError as e:
+            raise StoreError(
+                f"the graph {self.path} was closed to give back Kuzu's memory and could not "
+                f"be opened again ({e}); nothing acknowledged is lost (the journal holds it): "
+                "close the store and open it again") from e
         self._conn = kuzu.Connection(self._db)
         self.reopened += 1
 
