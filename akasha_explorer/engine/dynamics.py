@@ -68,7 +68,10 @@ def prunable_edges(w: ArrayLike, last_ts: ArrayLike, alive: ArrayLike, now: floa
     """
     if below <= 0:
         return np.zeros(0, np.int64)
-    weff = np.asarray(edge_eff(w, last_ts, now, tau))
+    return _decayed(np.asarray(edge_eff(w, last_ts, now, tau)), alive, below)
+
+
+def _decayed(weff: NDArray[np.float64], alive: ArrayLike, below: float) -> NDArray[np.int64]:
     return np.flatnonzero(np.asarray(alive, bool) & (weff < below)).astype(np.int64)
 
 
@@ -121,12 +124,12 @@ def edges_to_prune(src: ArrayLike, dst: ArrayLike, w: ArrayLike, last_ts: ArrayL
     ...                [True] * 3, 0.0, tau=14 * day, below=1e-3, budget=1).tolist()
     [1, 2]
     """
-    gone = prunable_edges(w, last_ts, alive, now, tau, below)
     if budget <= 0:
-        return gone
+        return prunable_edges(w, last_ts, alive, now, tau, below)
+    weff = np.asarray(edge_eff(w, last_ts, now, tau))   # once: O(edges) at every checkpoint
+    gone = _decayed(weff, alive, below) if below > 0 else np.zeros(0, np.int64)
     rest = np.array(alive, bool, copy=True)
     rest[gone] = False
-    weff = np.asarray(edge_eff(w, last_ts, now, tau))
     return np.union1d(gone, over_budget_edges(src, dst, weff, rest, budget)).astype(np.int64)
 
 

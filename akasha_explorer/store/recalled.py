@@ -289,9 +289,10 @@ class RecallRecords:
                     st = p.stat()
                 except FileNotFoundError:   # gone meanwhile (not by us: we hold _io)
                     continue
+                # a written-back record's plan counts too (its depressions: ~50 KB at 10k)
                 written = self.dir / f"{p.name.removesuffix('.json.gz')}.written.json"
-                try:          # a written-back record's plan counts too (at 10k turns its
-                    size = st.st_size + written.stat().st_size   # depressions: ~50 KB)
+                try:
+                    size = st.st_size + written.stat().st_size
                 except FileNotFoundError:
                     size = st.st_size
                 found.append((st.st_mtime_ns, p.name, size, p))
