@@ -28,7 +28,10 @@ Either way the journal is fsync'ed per commit and Kuzu checkpointed every
 Printed (and returned as JSON): throughput, recall+commit latency p50/p99/max, ingest
 latency, RSS at start / end / peak (growth), store size on disk at start / end (growth,
 per commit) and after a compaction (``Store.compact``: LanceDB's older versions deleted,
-the Kuzu file rebuilt), checkpoints, and every error (there must be none). At the end the
+the Kuzu file rebuilt) — over the whole run and, like the RSS, after the warm round: a copy
+of the store is compacted there by another process, so what the bounded parts take once
+they are full (the recall records' ``KEEP_BYTES``) is told from what grows with every
+commit — checkpoints, and every error (there must be none). At the end the
 store is closed, reopened and checked with ``doctor`` (the synthetic rows carry no sha256,
 no session links and no NEXT chain, so those three checks are left out).
 
@@ -69,7 +72,7 @@ def _parts(store: Path) -> dict[str, float]:
     """MB on disk per part of the store."""
     parts = {"graph.kuzu": store / "graph.kuzu", "messages.lance": store / "vectors" /
              "messages.lance", "turns.lance": store / "vectors" / "turns.lance",
-             "journal.jsonl": store / "journal.jsonl"}
+             "journal.jsonl": store / "journal.jsonl", "recalls": store / "recalls"}
     return {k: round((_du(v) if v.is_dir() else v.stat().st_size if v.exists() else 0)
                      / 2**20, 2) for k, v in parts.items()}
 
@@ -86,6 +89,26 @@ def _sample(mem: Any, k: int, rss0: float) -> dict[str, Any]:
             "edges_alive": m.edges.n_alive(),
             "pending_queries": len(m.pending_queries), "journal_pending": mem.store.journal.pending,
             "disk_mb": _parts(mem.path)}
+
+
+def _compacted_copy(mem: Any, folder: Path) -> tuple[int, dict[str, float]]:
+    """Bytes the store would take compacted now: its journal checkpointed into Kuzu and the
+    recall records written, the folder is copied and the copy compacted by another process
+    (this one's memory, measured by the soak, is not touched), measured and removed."""
+    import shutil
+    import subprocess
+    import sys
+    mem.store.checkpoint()
+    mem.store.recalls.flush()
+    copy = folder / "compacted-copy"
+    shutil.copytree(mem.path, copy, ignore=shutil.ignore_patterns("writer.lock"))
+    try:
+        subprocess.run([sys.executable, "-c", "import sys, akasha_explorer as ak\n"
+                        "with ak.open(sys.argv[1]) as m: m.store.compact()", str(copy)],
+                       check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        return _du(copy), _parts(copy)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -148,6 +171,20 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
     talk = _Conversations(rng, VOCAB)
     said: list[tuple[str, str, str]] = []   # the recall workload's turns not yet stored
     tails: dict[str, str] = {}              # its sessions' newest stored turn
+    # the first 1000 loops of an agent (issue 28), or two ingests with replay and a checkpoint
+    warm_round = 2 * ingest_every if workload == "random" else 1000
+    disk_warm: int | None = None   # the store compacted at the warm round (a copy)
+    parts_warm: dict[str, float] = {}
+    paused = 0.0                   # seconds spent measuring it, not in the throughput
+
+    def sample(k: int) -> None:
+        nonlocal disk_warm, parts_warm, paused
+        samples.append(_sample(mem, k, rss0))
+        if k == warm_round:
+            a = time.perf_counter()
+            disk_warm, parts_warm = _compacted_copy(mem, folder)
+            paused += time.perf_counter() - a
+
     t0 = time.perf_counter()
     for k in range(commits):
         if workload == "conversation":
@@ -164,7 +201,7 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                 errors.append(traceback.format_exc(limit=3))
             now += 60.0
             if sample_every and (k + 1) % sample_every == 0:
-                samples.append(_sample(mem, k + 1, rss0))
+                sample(k + 1)
             continue
         if workload == "recall":
             sid, query, reply = talk.next()
@@ -185,7 +222,7 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
             errors.append(traceback.format_exc(limit=3))
         now += 60.0
         if sample_every and (k + 1) % sample_every == 0:
-            samples.append(_sample(mem, k + 1, rss0))
+            sample(k + 1)
         if ingest_every and (k + 1) % ingest_every == 0:
             if workload == "recall":  # the conversation's newest turns, in their sessions
                 batches: dict[str, list[dict[str, Any]]] = {}
@@ -217,10 +254,8 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                         tails[sid] = new_uids[-1]
                 except Exception:
                     errors.append(traceback.format_exc(limit=3))
-    wall = time.perf_counter() - t0
+    wall = time.perf_counter() - t0 - paused
     rss1 = _rss_mb()
-    # the first 1000 loops of an agent (issue 28), or two ingests with replay and a checkpoint
-    warm_round = 2 * ingest_every if workload == "random" else 1000
     warm = next((x for x in samples if warm_round and x["round"] >= warm_round), None)
     mem.close()
     disk1 = _du(store)
@@ -264,7 +299,16 @@ def soak(folder: Path, *, nodes: int, commits: int, ingest_every: int, ingest_si
                     "bytes_per_commit": round((disk1 - disk0) / max(1, len(lat))),
                     "compacted": round(disk2 / 2**20, 1),
                     "bytes_per_commit_compacted": round((disk2 - disk0) / max(1, len(lat))),
-                    "parts_start": parts0, "parts_end": parts1, "parts_compacted": parts2},
+                    # the growth that goes on once the bounded parts (the recall records,
+                    # KEEP_BYTES; one CoactPruned row per turn) are full, as for the RSS:
+                    # compacted at the warm round (a copy) and at the end
+                    "compacted_at_warm": (round(disk_warm / 2**20, 1)
+                                          if disk_warm is not None else None),
+                    "bytes_per_commit_compacted_after_warm": (
+                        round((disk2 - disk_warm) / max(1, len(lat) - warm_round))
+                        if disk_warm is not None else None),
+                    "parts_start": parts0, "parts_end": parts1, "parts_compacted": parts2,
+                    "parts_compacted_at_warm": parts_warm},
         "samples": samples,
         "errors": len(errors), "first_errors": errors[:3],
         "doctor_after_reopen": problems or "ok",

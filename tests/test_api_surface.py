@@ -69,7 +69,7 @@ def test_every_command_and_option_has_help() -> None:
 
 TIERS: tuple[tuple[str, ...], ...] = (
     ("errors", "_timing"),
-    ("ranges", "_fs", "served"),
+    ("ranges", "_fs", "_proc", "served"),
     ("config", "model"),
     ("engine",),
     ("text",),

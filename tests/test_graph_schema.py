@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import kuzu
+import pytest
 
 from akasha_explorer.graphdb.kuzu_db import GraphDB, _schema_statements
 from akasha_explorer.graphdb.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -46,7 +47,7 @@ def test_the_database_is_opened_again_after_many_checkpoints(tmp_path: Path) -> 
     every REOPEN_AFTER checkpoints, before a write: nothing is lost, writes go on."""
     from akasha_explorer.graphdb.kuzu_db import REOPEN_AFTER
 
-    g = GraphDB(tmp_path / "g.kuzu")
+    g = GraphDB(tmp_path / "g.kuzu", reopen_growth=1 << 40)   # the count alone
     for k in range(REOPEN_AFTER + 1):   # each its own transaction, checkpointed
         g.meta_set("k", str(k))
     assert g.reopened == 1
@@ -57,3 +58,30 @@ def test_the_database_is_opened_again_after_many_checkpoints(tmp_path: Path) -> 
     again = GraphDB(tmp_path / "g.kuzu", read_only=True)
     assert again.meta_get("k") == "in a transaction"
     again.close()
+
+
+def test_the_database_is_opened_again_once_the_process_grew(tmp_path: Path) -> None:
+    """Kuzu's buffer pool keeps every page a checkpoint touched, so a writer also reopens
+    once the process grew REOPEN_GROWTH since its first checkpoint, however few checkpoints
+    ran — counted from that checkpoint, and from the next one after a reopen."""
+    from akasha_explorer._proc import resident_bytes
+    if resident_bytes() is None:
+        pytest.skip("no /proc: the resident size is not known here")
+    # a threshold below any change (the resident size may also shrink): every checkpoint
+    # after the first counts as grown
+    g = GraphDB(tmp_path / "g.kuzu", reopen_growth=-(1 << 40))
+    for _ in range(3):      # the open's own checkpoints (schema) count too
+        if g.reopened:
+            break
+        g.meta_set("k", "settle")
+    assert g.reopened == 1  # long before REOPEN_AFTER checkpoints
+    for k in range(6):      # a write checkpoints: the first after a reopen is the base,
+        g.meta_set("k", str(k))  # the next has grown (>= 0), the one after reopens first
+    assert g.reopened == 1 + 3
+    assert g.meta_get("k") == "5"
+    g.close()
+    big = GraphDB(tmp_path / "h.kuzu", reopen_growth=1 << 40)   # out of reach
+    for k in range(6):
+        big.meta_set("k", str(k))
+    assert big.reopened == 0
+    big.close()

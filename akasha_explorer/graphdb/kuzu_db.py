@@ -63,6 +63,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free, fsync_dir
+from .._proc import resident_bytes, trim_heap
 from .._timing import phase
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from .migrations import MIGRATIONS, SCHEMA_VERSION
@@ -80,6 +81,17 @@ is closed — ~0.25 MB per ``CHECKPOINT`` (80 of them +24 MB, on the demo's grap
 it all back, the open takes ~45 ms at 10k turns. Every write here is checkpointed, so an
 agent's memory grew by this without end (the issue-28 soak: ~13 MB a 1,000 commits, most
 of it the ingests' transactions; at 128 the soak still grew ~100 MB between reopens)."""
+
+REOPEN_GROWTH = 24 << 20
+"""Resident bytes the process may gain between a database's first checkpoint and a later
+one before the next write reopens it (:meth:`GraphDB._reopen_if_due`), whatever the count:
+besides its C heap, Kuzu keeps every page a checkpoint touched in its buffer pool (80 % of
+RAM by default, so nothing is evicted), and a checkpoint that rewrites COACT touches new
+pages as the file grows — the issue-28 soak (10k turns, 10,000 recalls with an ingest
+every 250) grew 60 MB between reopens at :data:`REOPEN_AFTER` alone, and a reopen gave 64
+MB back. Counted from the first checkpoint, not the open, so a mirror loaded after the
+open does not count; a process whose memory grows elsewhere reopens at most once per
+this much growth (~45 ms each at 10k turns)."""
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
@@ -176,8 +188,11 @@ def buffer_pool_bytes() -> int:
 class GraphDB:
     """A Kuzu database file opened read-write or read-only, with its schema ensured."""
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False,
+                 reopen_growth: int = REOPEN_GROWTH) -> None:
         self.path = Path(path)
+        self.reopen_growth = reopen_growth
+        """:data:`REOPEN_GROWTH` for this database."""
         self.read_only = read_only
         if not read_only and not self.path.exists():
             ensure_free(self.path.parent, GRAPH_RESERVE, "creating the graph")
@@ -201,6 +216,8 @@ class GraphDB:
             raise StoreError(f"cannot open the graph {self.path}: {msg}") from e
         self._conn = kuzu.Connection(self._db)
         self._checkpoints = 0   # since the database was opened (see REOPEN_AFTER)
+        self._rss_base: int | None = None   # resident bytes at its first checkpoint
+        self._grown = False     # REOPEN_GROWTH passed since then
         self.reopened = 0
         """Times the database was closed and opened again to give back Kuzu's memory."""
         self._in_tx = False
@@ -295,21 +312,32 @@ class GraphDB:
                              buffer_pool_size=buffer_pool_bytes())
 
     def _checkpoint(self) -> None:
-        """Fold Kuzu's WAL into the file; every :data:`REOPEN_AFTER` of them the next write
-        first reopens the database (:meth:`_reopen_if_due`)."""
+        """Fold Kuzu's WAL into the file; every :data:`REOPEN_AFTER` of them, or once the
+        process grew :data:`REOPEN_GROWTH` since the first, the next write first reopens
+        the database (:meth:`_reopen_if_due`)."""
         self._conn.execute("CHECKPOINT")
         self._checkpoints += 1
+        rss = resident_bytes()
+        if rss is None:
+            return
+        if self._rss_base is None:
+            self._rss_base = rss
+        elif rss - self._rss_base >= self.reopen_growth:
+            self._grown = True
 
     def _reopen_if_due(self) -> None:
         """Close and open the database again once :data:`REOPEN_AFTER` checkpoints ran
-        since it was opened — called before a write, outside a transaction, when no result
+        since it was opened, or the process grew :data:`REOPEN_GROWTH` since its first
+        checkpoint, and hand the freed C heap back to the system (``malloc_trim``) —
+        called before a write, outside a transaction, when no result
         of an earlier statement is being read (every reader here takes its rows whole), and
         the WAL is empty (every write is checkpointed). Readers in other processes cannot
         slip in meanwhile: a read-only open of the store is refused while ``writer.lock`` is
         held (:class:`~akasha_explorer.store.store.Store`)."""
-        if self._checkpoints < REOPEN_AFTER or self._in_tx or self.read_only:
+        if ((self._checkpoints < REOPEN_AFTER and not self._grown) or self._in_tx
+                or self.read_only):
             return
-        self._checkpoints = 0
+        self._checkpoints, self._rss_base, self._grown = 0, None, False
         with contextlib.suppress(Exception):
             self._conn.close()
         self._db.close()
@@ -322,6 +350,7 @@ class GraphDB:
                 "close the store and open it again") from e
         self._conn = kuzu.Connection(self._db)
         self.reopened += 1
+        trim_heap()
 
     def _catch_up(self) -> None:
         """Run :attr:`catch_up` (once) unless inside :meth:`stale_ok` or a transaction."""

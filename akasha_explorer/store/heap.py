@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import os
-import sys
 
 import pyarrow as pa
+
+from .._proc import libc, trim_heap
 
 __all__ = ["MALLOC_ARENAS", "heap_in_use", "limit_arenas", "release_freed_memory"]
 
@@ -30,26 +30,10 @@ same C heap in use (530 MB) and the same commits per second."""
 _M_ARENA_MAX = -8   # mallopt parameter (malloc.h)
 
 
-@functools.lru_cache(maxsize=1)
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
-
-
-def _malloc_trim() -> object | None:
-    return getattr(_libc(), "malloc_trim", None)  # not glibc (musl has no malloc_trim)
-
-
 def release_freed_memory() -> None:
     """Return the memory Arrow's pool and the C heap hold free to the OS."""
     pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)  # type: ignore[operator]
+    trim_heap()
 
 
 def limit_arenas(n: int = MALLOC_ARENAS) -> bool:
@@ -57,7 +41,7 @@ def limit_arenas(n: int = MALLOC_ARENAS) -> bool:
     before the process starts threads. A no-op returning False without glibc or when
     ``$MALLOC_ARENA_MAX`` is set (the user's choice wins, glibc has read it already).
     ``tests/test_heap.py`` counts the arenas eight busy threads get with and without it."""
-    fn = getattr(_libc(), "mallopt", None)
+    fn = getattr(libc(), "mallopt", None)
     if fn is None or os.environ.get("MALLOC_ARENA_MAX"):
         return False
     return bool(fn(_M_ARENA_MAX, int(n)))
@@ -79,7 +63,7 @@ def heap_in_use() -> int | None:
     >>> n = heap_in_use(); n is None or n > 0
     True
     """
-    fn = getattr(_libc(), "mallinfo2", None)  # glibc 2.33 and later
+    fn = getattr(libc(), "mallinfo2", None)  # glibc 2.33 and later
     if fn is None:
         return None
     fn.restype = _Mallinfo2
