@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import kuzu
 import pytest
@@ -85,3 +86,21 @@ def test_the_database_is_opened_again_once_the_process_grew(tmp_path: Path) -> N
         big.meta_set("k", str(k))
     assert big.reopened == 0
     big.close()
+
+
+def test_a_store_checkpoint_gives_kuzus_memory_back_at_once(mem: Any) -> None:
+    """The pages an ingest's replay touched are given back when the store's checkpoint is
+    done (the ingest's last step), not kept until the next write: with any growth due, the
+    graph is reopened by the checkpoint itself and the memory reads the same afterwards."""
+    g = mem.store.graph
+    g.reopen_after, g.reopen_growth = 1, 1 << 40   # every checkpoint makes a reopen due
+    rows = [{"role": r, "content": f"{r} says hello about the garden {k}"}
+            for k in range(3) for r in ("user", "assistant")]
+    mem.ingest(rows, session="s1", replay=True, progress=False)
+    before = g.reopened
+    mem.add_turn("and the roses?", "they bloom in June", session="s1")
+    mem.store.checkpoint()          # folds the turn into Kuzu: two checkpoints at least
+    assert g.reopened > before and not g.reopen_due
+    assert mem.store.graph.count("Turn") == 4
+    hits = mem.recall("roses bloom").activation.uids
+    assert hits, "the reopened graph still answers"

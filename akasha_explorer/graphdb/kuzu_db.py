@@ -84,7 +84,7 @@ of it the ingests' transactions; at 128 the soak still grew ~100 MB between reop
 
 REOPEN_GROWTH = 24 << 20
 """Resident bytes the process may gain between a database's first checkpoint and a later
-one before the next write reopens it (:meth:`GraphDB._reopen_if_due`), whatever the count:
+one before the next write reopens it (:meth:`GraphDB.reopen_if_due`), whatever the count:
 besides its C heap, Kuzu keeps every page a checkpoint touched in its buffer pool (80 % of
 RAM by default, so nothing is evicted), and a checkpoint that rewrites COACT touches new
 pages as the file grows — the issue-28 soak (10k turns, 10,000 recalls with an ingest
@@ -189,8 +189,10 @@ class GraphDB:
     """A Kuzu database file opened read-write or read-only, with its schema ensured."""
 
     def __init__(self, path: Path, *, read_only: bool = False,
-                 reopen_growth: int = REOPEN_GROWTH) -> None:
+                 reopen_after: int = REOPEN_AFTER, reopen_growth: int = REOPEN_GROWTH) -> None:
         self.path = Path(path)
+        self.reopen_after = reopen_after
+        """:data:`REOPEN_AFTER` for this database."""
         self.reopen_growth = reopen_growth
         """:data:`REOPEN_GROWTH` for this database."""
         self.read_only = read_only
@@ -314,7 +316,7 @@ class GraphDB:
     def _checkpoint(self) -> None:
         """Fold Kuzu's WAL into the file; every :data:`REOPEN_AFTER` of them, or once the
         process grew :data:`REOPEN_GROWTH` since the first, the next write first reopens
-        the database (:meth:`_reopen_if_due`)."""
+        the database (:meth:`reopen_if_due`)."""
         self._conn.execute("CHECKPOINT")
         self._checkpoints += 1
         rss = resident_bytes()
@@ -325,17 +327,22 @@ class GraphDB:
         elif rss - self._rss_base >= self.reopen_growth:
             self._grown = True
 
-    def _reopen_if_due(self) -> None:
+    @property
+    def reopen_due(self) -> bool:
+        """Whether the next write (or :meth:`reopen_if_due`) reopens the database first."""
+        return not self.read_only and (self._checkpoints >= self.reopen_after or self._grown)
+
+    def reopen_if_due(self) -> None:
         """Close and open the database again once :data:`REOPEN_AFTER` checkpoints ran
         since it was opened, or the process grew :data:`REOPEN_GROWTH` since its first
         checkpoint, and hand the freed C heap back to the system (``malloc_trim``) —
-        called before a write, outside a transaction, when no result
-        of an earlier statement is being read (every reader here takes its rows whole), and
-        the WAL is empty (every write is checkpointed). Readers in other processes cannot
-        slip in meanwhile: a read-only open of the store is refused while ``writer.lock`` is
-        held (:class:`~akasha_explorer.store.store.Store`)."""
-        if ((self._checkpoints < REOPEN_AFTER and not self._grown) or self._in_tx
-                or self.read_only):
+        called before a write and by the store once its checkpoint is done (so the pages
+        an ingest's replay touched are not kept until the next write), outside a
+        transaction, when no result of an earlier statement is being read (every reader
+        here takes its rows whole), and the WAL is empty (every write is checkpointed).
+        Readers in other processes cannot slip in meanwhile: a read-only open of the store
+        is refused while ``writer.lock`` is held (:class:`~akasha_explorer.store.store.Store`)."""
+        if not self.reopen_due or self._in_tx:
             return
         self._checkpoints, self._rss_base, self._grown = 0, None, False
         with contextlib.suppress(Exception):
@@ -379,7 +386,7 @@ class GraphDB:
         """One write outside a :meth:`transaction`: checked for free space first, Kuzu's
         own auto-commit, then ``CHECKPOINT`` (the WAL stays empty between writes)."""
         self._check_write()
-        self._reopen_if_due()
+        self.reopen_if_due()
         self._tx_bytes = 0
         self._need(nbytes)
         out = write()
@@ -553,7 +560,7 @@ class GraphDB:
             yield
             return
         self._catch_up()
-        self._reopen_if_due()
+        self.reopen_if_due()
         self._tx_bytes = 0
         self._need()  # before BEGIN: a refused write changes nothing
         self._conn.execute("BEGIN TRANSACTION")

@@ -350,6 +350,7 @@ class Store:
                                          prune_below=s.EDGE_PRUNE_BELOW, tau=s.EDGE_TAU,
                                          budget=s.EDGE_BUDGET)
         self._tidy()
+        self.graph.reopen_if_due()   # Kuzu's memory back now, not at the next write
         return out
 
     def _tidy(self) -> None:
