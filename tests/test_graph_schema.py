@@ -77,7 +77,7 @@ def test_the_database_is_opened_again_once_the_process_grew(tmp_path: Path) -> N
         g.meta_set("k", "settle")
     assert g.reopened == 1  # long before REOPEN_AFTER checkpoints
     for k in range(6):      # a write checkpoints: the first after a reopen is the base,
-        g.meta_set("k", str(k))  # the next has grown (>= 0), the one after reopens first
+        g.meta_set("k", str(k))  # the next has grown, the one after reopens first
     assert g.reopened == 1 + 3
     assert g.meta_get("k") == "5"
     g.close()
