@@ -57,11 +57,9 @@ import numpy as np
 
 
 def _rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+    from akasha_explorer._proc import resident_bytes
+    n = resident_bytes()
+    return n / 2**20 if n is not None else float("nan")
 
 
 def _du(path: Path) -> int:

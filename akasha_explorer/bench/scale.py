@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._proc import resident_bytes
 from ..config import DAY, Settings
 from ..embed import get_embedder
 from ..engine.recall import plan_writeback
@@ -67,10 +68,8 @@ VOCAB = [f"w{i:05d}" for i in range(20_000)]
 
 
 def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    return float("nan")
+    n = resident_bytes()
+    return n / 2**20 if n is not None else float("nan")
 
 
 def build_synthetic_store(path: Path, n: int, *, edges_per_node: float = 38.0,

@@ -10,7 +10,6 @@ calls (~20 ms).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 import pyarrow as pa
