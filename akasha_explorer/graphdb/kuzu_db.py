@@ -84,7 +84,8 @@ of it the ingests' transactions; at 128 the soak still grew ~100 MB between reop
 
 REOPEN_GROWTH = 24 << 20
 """Resident bytes the process may gain between a database's first checkpoint and a later
-one before the next write reopens it (:meth:`GraphDB.reopen_if_due`), whatever the count:
+one before it is reopened — at the next write, or when the store's checkpoint ends
+(:meth:`GraphDB.reopen_if_due`) — whatever the count:
 besides its C heap, Kuzu keeps every page a checkpoint touched in its buffer pool (80 % of
 RAM by default, so nothing is evicted), and a checkpoint that rewrites COACT touches new
 pages as the file grows — the issue-28 soak (10k turns, 10,000 recalls with an ingest
