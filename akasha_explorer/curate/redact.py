@@ -181,7 +181,7 @@ def scrub(store: Store, f: Forgotten) -> dict[str, int]:
         except (ValueError, AttributeError):
             named = True
         if named:
-            gr.meta_delete(g, LAST_CONTEXT_KEY)
+            g.meta_delete(LAST_CONTEXT_KEY)
             saved = 1
     pending = g.meta_get(EXTRACT_PENDING_KEY, "") or ""
     if pending and f.nodes:

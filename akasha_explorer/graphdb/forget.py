@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .kuzu_db import GraphDB
+from .turns import TOMBSTONES
 
 __all__ = [
     "alias_norms",
@@ -65,6 +66,7 @@ def delete_nodes(g: GraphDB, *, uids: Sequence[str], triples: Sequence[str],
     )[0]["c"])
     g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": list(uids)})
     g.execute("MATCH (p:CoactPruned) WHERE p.uid IN $n DELETE p", {"n": list(uids)})
+    g.forget_memo(TOMBSTONES)
     g.unwind("MERGE (f:Forgotten {uid: r.u}) SET f.ts = r.t",
              [{"u": u, "t": when} for u in msg_uids])
     g.unwind("MATCH (a:Turn {uid: r.a}), (b:Turn {uid: r.b}) CREATE (a)-[:NEXT]->(b)", links)

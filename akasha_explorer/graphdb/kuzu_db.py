@@ -53,6 +53,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -186,6 +187,29 @@ def buffer_pool_bytes() -> int:
                          ) from None
 
 
+class _Holder:
+    """A re-entrant lock that calls ``on_free`` (holding it) when its outermost holder lets
+    go: what :class:`GraphDB` counts as done once nothing of its thread's work is left."""
+
+    def __init__(self, on_free: Callable[[], None]) -> None:
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._on_free = on_free
+
+    def __enter__(self) -> _Holder:
+        self._lock.acquire()
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0:
+                self._on_free()
+        finally:
+            self._lock.release()
+
+
 class GraphDB:
     """A Kuzu database file opened read-write or read-only, with its schema ensured."""
 
@@ -223,7 +247,17 @@ class GraphDB:
         self._grown = False     # REOPEN_GROWTH passed since then
         self.reopened = 0
         """Times the database was closed and opened again to give back Kuzu's memory."""
-        self._in_tx = False
+        self._use = _Holder(self._freed)
+        """Held by every statement, and by a transaction from ``BEGIN`` to its checkpoint:
+        one thread at a time uses the connection (:meth:`exclusive`)."""
+        self._tx_owner: int | None = None   # the thread inside the open transaction
+        self._local = threading.local()     # this thread's stale_ok / exclusive depth
+        self._meta: dict[str, str | None] = {}     # committed Meta values read or written
+        self._meta_tx: dict[str, str | None] = {}  # the open transaction's Meta writes
+        self._memo: dict[str, Any] = {}            # see memo()
+        self._anchor_bump = False   # anchors_changed() inside the open transaction
+        self._anchor_committed = False   # ... which committed: counted once the
+        # connection is free (a reader that sees it reloads without waiting)
         self._tx_bytes = 0
         self._redo: list[tuple[str, str, pa.Table]] = []
         self._node_props: dict[str, list[str]] = {}   # node table -> its properties, in order
@@ -238,7 +272,6 @@ class GraphDB:
         of ``add_turn``, :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`):
         called once before the next statement, so every reader and writer of the graph sees
         them — except inside :meth:`stale_ok` and inside a transaction. None: nothing waits."""
-        self._stale_ok = 0
         if not read_only:
             self._ensure_schema()
             self._recover()
@@ -250,8 +283,60 @@ class GraphDB:
                 "(e.g. `akasha doctor STORE --repair`)")
 
     def anchors_changed(self) -> None:
-        """Note a write to anchors, aliases or mentions (see :attr:`anchor_version`)."""
-        self.anchor_version += 1
+        """Note a write to anchors, aliases or mentions (see :attr:`anchor_version`); inside
+        a transaction it counts once the transaction committed and the connection is free
+        again (a reader of another thread that sees it reloads at once, without waiting
+        for the checkpoint or the rest of a fold)."""
+        if self._in_tx:
+            self._anchor_bump = True
+        else:
+            self.anchor_version += 1
+
+    # -- threads ---------------------------------------------------------------------------
+    def _freed(self) -> None:
+        """The connection's outermost holder lets go (see :class:`_Holder`)."""
+        if self._anchor_committed:
+            self._anchor_committed = False
+            self.anchor_version += 1
+
+    @property
+    def _in_tx(self) -> bool:
+        """Whether *this thread* is inside the open transaction."""
+        return self._tx_owner == threading.get_ident()
+
+    @property
+    def _stale_ok(self) -> int:
+        return int(getattr(self._local, "stale", 0))
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the connection for this block: another thread's statement waits until it
+        ends (a transaction holds it anyway; this lets a caller keep it across the Python
+        work around one, e.g. a fold and its bookkeeping). Statements in the block do not
+        wait for :attr:`catch_up` (the block is the catching up)."""
+        with self._use, self.stale_ok():
+            yield
+
+    def memo(self, key: str, load: Callable[[], Any]) -> Any:
+        """A value read from the graph once and kept until :meth:`forget_memo` (the writer
+        of what it reads calls it) or a rolled-back transaction: what the request path
+        reads on every call (the tombstones) without a statement, and so without waiting
+        for a fold another thread is writing."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        with self._use:
+            if key not in self._memo:
+                value = load()
+                if self._in_tx:   # may hold this transaction's uncommitted writes
+                    return value
+                self._memo[key] = value
+            return self._memo[key]
+
+    def forget_memo(self, key: str) -> None:
+        """Drop a :meth:`memo` value (its rows are being written)."""
+        self._memo.pop(key, None)
 
     # -- schema --------------------------------------------------------------------------
     def _tables(self) -> set[str]:
@@ -304,11 +389,15 @@ class GraphDB:
         free space first and checkpointed after (Kuzu's WAL stays empty between writes:
         nothing is left for a close to write on a full disk)."""
         self._catch_up()
-        if not self.read_only and _WRITES.search(query):
-            if not self._in_tx:
-                return self._autocommit(lambda: self._run(query, params), len(query))
-            self._need(len(query) + 64 * len(params or {}))
-        return self._run(query, params)
+        with self._use:
+            if not self.read_only and _WRITES.search(query):
+                if "Meta" in query:   # a Meta write not by meta_set: its cache is unsure
+                    self._meta.clear()
+                    self._meta_tx.clear()
+                if not self._in_tx:
+                    return self._autocommit(lambda: self._run(query, params), len(query))
+                self._need(len(query) + 64 * len(params or {}))
+            return self._run(query, params)
 
     def _open_db(self) -> kuzu.Database:
         return kuzu.Database(str(self.path), read_only=self.read_only,
@@ -345,19 +434,22 @@ class GraphDB:
         is refused while ``writer.lock`` is held (:class:`~akasha_explorer.store.store.Store`)."""
         if not self.reopen_due or self._in_tx:
             return
-        self._checkpoints, self._rss_base, self._grown = 0, None, False
-        with contextlib.suppress(Exception):
-            self._conn.close()
-        self._db.close()
-        try:
-            self._db = self._open_db()
-        except RuntimeError as e:
-            raise StoreError(
-                f"the graph {self.path} was closed to give back Kuzu's memory and could not "
-                f"be opened again ({e}); nothing acknowledged is lost (the journal holds it): "
-                "close the store and open it again") from e
-        self._conn = kuzu.Connection(self._db)
-        self.reopened += 1
+        with self._use:
+            if not self.reopen_due:   # another thread reopened it meanwhile
+                return
+            self._checkpoints, self._rss_base, self._grown = 0, None, False
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._db.close()
+            try:
+                self._db = self._open_db()
+            except RuntimeError as e:
+                raise StoreError(
+                    f"the graph {self.path} was closed to give back Kuzu's memory and could "
+                    f"not be opened again ({e}); nothing acknowledged is lost (the journal "
+                    "holds it): close the store and open it again") from e
+            self._conn = kuzu.Connection(self._db)
+            self.reopened += 1
         trim_heap()
 
     def _catch_up(self) -> None:
@@ -377,11 +469,11 @@ class GraphDB:
         """Statements in this block do not wait for :attr:`catch_up`: reads that are right
         without the turns still waiting (the recall's anchor lexicon, tombstones, the
         query log) — what keeps ``add_turn`` and ``context`` off Kuzu's write path."""
-        self._stale_ok += 1
+        self._local.stale = self._stale_ok + 1
         try:
             yield
         finally:
-            self._stale_ok -= 1
+            self._local.stale -= 1
 
     def _autocommit(self, write: Any, nbytes: int) -> Any:
         """One write outside a :meth:`transaction`: checked for free space first, Kuzu's
@@ -411,34 +503,37 @@ class GraphDB:
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts (small results only)."""
         self._catch_up()
-        res = _one(self._conn.execute(query, params or {}))
-        cols = res.get_column_names()
-        out = []
-        while res.has_next():
-            out.append(dict(zip(cols, res.get_next(), strict=True)))
+        with self._use:
+            res = _one(self._conn.execute(query, params or {}))
+            cols = res.get_column_names()
+            out = []
+            while res.has_next():
+                out.append(dict(zip(cols, res.get_next(), strict=True)))
         return out
 
     def arrow(self, query: str, params: dict[str, Any] | None = None) -> pa.Table:
         """Run a query and return the whole result as a pyarrow Table."""
         self._catch_up()
-        res = _one(self._conn.execute(query, params or {}))
-        return res.get_as_arrow(chunk_size=1_000_000)
+        with self._use:
+            res = _one(self._conn.execute(query, params or {}))
+            return res.get_as_arrow(chunk_size=1_000_000)
 
     def copy(self, table: str, data: pa.Table) -> None:
         """Bulk-insert ``data`` into ``table`` with ``COPY`` (columns in schema order;
         for rel tables the first two columns are the FROM and TO primary keys)."""
         self._check_write()
         self._catch_up()
-        if data.num_rows == 0:
-            return
-        if not table.isidentifier():
-            raise ValueError(f"bad table name {table!r}")
-        if not self._in_tx:
-            self._autocommit(lambda: self._copy(table, data), data.nbytes)
-            return
-        self._need(data.nbytes)
-        self._redo.append(("copy", table, data))
-        self._copy(table, data)
+        with self._use:
+            if data.num_rows == 0:
+                return
+            if not table.isidentifier():
+                raise ValueError(f"bad table name {table!r}")
+            if not self._in_tx:
+                self._autocommit(lambda: self._copy(table, data), data.nbytes)
+                return
+            self._need(data.nbytes)
+            self._redo.append(("copy", table, data))
+            self._copy(table, data)
 
     def _copy(self, table: str, data: pa.Table) -> None:
         props = self._small_insert(table, data)
@@ -478,17 +573,18 @@ class GraphDB:
         transaction, like :meth:`copy`, restorable from the redo folder."""
         self._check_write()
         self._catch_up()
-        if not table.isidentifier():
-            raise ValueError(f"bad table name {table!r}")
-        if not self._in_tx:  # a delete and a copy: all or nothing
-            with self.transaction():
-                self.replace(table, data)
-            return
-        self._need(data.nbytes)
-        self._delete_all(table)
-        self._redo.append(("replace", table, data))
-        if data.num_rows:
-            self._copy(table, data)
+        with self._use:
+            if not table.isidentifier():
+                raise ValueError(f"bad table name {table!r}")
+            if not self._in_tx:  # a delete and a copy: all or nothing
+                with self.transaction():
+                    self.replace(table, data)
+                return
+            self._need(data.nbytes)
+            self._delete_all(table)
+            self._redo.append(("replace", table, data))
+            if data.num_rows:
+                self._copy(table, data)
 
     def _delete_all(self, table: str) -> None:
         if table in self._rel_tables():
@@ -516,13 +612,14 @@ class GraphDB:
         number of rows, and far cheaper per row than :meth:`unwind` (module docstring)."""
         self._check_write()
         self._catch_up()
-        if data.num_rows == 0:
-            return
-        if not self._in_tx:
-            self._autocommit(lambda: self._load_from(query, data), data.nbytes)
-            return
-        self._need(data.nbytes)
-        self._load_from(query, data)
+        with self._use:
+            if data.num_rows == 0:
+                return
+            if not self._in_tx:
+                self._autocommit(lambda: self._load_from(query, data), data.nbytes)
+                return
+            self._need(data.nbytes)
+            self._load_from(query, data)
 
     def _load_from(self, query: str, data: pa.Table) -> None:
         _load_src = data  # Kuzu scans this local variable by name
@@ -533,17 +630,18 @@ class GraphDB:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""
         self._check_write()
         self._catch_up()
-        if not rows:
-            return
-        stmt = f"UNWIND $rows AS r {query}"
-        for i in range(0, len(rows), batch):
-            part = {"rows": list(rows[i:i + batch])}
-            if not self._in_tx:
-                self._autocommit(functools.partial(self._run, stmt, part),
-                                 _ROW_BYTES * len(part["rows"]))
-                continue
-            self._need(_ROW_BYTES * len(part["rows"]))
-            self._run(stmt, part)
+        with self._use:
+            if not rows:
+                return
+            stmt = f"UNWIND $rows AS r {query}"
+            for i in range(0, len(rows), batch):
+                part = {"rows": list(rows[i:i + batch])}
+                if not self._in_tx:
+                    self._autocommit(functools.partial(self._run, stmt, part),
+                                     _ROW_BYTES * len(part["rows"]))
+                    continue
+                self._need(_ROW_BYTES * len(part["rows"]))
+                self._run(stmt, part)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -561,33 +659,39 @@ class GraphDB:
             yield
             return
         self._catch_up()
-        self.reopen_if_due()
-        self._tx_bytes = 0
-        self._need()  # before BEGIN: a refused write changes nothing
-        self._conn.execute("BEGIN TRANSACTION")
-        self._in_tx = True
-        self._redo = []
-        try:
-            yield
-            if self._redo:
-                seq = int(self.meta_get(TX_SEQ, "0") or 0) + 1
-                self.meta_set(TX_SEQ, str(seq))
-                with phase("kuzu_commit"):
-                    self._write_redo(seq)
-            self._need()  # the COMMIT and CHECKPOINT write it all once more
-        except BaseException:
-            self._in_tx = False
-            self._redo = []
-            with contextlib.suppress(Exception):
-                self._conn.execute("ROLLBACK")
-            raise
-        self._in_tx = False
-        redo, self._redo = self._redo, []
-        with phase("kuzu_commit"):
-            self._conn.execute("COMMIT")
-            self._checkpoint()
-            if redo:
-                shutil.rmtree(self.redo_path, ignore_errors=True)
+        with self._use:   # until the checkpoint: no other thread's statement in between
+            self.reopen_if_due()
+            self._tx_bytes = 0
+            self._need()  # before BEGIN: a refused write changes nothing
+            self._conn.execute("BEGIN TRANSACTION")
+            self._tx_owner = threading.get_ident()
+            self._redo, self._meta_tx, self._anchor_bump = [], {}, False
+            try:
+                yield
+                if self._redo:
+                    seq = int(self.meta_get(TX_SEQ, "0") or 0) + 1
+                    self.meta_set(TX_SEQ, str(seq))
+                    with phase("kuzu_commit"):
+                        self._write_redo(seq)
+                self._need()  # the COMMIT and CHECKPOINT write it all once more
+            except BaseException:
+                self._tx_owner = None
+                self._redo, self._meta_tx, self._anchor_bump = [], {}, False
+                self._memo.clear()   # a value read inside it may hold what was rolled back
+                with contextlib.suppress(Exception):
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._tx_owner = None
+            redo, self._redo = self._redo, []
+            with phase("kuzu_commit"):
+                self._conn.execute("COMMIT")
+                self._meta.update(self._meta_tx)
+                self._meta_tx = {}
+                self._anchor_committed |= self._anchor_bump
+                self._anchor_bump = False
+                self._checkpoint()
+                if redo:
+                    shutil.rmtree(self.redo_path, ignore_errors=True)
 
     # -- redo (see the module docstring) ----------------------------------------------------
     @property
@@ -690,14 +794,42 @@ class GraphDB:
 
     # -- meta ------------------------------------------------------------------------------
     def meta_get(self, key: str, default: str | None = None) -> str | None:
-        """A value of the Meta table (``default`` when absent)."""
-        rows = self.rows("MATCH (m:Meta {key: $k}) RETURN m.value AS v", {"k": key})
-        return rows[0]["v"] if rows else default
+        """A value of the Meta table (``default`` when absent). Values read or written are
+        kept (every Meta write goes through :meth:`meta_set` / :meth:`meta_delete`; a
+        transaction's writes count for other threads once it commits), so a caller on the
+        request path reads none from Kuzu."""
+        if self._in_tx and key in self._meta_tx:
+            value = self._meta_tx[key]
+        elif key in self._meta:
+            value = self._meta[key]
+        else:
+            with self._use:
+                rows = self.rows("MATCH (m:Meta {key: $k}) RETURN m.value AS v", {"k": key})
+                value = rows[0]["v"] if rows else None
+                if not self._in_tx:
+                    self._meta[key] = value
+        return default if value is None else value
 
     def meta_set(self, key: str, value: str) -> None:
         """Set a value of the Meta table."""
+        self._meta_write(key, value, "MERGE (m:Meta {key: $k}) SET m.value = $v", {"v": value})
+
+    def meta_delete(self, key: str) -> None:
+        """Remove a value from the Meta table."""
+        self._meta_write(key, None, "MATCH (m:Meta {key: $k}) DELETE m", {})
+
+    def _meta_write(self, key: str, value: str | None, stmt: str,
+                    params: dict[str, Any]) -> None:
         self._check_write()
-        self.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        self._catch_up()
+        with self._use:
+            if self._in_tx:
+                self._need(len(stmt) + len(key) + len(value or ""))
+                self._run(stmt, {"k": key, **params})
+                self._meta_tx[key] = value
+                return
+            self._autocommit(lambda: self._run(stmt, {"k": key, **params}), len(stmt))
+            self._meta[key] = value
 
     def count(self, label: str) -> int:
         """Number of nodes with ``label`` (or rels, for a rel table name)."""
@@ -709,7 +841,8 @@ class GraphDB:
 
     def close(self) -> None:
         """Close the connection and the database (Kuzu checkpoints on a clean close)."""
-        with contextlib.suppress(Exception):
-            self._conn.close()
-        with contextlib.suppress(Exception):
-            self._db.close()
+        with self._use:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            with contextlib.suppress(Exception):
+                self._db.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 from .kuzu_db import GraphDB
 
-__all__ = ["REDACTABLE_COLUMNS", "REDACTED", "delete_rows", "meta_delete", "redact", "text_rows"]
+__all__ = ["REDACTABLE_COLUMNS", "REDACTED", "delete_rows", "redact", "text_rows"]
 
 REDACTED = "redacted"
 """What a redacted field holds afterwards."""
@@ -46,8 +46,3 @@ def redact(g: GraphDB, table: str, columns: tuple[str, ...], uids: list[str]) ->
             raise ValueError(f"not scrubbed columns of {table}: {columns!r}")
         sets = ", ".join(f"x.{c} = $r" for c in columns)
         g.execute(f"MATCH (x:{table}) WHERE x.uid IN $u SET {sets}", {"u": uids, "r": REDACTED})
-
-
-def meta_delete(g: GraphDB, key: str) -> None:
-    """Remove a Meta entry."""
-    g.execute("MATCH (m:Meta {key: $k}) DELETE m", {"k": key})

@@ -21,6 +21,7 @@ from .kuzu_db import EXTRACT_PENDING_KEY, GraphDB
 from .logs import REVIEW_SCHEMA
 
 __all__ = [
+    "TOMBSTONES",
     "add_coact",
     "coact_edges",
     "delete_coact",
@@ -179,14 +180,19 @@ def delete_turns_and_triples(g: GraphDB, uids: Sequence[str]) -> None:
         g.execute("MATCH (t:Turn) WHERE t.uid IN $n DETACH DELETE t", {"n": list(uids)})
 
 
-def forgotten_among(g: GraphDB, uids: Sequence[str], batch: int = 5000) -> set[str]:
-    """Which of the message uids ``uids`` a forget recorded (``Forgotten`` tombstones)."""
-    gone: set[str] = set()
-    for i in range(0, len(uids), batch):
-        gone.update(r["u"] for r in g.rows(
-            "MATCH (f:Forgotten) WHERE f.uid IN $u RETURN f.uid AS u",
-            {"u": list(uids[i:i + batch])}))
-    return gone
+TOMBSTONES = "forgotten"
+""":meth:`GraphDB.memo <akasha_explorer.graphdb.kuzu_db.GraphDB.memo>` key of the uids of
+every ``Forgotten`` tombstone (read by every ingest; written only by a forget and by an
+ingest that stores a forgotten message again on purpose)."""
+
+
+def forgotten_among(g: GraphDB, uids: Sequence[str]) -> set[str]:
+    """Which of the message uids ``uids`` a forget recorded (``Forgotten`` tombstones).
+    The tombstones are read once and kept (:data:`TOMBSTONES`): an ``add_turn`` asks on
+    every call, and must not wait for a fold another thread is writing."""
+    every: frozenset[str] = g.memo(TOMBSTONES, lambda: frozenset(
+        r["u"] for r in g.rows("MATCH (f:Forgotten) RETURN f.uid AS u")))
+    return {u for u in uids if u in every}
 
 
 def write_ingest_batch(g: GraphDB, batch: dict[str, Any], *, extract_pending: str | None
@@ -214,6 +220,7 @@ def write_ingest_batch(g: GraphDB, batch: dict[str, Any], *, extract_pending: st
         if batch["ReviewItem"] is not None:
             g.copy("ReviewItem", batch["ReviewItem"])
         if batch.get("unforget"):  # stored again on purpose: lift the tombstones
+            g.forget_memo(TOMBSTONES)
             g.execute("MATCH (f:Forgotten) WHERE f.uid IN $u DELETE f",
                       {"u": batch["unforget"]})
         if extract_pending is not None:  # cleared with the extraction's own commit

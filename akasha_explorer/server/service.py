@@ -200,11 +200,17 @@ class MemoryService:
         self._timer = threading.Thread(target=self._checkpoint_loop, args=(checkpoint_seconds,),
                                        name="akasha-checkpoint", daemon=True)
         self._timer.start()
+        self._fold_wake = threading.Event()
+        self.mem.store.fold_soon = self._fold_wake.set
+        self._folder = threading.Thread(target=self._fold_loop, name="akasha-fold",
+                                        daemon=True)
+        self._folder.start()
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
         """Checkpoint and close the store (idempotent)."""
         self._stop.set()
+        self._fold_wake.set()
         with self.lock:
             if self._closed:
                 return
@@ -228,39 +234,72 @@ class MemoryService:
                 # instead of sharing the GIL with it (outside, it made the first context
                 # of a served session ~300 ms)
                 self._prepare("warm up: 今天我们去公园散步了", None, time.time())
+                if self.mem.settings.EXTRACT and self.mem.store.extractor is None:
+                    # and the name resolution's pinyin tables (pypinyin: ~0.6 s of JSON
+                    # parsing that holds the GIL): loaded by the first fold, in the fold's
+                    # thread, they stalled every request meanwhile
+                    from ..extract.normalize import alias_keys
+                    alias_keys("林岚", "person")
         except Exception:   # a warm-up is never worth a failed start
             log.exception("warming up %s failed (the first call will be slower)", self.path)
 
     def _checkpoint_loop(self, every: float) -> None:
         """Checkpoint every ``every`` seconds when the journal holds anything; in between,
-        write the turns waiting for the graph once no ``add_turn`` came for
-        :data:`FOLD_IDLE` seconds (an agent thinking: the fold costs it nothing)."""
+        have the turns waiting for the graph written (:meth:`_fold_loop`) once no
+        ``add_turn`` came for :data:`FOLD_IDLE` seconds."""
         due = time.monotonic() + every
         while not self._stop.wait(min(FOLD_IDLE, every)):
             now = time.monotonic()
             store = self.mem.store
             checkpoint = now >= due
             fold = bool(store.graph_behind) and now - self._turns.last_write >= FOLD_IDLE
-            if not (checkpoint or fold):
+            if not checkpoint:
+                if fold:
+                    self._fold_wake.set()
                 continue
-            if checkpoint:
-                due = now + every
+            due = now + every
             with self.lock:
                 if self._closed:
                     return
                 try:
-                    if checkpoint and store.journal.pending:
+                    if store.journal.pending:
                         self.mem.checkpoint()
                         self._checkpoints += 1
-                    elif fold:
-                        store.fold_graph()
                 except AkashaError as e:   # a full disk: the journal keeps every commit
                     log.warning("scheduled checkpoint of %s failed: %s", self.path, e)
                 except Exception:   # anything else: said, and the loop goes on (a dead
                     # loop would leave the journal growing until close); the journal
                     # keeps what was not written, the next fold or checkpoint tries again
-                    log.exception("scheduled %s of %s failed",
-                                  "checkpoint" if checkpoint else "fold", self.path)
+                    log.exception("scheduled checkpoint of %s failed", self.path)
+
+    def _fold_loop(self) -> None:
+        """Write the turns waiting for the graph (:meth:`Store.fold_graph
+        <akasha_explorer.store.Store.fold_graph>`) when woken — by an ``add_turn`` that
+        finds :data:`~akasha_explorer.store.store.FOLD_AFTER` of them waiting
+        (:attr:`Store.fold_soon <akasha_explorer.store.Store.fold_soon>`), or by the idle
+        timer — **without the request lock**: the fold holds only the graph's connection,
+        and the requests meanwhile read the mirror and the journal, not Kuzu (issue 28: a
+        32-turn fold on an ``add_turn`` was that call's 400–600 ms). LanceDB's compaction,
+        when due, follows: its fragments merged here too, the old versions' files deleted
+        under the lock (a request may be reading them)."""
+        while True:
+            self._fold_wake.wait()
+            if self._stop.is_set():
+                return
+            self._fold_wake.clear()
+            store = self.mem.store
+            try:
+                store.fold_graph(tidy=False)
+                if store.tidy_due:
+                    store.merge_fragments()
+                    with self.lock:
+                        if self._closed:
+                            return
+                        store.tidy()
+            except AkashaError as e:   # a full disk: the journal keeps the turns
+                log.warning("writing the waiting turns of %s failed: %s", self.path, e)
+            except Exception:   # said; the next add_turn, fold or checkpoint tries again
+                log.exception("writing the waiting turns of %s failed", self.path)
 
     def _run(self, fn: Callable[[], Any], *, writes: bool) -> Any:
         with phase("lock_wait"):

@@ -273,6 +273,9 @@ class AnchorChannel:
         self._lexicon = AnchorLexicon((), {})
         self._roles: dict[str, tuple[str, ...]] = {}
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
+        self._graph_counts: dict[str, dict[int, int]] = {}
+        """Per anchor: message row → its mentions in the graph (what a waiting message's
+        new hit leaves as it is: only anchors, aliases or mentions written change it)."""
         self._chars = CharIndex()
         self._cjk: tuple[int, bool, object] = (0, False, None)
         """Terms of the lexical index read so far, whether one is Chinese, which index."""
@@ -310,7 +313,7 @@ class AnchorChannel:
                     if role and r["anchor"] not in roles.setdefault(role, []):
                         roles[role].append(r["anchor"])
                 self._roles = {k: tuple(sorted(v)) for k, v in roles.items()}
-            self._rows = {}
+            self._rows, self._graph_counts = {}, {}
             self._key = key
             self._waiting, self._waiting_hits = (), {}
         waiting = tuple(store.waiting_messages())
@@ -350,14 +353,7 @@ class AnchorChannel:
         self._refresh(store)
         got = self._rows.get(anchor)
         if got is None:
-            index = store.mirror.nodes.msg_index
-            counts: dict[int, int] = {}
-            with store.graph.stale_ok():
-                mentions = ga.mentions_of(store.graph, anchor)
-            for m in mentions:
-                j = index.get(m["msg"])
-                if j is not None:
-                    counts[int(j)] = counts.get(int(j), 0) + 1
+            counts = dict(self._in_graph(store, anchor))
             for j, named in self._waiting_hits.items():
                 c = named.count(anchor)
                 if c:
@@ -365,6 +361,30 @@ class AnchorChannel:
             rows = np.array(sorted(counts), np.int64)
             got = (rows, np.array([counts[int(r)] for r in rows], np.float64))
             self._rows[anchor] = got
+        return got
+
+    def _in_graph(self, store: ChannelStore, anchor: str) -> dict[int, int]:
+        """Message row → mentions of ``anchor`` in the graph, read once per anchor version:
+        a turn stored since (waiting for the graph) changes the waiting hits, not this — so
+        a recall that names an anchor the newest turns name reads no statement, and does
+        not wait for a fold another thread is writing."""
+        got = self._graph_counts.get(anchor)
+        while got is None:
+            key = self._key
+            with store.graph.stale_ok():
+                mentions = ga.mentions_of(store.graph, anchor)
+            self._refresh(store)
+            if self._key != key:
+                # a fold (another thread's) committed meanwhile: the turns it wrote are no
+                # longer waiting and the mentions read may be its (read them again)
+                continue
+            index = store.mirror.nodes.msg_index
+            got = {}
+            for m in mentions:
+                j = index.get(m["msg"])
+                if j is not None:
+                    got[int(j)] = got.get(int(j), 0) + 1
+            self._graph_counts[anchor] = got
         return got
 
 

@@ -75,7 +75,7 @@ from .recalled import RecallRecords
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["CACHE_DIR", "FOLD_AFTER", "PREPARED_VECTORS", "QUERY_VECTORS", "TIDY_AFTER",
+__all__ = ["CACHE_DIR", "FOLD_AFTER", "FOLD_BEHIND_MAX", "PREPARED_VECTORS", "QUERY_VECTORS", "TIDY_AFTER",
            "Store"]
 
 QUERY_VECTORS = 256
@@ -87,6 +87,10 @@ FOLD_AFTER = 32
 writes them all (:meth:`Store.fold_graph`). Measured on the demo store, a fold with its
 extraction: 1 turn 162 ms, 8 turns 170 ms, 32 turns 204 ms, 63 turns 446 ms — 32 costs a
 turn as little as 64 and holds the store half as long."""
+FOLD_BEHIND_MAX = 4 * FOLD_AFTER
+"""Stored turns that may wait while a fold is left to another thread (:attr:`Store.fold_soon`):
+past it, the ``add_turn`` that finds them folds them itself (the turns come faster than the
+server's thread writes them)."""
 TIDY_AFTER = 128
 """LanceDB versions (two per ``add_turn``: messages and node vector) after which a fold or
 a checkpoint compacts the vector store (:meth:`VectorDB.tidy
@@ -142,7 +146,14 @@ class Store:
         owns extraction; None: they stay in Meta ``extract_pending`` for the next ingest)."""
         self._behind: list[tuple[int, dict[str, Any]]] = []
         """Stored turns whose graph rows wait in the journal: ``(journal seq, rows)``
-        (:meth:`fold_graph`)."""
+        (:meth:`fold_graph`); appended by an ingest, cut by a fold (under
+        ``_behind_lock``: the fold may run in another thread)."""
+        self._behind_lock = threading.Lock()
+        self._in_fold = 0   # how many of _behind's first records a fold is writing now
+        self.fold_soon: Callable[[], Any] | None = None
+        """Set by a server: called instead of :meth:`fold_graph` when :data:`FOLD_AFTER`
+        turns wait (it wakes the server's own thread, which folds them while the requests go
+        on); None: the ``add_turn`` that finds them folds them."""
         self._closed = False
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
@@ -264,7 +275,8 @@ class Store:
                 self.checkpoint_or_defer()
                 self._save_edges()
         finally:
-            self._closed = True
+            with self._fold_lock:   # a fold another thread is writing ends first
+                self._closed = True
             recalls = getattr(self, "recalls", None)
             if recalls is not None:
                 recalls.close()   # the records still queued are written
@@ -353,12 +365,39 @@ class Store:
         self.graph.reopen_if_due()   # Kuzu's memory back now, not at the next write
         return out
 
+    @property
+    def tidy_due(self) -> bool:
+        """Whether :data:`TIDY_AFTER` LanceDB versions were written since the last
+        compaction."""
+        return self.vectors.versions >= TIDY_AFTER
+
+    def tidy(self) -> None:
+        """Compact LanceDB if :attr:`tidy_due` (a fold and a checkpoint do it themselves;
+        a server whose thread folds with ``tidy=False`` calls this under its request lock,
+        after :meth:`merge_fragments` outside it)."""
+        self.check_write()
+        self._tidy()
+
+    def merge_fragments(self) -> None:
+        """The part of :meth:`tidy` that may run beside this store's readers and writers
+        (:meth:`VectorDB.merge_fragments
+        <akasha_explorer.vectors.lance.VectorDB.merge_fragments>`), if :attr:`tidy_due`:
+        what is left for :meth:`tidy` is deleting the old versions' files."""
+        self.check_write()
+        if not self.tidy_due:
+            return
+        with self._fold_lock, phase("tidy"):
+            try:
+                self.vectors.merge_fragments()
+            except DiskFull as e:
+                log.warning("store %s: LanceDB fragments not merged: %s", self.path, e)
+
     def _tidy(self) -> None:
         """Compact LanceDB once :data:`TIDY_AFTER` versions were written since the last
         time (a fold, a checkpoint). A full disk leaves it for the next time."""
-        if self.vectors.versions < TIDY_AFTER:
+        if not self.tidy_due:
             return
-        with phase("tidy"):
+        with self._fold_lock, phase("tidy"):   # never under a fold's LanceDB reads
             try:
                 self.vectors.tidy()
             except DiskFull as e:
@@ -850,10 +889,15 @@ class Store:
         if behind:
             with phase("journal"):  # fsync'ed by the caller's commit (or journal.sync())
                 seq = self.journal.append({"kind": GRAPH_RECORD, "rows": rows}, sync=False)
-            self._behind.append((seq, rows))
-            self.graph.catch_up = self.fold_graph
-            if self.graph_behind >= FOLD_AFTER:
-                self.fold_graph()
+            with self._behind_lock:
+                self._behind.append((seq, rows))
+                self.graph.catch_up = self.fold_graph
+            waiting = self._turns_of(self._behind[self._in_fold:])   # not being written
+            if waiting >= FOLD_AFTER:
+                if self.fold_soon is not None and waiting < FOLD_BEHIND_MAX:
+                    self.fold_soon()
+                else:
+                    self.fold_graph()
         else:
             self._write_graph(rows)
         if self._hashes is not None:
@@ -892,7 +936,7 @@ class Store:
                 self.graph.meta_set(GRAPH_SEQ_KEY, str(seq))
         return uids
 
-    def fold_graph(self) -> int:
+    def fold_graph(self, *, tidy: bool = True) -> int:
         """Write the graph rows of the turns waiting in the journal (``add_turn``'s
         write-behind) and their extraction in **one** Kuzu transaction; returns how many
         turns were written.
@@ -907,29 +951,52 @@ class Store:
         the graph without waiting (the anchor lexicon, the query log, tombstones) misses
         the waiting turns' mentions until then. A kill before the fold loses nothing: the
         next read-write open writes the journal's waiting rows (Meta ``graph_seq`` says
-        which are in) before loading the mirror."""
+        which are in) before loading the mirror.
+
+        Any thread may fold (a server's own, :attr:`fold_soon`): the fold holds the graph's
+        connection (:meth:`GraphDB.exclusive
+        <akasha_explorer.graphdb.kuzu_db.GraphDB.exclusive>`), never the caller's lock, and
+        the request path reads nothing from Kuzu while nothing changed (the Meta values and
+        the tombstones are kept, the anchors reload after a commit). ``tidy=False`` leaves
+        LanceDB's compaction (:meth:`tidy`) to the caller: it deletes files a reader of
+        another thread may be reading, so a server runs it under its request lock."""
         with self._fold_lock:  # a second caller waits, then finds nothing left to write
-            todo = list(self._behind)
-            self.graph.catch_up = None
-            if not todo:
+            if self._closed or not self._behind:
                 return 0
-            try:
-                self.journal.sync()  # the graph never holds a turn the journal may lose
-                uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
-                                         seq=todo[-1][0], extract=True)
-            except BaseException:
-                self.graph.catch_up = self.fold_graph
-                raise
-            self._behind = self._behind[len(todo):]
-            if self._behind:   # stored while this fold wrote
-                self.graph.catch_up = self.fold_graph
-            self._tidy()
+            # the connection is this thread's until the waiting list is cut: another
+            # thread's statement (a recall's anchors) waits, so it never sees the turns
+            # both in the graph and still waiting
+            with self.graph.exclusive():
+                with self._behind_lock:
+                    todo = list(self._behind)
+                    self._in_fold = len(todo)
+                    self.graph.catch_up = None
+                try:
+                    self.journal.sync()  # the graph never holds a turn the journal may lose
+                    uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
+                                             seq=todo[-1][0], extract=True)
+                except BaseException:
+                    with self._behind_lock:
+                        self._in_fold = 0
+                        self.graph.catch_up = self.fold_graph
+                    raise
+                with self._behind_lock:
+                    self._in_fold = 0
+                    self._behind = self._behind[len(todo):]
+                    if self._behind:   # stored while this fold wrote
+                        self.graph.catch_up = self.fold_graph
+            if tidy:
+                self._tidy()
             return len(uids)
 
     @property
     def graph_behind(self) -> int:
         """How many stored turns' graph rows wait in the journal (:meth:`fold_graph`)."""
-        return sum(len(r["Turn"]["uid"]) for _, r in self._behind)
+        return self._turns_of(self._behind)
+
+    @staticmethod
+    def _turns_of(records: list[tuple[int, dict[str, Any]]]) -> int:
+        return sum(len(r["Turn"]["uid"]) for _, r in records)
 
     def waiting_messages(self) -> list[int]:
         """The mirror's rows of the messages of turns whose graph rows wait
