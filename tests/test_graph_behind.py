@@ -297,3 +297,63 @@ def test_two_folds_at_once_write_each_turn_once(rw_mem: ak.Memory) -> None:
     assert store.graph_behind == 0
     assert [s.nodes for s in mem.sessions() if s.session == "twice"] == [3]
     assert {m.session for n in nodes for m in mem.messages(n)} == {"twice"}
+
+
+def test_the_agent_loop_goes_on_while_another_thread_holds_the_graph(
+        rw_mem: ak.Memory) -> None:
+    """A server folds in its own thread (``akasha serve``): while a fold holds the graph's
+    connection, recall, context and ``add_turn`` read nothing from Kuzu — the Meta values and
+    the tombstones are kept, and an anchor that the waiting turns name keeps its mentions
+    from the graph — so they finish instead of waiting for the fold."""
+    import threading
+
+    mem = rw_mem
+    _loop(mem, 0)   # loads what is kept: the lexicon, 阿岚's mentions, Meta, tombstones
+    held, release = threading.Event(), threading.Event()
+
+    def fold_stand_in() -> None:
+        with mem.store.graph.exclusive():
+            held.set()
+            release.wait(120)
+
+    holder = threading.Thread(target=fold_stand_in)
+    holder.start()
+    assert held.wait(60)
+    done: list[str] = []
+    agent = threading.Thread(target=lambda: done.extend(_loop(mem, k) for k in range(1, 4)))
+    try:
+        agent.start()
+        agent.join(timeout=60)
+        assert len(done) == 3, "the agent loop waited for the graph"
+    finally:
+        release.set()
+        holder.join(timeout=60)
+        agent.join(timeout=60)
+    assert mem.store.graph_behind == 4
+    found = mem.recall("阿岚问周六去杭州爬山要带什么 3", now=mem.last_ts() + 1)
+    assert done[-1] in found.floor.uids
+    mem.store.fold_graph()
+    assert [s.nodes for s in mem.sessions() if s.session == "trip"] == [4]
+
+
+def test_a_forget_and_a_deliberate_restore_change_the_kept_tombstones(
+        demo_store: Path) -> None:
+    """The tombstones every ingest checks are read once and kept: a forget adds to them and
+    an ingest that stores a forgotten message again on purpose lifts them, each in the
+    process that has them kept."""
+    with ak.open(demo_store) as mem:
+        node, _ = mem.add_turn("墓碑测试：周日去西湖", "好", session="tomb",
+                               ts=mem.last_ts() + 60)
+        msgs = mem.messages(node)
+        uids = [m.uid for m in msgs]
+        assert not gt.forgotten_among(mem.store.graph, uids)   # read and kept: none
+        mem.forget(session="tomb")
+        assert gt.forgotten_among(mem.store.graph, uids) == set(uids)
+    raw = [ak.RawMessage(m.session, m.seq, m.ts, m.role, m.text) for m in msgs]
+    with ak.open(demo_store) as mem:
+        report = mem.ingest(raw, progress=False)   # skipped; the tombstones are kept now
+        assert report.skipped and not report.nodes_added
+        report = mem.ingest(raw, progress=False, allow_forgotten=True)
+        assert report.nodes_added == 1
+        assert not gt.forgotten_among(mem.store.graph, uids)
+        assert mem.ingest(raw, progress=False).duplicates == len(raw)

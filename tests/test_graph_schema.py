@@ -104,3 +104,75 @@ def test_a_store_checkpoint_gives_kuzus_memory_back_at_once(mem: Any) -> None:
     assert mem.store.graph.count("Turn") == 4
     hits = mem.recall("roses bloom").activation.uids
     assert hits, "the reopened graph still answers"
+
+
+def test_a_transactions_meta_values_reach_other_threads_at_its_commit(tmp_path: Path) -> None:
+    """Meta values are kept (the request path reads them without a statement): another
+    thread reads the committed value while a transaction is open — without waiting for
+    it — and the new one once it committed; a rolled-back value is nowhere; a fresh open
+    reads what was committed."""
+    import threading
+
+    g = GraphDB(tmp_path / "g.kuzu")
+    g.meta_set("k", "1")
+    inside, go = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            with g.transaction():
+                g.meta_set("k", "2")
+                assert g.meta_get("k") == "2"   # its own write, inside
+                inside.set()
+                assert go.wait(60)
+        except BaseException as e:
+            errors.append(e)
+            inside.set()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    assert inside.wait(60)
+    during = g.meta_get("k")
+    go.set()
+    t.join(timeout=60)
+    assert not errors and during == "1" and g.meta_get("k") == "2"
+
+    def undone() -> None:
+        with g.transaction():
+            g.meta_set("k", "3")
+            g.meta_delete("other")
+            raise RuntimeError("undo")
+
+    with pytest.raises(RuntimeError, match="undo"):
+        undone()
+    assert g.meta_get("k") == "2"
+    g.meta_delete("k")
+    assert g.meta_get("k", "none") == "none"
+    g.meta_set("k", "4")
+    g.close()
+    again = GraphDB(tmp_path / "g.kuzu", read_only=True)
+    assert again.meta_get("k") == "4"
+    again.close()
+
+
+def test_a_statement_of_another_thread_waits_for_an_exclusive_block(tmp_path: Path) -> None:
+    """One thread at a time uses the connection: a fold's ``exclusive`` block keeps another
+    thread's statement out until it ends (the waiting turns it writes are never seen both
+    in the graph and still waiting)."""
+    import threading
+
+    g = GraphDB(tmp_path / "g.kuzu")
+    order: list[str] = []
+
+    def other() -> None:
+        g.rows("RETURN 1 AS x")
+        order.append("other")
+
+    t = threading.Thread(target=other)
+    with g.exclusive():
+        t.start()
+        t.join(timeout=0.5)     # a statement takes a millisecond: it is waiting
+        order.append("exclusive ends")
+    t.join(timeout=60)
+    assert order == ["exclusive ends", "other"]
+    g.close()

@@ -99,3 +99,52 @@ def test_a_bad_turn_is_refused_alone_and_a_retry_stored_once(svc: MemoryService)
     assert again[0][0] == results[0][0] and again[0][2] is True
     assert isinstance(again[1], tuple) and again[1][2] is False
     assert [m.text for m in svc.mem.messages(results[0][0])] == ["fine one"]
+
+
+def test_the_fold_is_written_by_the_servers_thread_not_by_an_add_turn(
+        svc: MemoryService) -> None:
+    """The ``add_turn`` that finds ``FOLD_AFTER`` turns waiting wakes the server's own
+    thread instead of folding them on its request: with the graph held by someone else
+    (a long fold), the calls still finish; once it is free, the server's thread writes
+    every waiting turn without another call."""
+    from akasha_explorer.store.store import FOLD_AFTER
+
+    store = svc.mem.store
+    t0 = svc.mem.last_ts() + 3600
+    caller = Caller(client="agent", channel="mcp")
+    svc.add_turn(caller, "热身：阿岚周六来", "好", session="fold", ts=t0)   # kept: Meta, tombstones
+    store.fold_graph()
+    # and the anchors the fold wrote (the first recall after a fold reads them)
+    svc.add_turn(caller, "热身：阿岚周日走", "好", session="fold", ts=t0 + 30)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.graph.exclusive():
+            held.set()
+            release.wait(120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(60)
+    nodes: list[str] = []
+
+    def agent() -> None:
+        for k in range(FOLD_AFTER + 2):
+            nodes.append(svc.add_turn(caller, f"第{k}轮：阿岚周六来吗", f"来 {k}", session="fold",
+                                      ts=t0 + 60 * (k + 1))[0])
+
+    calls = threading.Thread(target=agent)
+    try:
+        calls.start()
+        calls.join(timeout=120)
+        assert len(nodes) == FOLD_AFTER + 2, "an add_turn waited for the graph"
+        assert store.graph_behind == FOLD_AFTER + 3
+    finally:
+        release.set()
+        holder.join(timeout=60)
+        calls.join(timeout=60)
+    deadline = time.monotonic() + 120
+    while store.graph_behind and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.graph_behind == 0
+    assert [s.nodes for s in svc.mem.sessions() if s.session == "fold"] == [FOLD_AFTER + 4]

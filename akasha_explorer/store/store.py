@@ -75,8 +75,8 @@ from .recalled import RecallRecords
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["CACHE_DIR", "FOLD_AFTER", "FOLD_BEHIND_MAX", "PREPARED_VECTORS", "QUERY_VECTORS", "TIDY_AFTER",
-           "Store"]
+__all__ = ["CACHE_DIR", "FOLD_AFTER", "FOLD_BEHIND_MAX", "PREPARED_VECTORS", "QUERY_VECTORS",
+           "TIDY_AFTER", "Store"]
 
 QUERY_VECTORS = 256
 """How many query vectors a store keeps (:meth:`Store.embed_query`)."""
