@@ -42,6 +42,14 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
   :class:`~akasha_explorer.errors.DiskFull`; writes outside a transaction run as checked
   auto-commits followed by ``CHECKPOINT``, so the WAL is empty between writes.
 - :func:`graph_lock` names the process holding Kuzu's own lock on the file.
+- One thread at a time uses the connection: every statement holds a re-entrant lock, a
+  transaction holds it from ``BEGIN`` to its checkpoint, and :meth:`GraphDB.exclusive`
+  lets a caller keep it across the Python work around one (a server's fold, in its own
+  thread). What the request path reads on every call is kept instead of read: Meta values
+  (:meth:`GraphDB.meta_get`; an open transaction's writes reach other threads at its
+  commit) and :meth:`GraphDB.memo` values (the tombstones). No second connection: stop
+  36 tried reads on one beside a fold's transaction and met Kuzu's "Timeout waiting for
+  active transactions to leave the system before checkpointing".
 """
 
 from __future__ import annotations
@@ -466,9 +474,12 @@ class GraphDB:
 
     @contextlib.contextmanager
     def stale_ok(self) -> Iterator[None]:
-        """Statements in this block do not wait for :attr:`catch_up`: reads that are right
-        without the turns still waiting (the recall's anchor lexicon, tombstones, the
-        query log) — what keeps ``add_turn`` and ``context`` off Kuzu's write path."""
+        """This thread's statements in this block do not wait for :attr:`catch_up`: reads
+        that are right without the turns still waiting (the recall's anchor lexicon, a
+        mention list, the query log) — what keeps ``add_turn`` and ``context`` off Kuzu's
+        write path. (They still wait for another thread's transaction or
+        :meth:`exclusive` block: what the request path reads on every call is kept, so it
+        seldom asks.)"""
         self._local.stale = self._stale_ok + 1
         try:
             yield

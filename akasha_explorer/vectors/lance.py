@@ -149,6 +149,9 @@ class VectorDB:
         self.messages = self._db.open_table("messages")
         self.turns = self._db.open_table("turns")
         self.versions = 0
+        self._compacting = threading.Lock()
+        """Held by :meth:`merge_fragments`, :meth:`tidy` and :meth:`optimize`: one rewrite
+        of the tables' files at a time (a server merges in its own thread)."""
         """Versions this handle wrote since it opened or last compacted (:meth:`tidy`)."""
 
     def _check_write(self) -> None:
@@ -214,7 +217,7 @@ class VectorDB:
         are refused while a writer holds the store). Files no version names (a failed
         write's) are left for :meth:`optimize` with ``cleanup=True``."""
         self._check_write()
-        with _dropping_versions(self.path):
+        with self._compacting, _dropping_versions(self.path):
             for t in (self.messages, self.turns):
                 t.optimize(cleanup_older_than=dt.timedelta(0))
         self.versions = 0
@@ -226,7 +229,7 @@ class VectorDB:
         ``context`` calls, every row there, no error). On the demo store after 64 turns:
         merging ~60–75 ms, the version cleanup after it ~20 ms."""
         self._check_write()
-        with _full_disk(self.path):
+        with self._compacting, _full_disk(self.path):
             for t in (self.messages, self.turns):
                 t.optimize()
 
@@ -241,6 +244,10 @@ class VectorDB:
         a deletion file is rewritten from its own rows (one new version, every data file
         fresh) and cleaned up again."""
         self._check_write()
+        with self._compacting:
+            self._optimize(cleanup)
+
+    def _optimize(self, cleanup: bool) -> None:
         for t in (self.messages, self.turns):
             with _dropping_versions(self.path) if cleanup else _full_disk(self.path):
                 if not cleanup:
