@@ -465,8 +465,9 @@ class Store:
         turns waiting for the graph come from their journal records, as the graph's own)."""
         self.journal.close()
         fresh = Mirror(self.dim)
-        fresh.load(self.graph, self.vectors, self.journal,
-                   waiting=[r["Turn"] for _, r in self._behind])
+        with self.graph.exclusive():   # a fold of another thread cannot move turns meanwhile
+            fresh.load(self.graph, self.vectors, self.journal,
+                       waiting=[r["Turn"] for _, r in self._behind])
         self.mirror = fresh
 
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
@@ -892,7 +893,7 @@ class Store:
             with self._behind_lock:
                 self._behind.append((seq, rows))
                 self.graph.catch_up = self.fold_graph
-            waiting = self._turns_of(self._behind[self._in_fold:])   # not being written
+                waiting = self._turns_of(self._behind[self._in_fold:])   # not being written
             if waiting >= FOLD_AFTER:
                 if self.fold_soon is not None and waiting < FOLD_BEHIND_MAX:
                     self.fold_soon()
