@@ -50,8 +50,9 @@ if TYPE_CHECKING:
     from .config import Settings
 
 __all__ = ["DEFAULT_MODEL", "DTYPE_ENV", "KERNEL_CACHE", "SERVE_TORCH_THREADS",
-           "TORCH_THREADS_ENV", "TRACE_ENV", "CJKAugmentedEmbedder", "Embedder", "SentenceTransformerEmbedder", "get_embedder",
-           "make_embedder", "native_bfloat16", "store_embedder"]
+           "TORCH_THREADS_ENV", "TRACE_ENV", "CJKAugmentedEmbedder", "Embedder",
+           "SentenceTransformerEmbedder", "get_embedder", "make_embedder", "native_bfloat16",
+           "store_embedder"]
 
 log = logging.getLogger(__name__)
 
