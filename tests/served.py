@@ -82,3 +82,26 @@ def serving(store: Path, *args: str, token: str | None = None,
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@contextlib.contextmanager
+def graph_held(graph: Any) -> Iterator[None]:
+    """Another thread holds ``graph``'s connection (``GraphDB.exclusive``, as a long fold
+    of a server's own thread does) for the block."""
+    import threading
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with graph.exclusive():
+            held.set()
+            release.wait(120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(60)
+        yield
+    finally:
+        release.set()
+        holder.join(timeout=60)

@@ -21,6 +21,7 @@ from akasha_explorer.graphdb import turns as gt
 from akasha_explorer.graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY
 from akasha_explorer.store.store import FOLD_AFTER, TIDY_AFTER
 
+from .served import graph_held
 from .test_writepath import _run, digest
 
 CHILD = """
@@ -309,25 +310,14 @@ def test_the_agent_loop_goes_on_while_another_thread_holds_the_graph(
 
     mem = rw_mem
     _loop(mem, 0)   # loads what is kept: the lexicon, 阿岚's mentions, Meta, tombstones
-    held, release = threading.Event(), threading.Event()
-
-    def fold_stand_in() -> None:
-        with mem.store.graph.exclusive():
-            held.set()
-            release.wait(120)
-
-    holder = threading.Thread(target=fold_stand_in)
-    holder.start()
-    assert held.wait(60)
     done: list[str] = []
     agent = threading.Thread(target=lambda: done.extend(_loop(mem, k) for k in range(1, 4)))
     try:
-        agent.start()
-        agent.join(timeout=60)
-        assert len(done) == 3, "the agent loop waited for the graph"
+        with graph_held(mem.store.graph):
+            agent.start()
+            agent.join(timeout=60)
+            assert len(done) == 3, "the agent loop waited for the graph"
     finally:
-        release.set()
-        holder.join(timeout=60)
         agent.join(timeout=60)
     assert mem.store.graph_behind == 4
     found = mem.recall("阿岚问周六去杭州爬山要带什么 3", now=mem.last_ts() + 1)

@@ -55,10 +55,18 @@ def test_the_database_is_opened_again_after_many_checkpoints(tmp_path: Path) -> 
     assert g.meta_get("k") == str(REOPEN_AFTER)
     with g.transaction():
         g.meta_set("k", "in a transaction")
+    assert _read_again(g, "k") == "in a transaction"
+
+
+def _read_again(g: GraphDB, key: str) -> str | None:
+    """Close ``g``, then read Meta ``key`` from a fresh read-only open (what reached the
+    file, not what ``g`` kept)."""
     g.close()
-    again = GraphDB(tmp_path / "g.kuzu", read_only=True)
-    assert again.meta_get("k") == "in a transaction"
-    again.close()
+    again = GraphDB(g.path, read_only=True)
+    try:
+        return again.meta_get(key)
+    finally:
+        again.close()
 
 
 def test_the_database_is_opened_again_once_the_process_grew(tmp_path: Path) -> None:
@@ -149,10 +157,7 @@ def test_a_transactions_meta_values_reach_other_threads_at_its_commit(tmp_path: 
     g.meta_delete("k")
     assert g.meta_get("k", "none") == "none"
     g.meta_set("k", "4")
-    g.close()
-    again = GraphDB(tmp_path / "g.kuzu", read_only=True)
-    assert again.meta_get("k") == "4"
-    again.close()
+    assert _read_again(g, "k") == "4"
 
 
 def test_a_statement_of_another_thread_waits_for_an_exclusive_block(tmp_path: Path) -> None:

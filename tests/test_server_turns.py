@@ -17,7 +17,7 @@ import akasha_explorer as ak
 from akasha_explorer.errors import InvalidInput
 from akasha_explorer.server.service import Caller, MemoryService
 
-from .served import small_store
+from .served import graph_held, small_store
 
 
 @pytest.fixture
@@ -116,16 +116,6 @@ def test_the_fold_is_written_by_the_servers_thread_not_by_an_add_turn(
     store.fold_graph()
     # and the anchors the fold wrote (the first recall after a fold reads them)
     svc.add_turn(caller, "热身：阿岚周日走", "好", session="fold", ts=t0 + 30)
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with store.graph.exclusive():
-            held.set()
-            release.wait(120)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert held.wait(60)
     nodes: list[str] = []
 
     def agent() -> None:
@@ -135,13 +125,12 @@ def test_the_fold_is_written_by_the_servers_thread_not_by_an_add_turn(
 
     calls = threading.Thread(target=agent)
     try:
-        calls.start()
-        calls.join(timeout=120)
-        assert len(nodes) == FOLD_AFTER + 2, "an add_turn waited for the graph"
-        assert store.graph_behind == FOLD_AFTER + 3
+        with graph_held(store.graph):
+            calls.start()
+            calls.join(timeout=120)
+            assert len(nodes) == FOLD_AFTER + 2, "an add_turn waited for the graph"
+            assert store.graph_behind == FOLD_AFTER + 3
     finally:
-        release.set()
-        holder.join(timeout=60)
         calls.join(timeout=60)
     deadline = time.monotonic() + 120
     while store.graph_behind and time.monotonic() < deadline:

@@ -465,7 +465,8 @@ class Store:
         turns waiting for the graph come from their journal records, as the graph's own)."""
         self.journal.close()
         fresh = Mirror(self.dim)
-        with self.graph.exclusive():   # a fold of another thread cannot move turns meanwhile
+        with self._fold_lock:   # a fold of another thread cannot move turns meanwhile (not
+            # the graph's connection: the load reads it from a thread of its own)
             fresh.load(self.graph, self.vectors, self.journal,
                        waiting=[r["Turn"] for _, r in self._behind])
         self.mirror = fresh
