@@ -321,7 +321,9 @@ class GraphDB:
         """Hold the connection for this block: another thread's statement waits until it
         ends (a transaction holds it anyway; this lets a caller keep it across the Python
         work around one, e.g. a fold and its bookkeeping). Statements in the block do not
-        wait for :attr:`catch_up` (the block is the catching up)."""
+        wait for :attr:`catch_up` (the block is the catching up). Never wait inside it for
+        another thread that reads the graph: the mirror's load reads the edges in a thread
+        of its own, and a reload of the mirror holding the connection deadlocked."""
         with self._use, self.stale_ok():
             yield
 
