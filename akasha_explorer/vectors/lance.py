@@ -149,10 +149,10 @@ class VectorDB:
         self.messages = self._db.open_table("messages")
         self.turns = self._db.open_table("turns")
         self.versions = 0
+        """Versions this handle wrote since it opened or last compacted (:meth:`tidy`)."""
         self._compacting = threading.Lock()
         """Held by :meth:`merge_fragments`, :meth:`tidy` and :meth:`optimize`: one rewrite
         of the tables' files at a time (a server merges in its own thread)."""
-        """Versions this handle wrote since it opened or last compacted (:meth:`tidy`)."""
 
     def _check_write(self) -> None:
         if self.read_only:
