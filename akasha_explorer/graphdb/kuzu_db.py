@@ -329,9 +329,9 @@ class GraphDB:
 
     def memo(self, key: str, load: Callable[[], Any]) -> Any:
         """A value read from the graph once and kept until :meth:`forget_memo` (the writer
-        of what it reads calls it) or a rolled-back transaction: what the request path
-        reads on every call (the tombstones) without a statement, and so without waiting
-        for a fold another thread is writing."""
+        of what it reads calls it; a value read inside a transaction is not kept): what
+        the request path reads on every call (the tombstones) without a statement, and so
+        without waiting for a fold another thread is writing."""
         try:
             return self._memo[key]
         except KeyError:
@@ -404,10 +404,16 @@ class GraphDB:
                 if "Meta" in query:   # a Meta write not by meta_set: its cache is unsure
                     self._meta.clear()
                     self._meta_tx.clear()
-                if not self._in_tx:
-                    return self._autocommit(lambda: self._run(query, params), len(query))
-                self._need(len(query) + 64 * len(params or {}))
+                return self._write(query, params)
             return self._run(query, params)
+
+    def _write(self, query: str, params: dict[str, Any] | None) -> Any:
+        """One writing statement (the caller holds the connection): inside the open
+        transaction, its bytes counted; outside, a checked auto-commit."""
+        if not self._in_tx:
+            return self._autocommit(lambda: self._run(query, params), len(query))
+        self._need(len(query) + 64 * len(params or {}))
+        return self._run(query, params)
 
     def _open_db(self) -> kuzu.Database:
         return kuzu.Database(str(self.path), read_only=self.read_only,
@@ -690,7 +696,6 @@ class GraphDB:
             except BaseException:
                 self._tx_owner = None
                 self._redo, self._meta_tx, self._anchor_bump = [], {}, False
-                self._memo.clear()   # a value read inside it may hold what was rolled back
                 with contextlib.suppress(Exception):
                     self._conn.execute("ROLLBACK")
                 raise
@@ -836,13 +841,8 @@ class GraphDB:
         self._check_write()
         self._catch_up()
         with self._use:
-            if self._in_tx:
-                self._need(len(stmt) + len(key) + len(value or ""))
-                self._run(stmt, {"k": key, **params})
-                self._meta_tx[key] = value
-                return
-            self._autocommit(lambda: self._run(stmt, {"k": key, **params}), len(stmt))
-            self._meta[key] = value
+            self._write(stmt, {"k": key, **params})
+            (self._meta_tx if self._in_tx else self._meta)[key] = value
 
     def count(self, label: str) -> int:
         """Number of nodes with ``label`` (or rels, for a rel table name)."""

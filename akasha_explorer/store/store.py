@@ -384,24 +384,23 @@ class Store:
         <akasha_explorer.vectors.lance.VectorDB.merge_fragments>`), if :attr:`tidy_due`:
         what is left for :meth:`tidy` is deleting the old versions' files."""
         self.check_write()
+        self._compact_vectors(self.vectors.merge_fragments, "fragments not merged")
+
+    def _tidy(self) -> None:
+        """Compact LanceDB once :data:`TIDY_AFTER` versions were written since the last
+        time (a fold, a checkpoint)."""
+        self._compact_vectors(self.vectors.tidy, "not compacted")
+
+    def _compact_vectors(self, step: Callable[[], None], failed: str) -> None:
+        """Run a step of LanceDB's compaction if :attr:`tidy_due`, never beside a fold (its
+        extraction reads LanceDB). A full disk leaves it for the next time."""
         if not self.tidy_due:
             return
         with self._fold_lock, phase("tidy"):
             try:
-                self.vectors.merge_fragments()
+                step()
             except DiskFull as e:
-                log.warning("store %s: LanceDB fragments not merged: %s", self.path, e)
-
-    def _tidy(self) -> None:
-        """Compact LanceDB once :data:`TIDY_AFTER` versions were written since the last
-        time (a fold, a checkpoint). A full disk leaves it for the next time."""
-        if not self.tidy_due:
-            return
-        with self._fold_lock, phase("tidy"):   # never under a fold's LanceDB reads
-            try:
-                self.vectors.tidy()
-            except DiskFull as e:
-                log.warning("store %s: LanceDB not compacted: %s", self.path, e)
+                log.warning("store %s: LanceDB %s: %s", self.path, failed, e)
 
     def checkpoint_or_defer(self) -> None:
         """A checkpoint that may wait: the journal holds every acknowledged change, so a
