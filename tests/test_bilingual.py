@@ -185,6 +185,20 @@ def test_a_turn_about_someone_else_does_not_answer_for_the_one_named(
     assert asked[0] == lan_birthday
 
 
+def test_a_version_in_the_question_names_what_it_is_about(ro_mem: ak.Memory) -> None:
+    """"When did I release v0.3?" — "星图 v0.3.1 released 🎉" holds "released" but is about
+    another version: with UNNAMED_IDENTIFIERS the version counts like a named anchor and
+    that turn leaves the first ten; v0.3's own release stays first."""
+    v03, v031 = "2026-09-28-night:0", "2026-10-19-evening:0"
+    now = ro_mem.last_ts()
+    query = "When did I release v0.3?"
+    on = context_order(ro_mem.recall(query, now=now, log=False))
+    off = context_order(ro_mem.recall(query, now=now, log=False, settings=ro_mem.settings
+                                      .replace(UNNAMED_IDENTIFIERS=False)))
+    assert on[0] == v03 and v031 not in on[:10], on.index(v031)
+    assert v031 in off[:10]
+
+
 # -- time ---------------------------------------------------------------------------------------
 def test_festivals_weekends_and_month_parts() -> None:
     now = _at(2026, 10, 20, 21, 0)                     # a Tuesday
@@ -203,6 +217,65 @@ def test_festivals_weekends_and_month_parts() -> None:
                                                             "2026-12-27")]
     assert _window("christmas", _at(2026, 12, 20, 12)) == [("christmas", "2025-12-24",
                                                             "2025-12-27")]
+
+
+def test_days_weekdays_and_spans_ago() -> None:
+    """The words a person uses for a day or a stretch back: yesterday and 前天 are calendar
+    days in the store's zone (not the 24 hours before now - 24 h: asked at noon, that
+    missed yesterday's morning); a weekday of this or last week, the 9th, a month of a
+    named year (去年9月 is September 2025, not all of 2025 plus September 2026); "N units
+    ago" a rolling span with slack."""
+    now = _at(2026, 10, 20, 12, 0)                     # a Tuesday, noon
+    assert _window("昨天吃了什么", now) == [("昨天", "2026-10-19", "2026-10-20")]
+    assert _window("What did I do the day before yesterday?", now) == [
+        ("the day before yesterday", "2026-10-18", "2026-10-19")]
+    assert _window("大前天", now) == [("大前天", "2026-10-17", "2026-10-18")]
+    assert _window("上周三开会说了什么", now) == [("上周三", "2026-10-14", "2026-10-15")]
+    assert _window("上上周五", now) == [("上上周五", "2026-10-09", "2026-10-10")]
+    assert _window("这周一", now) == [("这周一", "2026-10-19", "2026-10-20")]
+    assert _window("What did I do last Friday?", now) == [
+        ("last friday", "2026-10-16", "2026-10-17")]
+    assert _window("on Tuesday", now) == [("on tuesday", "2026-10-20", "2026-10-21")]
+    assert _window("9号那天", now) == [("9号", "2026-10-09", "2026-10-10")]
+    assert _window("25号", now) == [("25号", "2026-09-25", "2026-09-26")]   # not yet in Oct
+    assert _window("坐3号线", now) == []
+    assert _window("去年9月去了哪", now) == [("去年9月", "2025-09-01", "2025-10-01")]
+    assert _window("去年十月底", now) == [("去年十月底", "2025-10-21", "2025-11-01")]
+    assert _window("上个月初", now) == [("上个月初", "2026-09-01", "2026-09-11")]
+    assert _window("上上周", now) == [("上上周", "2026-09-29", "2026-10-13")]
+    assert _window("the week before last", now)[0][1:] == ("2026-09-29", "2026-10-13")
+    assert _window("两周前", now) == [("两周前", "2026-09-29", "2026-10-13")]
+    assert _window("two weeks ago", now) == [("two weeks ago", "2026-09-29", "2026-10-13")]
+    assert _window("三天前", now) == [("三天前", "2026-10-16", "2026-10-18")]
+    assert _window("3 days ago", now) == [("3 days ago", "2026-10-16", "2026-10-18")]
+    assert _window("前几天", now) == [("前几天", "2026-10-13", "2026-10-19")]
+    assert _window("几天前", now) == [("几天前", "2026-10-13", "2026-10-19")]
+    assert _window("a few days ago", now)[0][1:] == ("2026-10-13", "2026-10-19")
+    assert _window("半个月前", now) == [("半个月前", "2026-09-20", "2026-10-20")]
+    assert _window("a month ago", now) == [("a month ago", "2026-09-05", "2026-10-05")]
+    assert _window("今早", now) == [("今早", "2026-10-19", "2026-10-20")]   # the last 24 h
+    for relative in ("上周三", "last friday", "两周前", "前几天", "昨天"):
+        assert all(w.relative for w in time_windows(relative, now, tz=TZ)), relative
+    assert not any(w.relative for w in time_windows("9号", now, tz=TZ))  # a date: a term
+
+
+def test_a_weekday_of_last_week_ranks_its_turns_first(tmp_path: Path) -> None:
+    """上周三干了什么 — its only content a day: that day's turns come first, ahead of
+    turns that merely say 周三 or sit in the rest of the week."""
+    days = [(2026, 10, 13, 20), (2026, 10, 14, 20), (2026, 10, 14, 21), (2026, 10, 16, 20),
+            (2026, 10, 19, 9)]
+    texts = ["周二加班到十点", "去瑞金医院换药", "晚上和老周打了两把", "把星图的 PR 合并了",
+             "周三晚上九点半开黑"]
+    msgs = [RawMessage(f"d{k}", 0, _at(*d), "user", t)
+            for k, (d, t) in enumerate(zip(days, texts, strict=True))]
+    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
+        mem.ingest(msgs, progress=False)
+        now = _at(2026, 10, 20, 21)
+        top = context_order(mem.recall("上周三干了什么", now=now, log=False))[:2]
+        off = context_order(mem.recall("上周三干了什么", now=now, log=False,
+                                       settings=mem.settings.replace(TIME_PRIOR=0.0)))
+    assert set(top) == {"d1:0", "d2:0"}
+    assert set(off[:2]) != {"d1:0", "d2:0"}
 
 
 def test_calendar_spans_follow_the_time_zone() -> None:

@@ -147,6 +147,8 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- roles name no one (ANCHOR_ROLES off)": dict(ANCHOR_ROLES=False),
         "- turns not naming the asked-about anchor kept (UNNAMED_FACTOR=1)": dict(
             UNNAMED_FACTOR=1.0),
+        "- versions and codes name nothing (UNNAMED_IDENTIFIERS off)": dict(
+            UNNAMED_IDENTIFIERS=False),
         "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
         "- one-character words (CHAR_WEIGHT=0)": dict(CHAR_WEIGHT=0.0),
         "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),

@@ -77,7 +77,8 @@ class TermGroup:
 
 
 NAMES = 1
-"""A :attr:`LexicalHits.holds` bit: the message mentions an anchor the query named."""
+"""A :attr:`LexicalHits.holds` bit: the message mentions an anchor the query named (or holds
+an identifier it named: :func:`bm25_rank`'s ``names``)."""
 SAYS = 2
 """A :attr:`LexicalHits.holds` bit: the message holds another of the query's words."""
 
@@ -88,9 +89,9 @@ class LexicalHits:
 
     ``groups`` (**[ours]**) are the :class:`TermGroup` summaries that also scored (anchors,
     translations); empty under the v1 profile. ``holds`` (only when the query named an
-    anchor and has other words) is, per hit, a bit mask: :data:`NAMES` — the message
-    mentions an anchor the query named; :data:`SAYS` — it holds another of the query's
-    words (or a translation of one)."""
+    anchor or an identifier) is, per hit, a bit mask: :data:`NAMES` — the message
+    mentions an anchor the query named, or holds an identifier it named (v0.3); :data:`SAYS`
+    — it holds another of the query's words (or a translation of one)."""
 
     terms: tuple[QueryTerm, ...]
     msg_rows: tuple[int, ...]
@@ -298,6 +299,7 @@ def bm25_rank(
     causal: bool = True,
     groups: Sequence[TermGroup] = (),
     len_cap: float = 0.0,
+    names: Collection[str] = (),
 ) -> LexicalHits:
     """BM25 (Lucene variant, as bm25s ``method="lucene"``) of the kept terms, OR-ed.
 
@@ -308,6 +310,9 @@ def bm25_rank(
     per-term BM25 (:class:`TermGroup`). ``len_cap`` (**[ours]**, ``BM25_LEN_CAP``; 0: off)
     caps ``dl`` at ``len_cap × avgdl`` (avgdl of the uncapped lengths): a long message is
     normalised as if it were that long, since its matches sit in one passage of it.
+    ``names`` (**[ours]**, ``UNNAMED_IDENTIFIERS``) are query terms that name what the query
+    is about (a version, a code): a message holding one is marked :data:`NAMES` in
+    ``holds``, as if it mentioned a named anchor.
 
     >>> p = Postings(); p.add(0, ["spire"]); p.add(1, ["tower"])
     >>> ts, alive = np.zeros(2), np.ones(2, bool)
@@ -342,7 +347,8 @@ def bm25_rank(
         return rows, idf * tf / (tf + k1 * (1.0 - b + b * dl[rows] / avgdl))
 
     named = {g.source for g in groups if g.kind == "anchor"}
-    holds = np.zeros(vis.shape[0], np.int64) if named else None
+    ident = {t.term for t in kept if t.term in names}
+    holds = np.zeros(vis.shape[0], np.int64) if named or ident else None
     for t in kept:
         rows, tf = postings.postings(t.term)
         if rows.size == 0:
@@ -351,7 +357,7 @@ def bm25_rank(
         if rows.size:
             score[rows] += part
             if holds is not None:
-                holds[rows] |= SAYS
+                holds[rows] |= NAMES if t.term in ident else SAYS
     for g in groups:
         best = np.zeros(vis.shape[0], np.float64)
         for _, rows, tf in g.members:

@@ -188,12 +188,13 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     best BM25 message, or its last message when no term matched: :func:`asking`) is
     answered by the next turn, which takes ``ANSWER_HANDOFF`` times the node's base as its
     context (instead of ``CONTEXT_NEIGHBOR`` times it) — so the answer ranks beside or
-    above the question that matched the query's words. When the query names an anchor
-    beside other words, a node whose hit messages hold those words but never name the
-    anchor (under any alias) counts ``UNNAMED_FACTOR`` times its BM25 in ``lexical``
-    ("老周的生日" over 阿岚's birthday: the words are about someone else). Returns the trace part
-    (the pool nodes, best first, ties by row) and ``norm`` for every node of the mirror (0
-    for invisible nodes and nodes no channel reached).
+    above the question that matched the query's words. When the query names an anchor (or
+    an identifier: a version, a code — ``UNNAMED_IDENTIFIERS``) beside other words, a node
+    whose hit messages hold those words but never name the anchor (under any alias) counts
+    ``UNNAMED_FACTOR`` times its BM25 in ``lexical`` ("老周的生日" over 阿岚's birthday, "When
+    did I release v0.3?" over "v0.3.1 released": the words are about something else).
+    Returns the trace part (the pool nodes, best first, ties by row) and ``norm`` for
+    every node of the mirror (0 for invisible nodes and nodes no channel reached).
     """
     cfg = settings
     n = nodes.n

@@ -61,7 +61,7 @@ from ..model import Message, NodeState, RawMessage, SessionInfo
 from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
-from ..text.tokenize import TermRules, normalize, terms
+from ..text.tokenize import TermRules, is_identifier, normalize, terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
@@ -1167,8 +1167,9 @@ class Store:
 
         Settings read: ``FTS_MIN_IDF``, ``FTS_UNSEEN_IDF``, ``FTS_MAX_TOKENS``,
         ``CAUSAL_IDF``, ``FTS_SKIP_UNSEEN``, ``FTS_MIN_IDF_DOCS``, ``FTS_TOP_K``
-        (``FUSION_POOL`` with ``HYBRID``), ``BM25_K1``, ``BM25_B`` and the term rules'
-        minimum length."""
+        (``FUSION_POOL`` with ``HYBRID``), ``BM25_K1``, ``BM25_B``, ``BM25_LEN_CAP``,
+        ``UNNAMED_IDENTIFIERS`` (with ``UNNAMED_FACTOR``) and the term rules' minimum
+        length."""
         s = settings or self.settings
         n = self.mirror.nodes
         alive = n.msg_alive if msg_mask is None else msg_mask
@@ -1179,9 +1180,11 @@ class Store:
                            causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
                            min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
         top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
+        names = ([t.term for t in sel if is_identifier(t.term)]
+                 if s.UNNAMED_IDENTIFIERS and s.UNNAMED_FACTOR < 1.0 else ())
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups,
-                         len_cap=s.BM25_LEN_CAP)
+                         len_cap=s.BM25_LEN_CAP, names=names)
 
     def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
         """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:

@@ -1,15 +1,19 @@
 """Time words in a query → time windows (SPEC §4 stage 1, **[ours]** ``TIME_PRIOR``).
 
 A query that says *when* — "last week", "in May 2023", "October 13, 2023", 最近, 上个月,
-去年, 3月, 国庆, 中秋, Christmas, last weekend, 9月底 — names a span of time; the engine can
-prefer the turns inside it. This module only reads the words: :func:`time_windows` returns
+去年, 3月, 国庆, 中秋, Christmas, last weekend, 9月底, 去年9月, 上周三, last Friday, 两周前,
+three days ago, 前几天, 上上周, 大前天, 9号 — names a span of time; the engine can prefer
+the turns inside it. This module only reads the words: :func:`time_windows` returns
 ``(start, end, phrase)`` windows in epoch seconds, relative to the recall's ``now`` (never
 the wall clock). English and Chinese; anything it does not recognise gives no window.
-Calendar spans (a month, a year, a day, a festival, a weekend, the end of a month) are
-taken in the store's time zone (``tz``: the ``TIME_ZONE`` setting; UTC by default);
-relative ones ("recently", "last week") are rolling spans ending at ``now``. A festival
-(:mod:`.festivals`) or a month part is the latest one that began at or before ``now``
-unless a year is named (去年国庆, 2025年9月底).
+Calendar spans (a month, a year, a day — yesterday, 前天, a weekday of this or last week,
+the 9th —, a festival, a weekend, the end of a month) are taken in the store's time zone
+(``tz``: the ``TIME_ZONE`` setting; UTC by default); the looser relative ones ("recently",
+"last week", "two weeks ago": one unit of slack either side for days and weeks, half a
+unit for months — not years, an event told long after it happened; "a few" / 几 count two
+to six) are rolling spans back from
+``now``. A festival (:mod:`.festivals`), a month part or a day of the month is the latest
+one that began at or before ``now`` unless a year is named (去年国庆, 2025年9月底, 去年9月).
 
 >>> now = 1_700_000_000.0                       # 2023-11-14 22:13 UTC
 >>> [(w.phrase, _day(w.start), _day(w.end)) for w in time_windows("what did I do last week?", now)]
@@ -125,6 +129,8 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
     py, pm = d.year - (d.month == 1), (d.month - 2) % 12 + 1
     prev = _month(py, pm, tz)
     recent = (now - 14 * DAY, now)
+    days_back = {k: _days(today - dt.timedelta(days=k), today - dt.timedelta(days=k - 1), tz)
+                 for k in (1, 2, 3)}   # yesterday, 前天, 大前天: calendar days
     latest_weekend = _days(*_weekend(today, 0 if today.weekday() >= 5 else 1), tz)
     last_weekend = _days(*_weekend(today, 1), tz)
     month_end = _latest([_month_part(py, pm, "late"), _month_part(d.year, d.month, "late")],
@@ -139,20 +145,32 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
         "上个月底": _days(*_month_part(py, pm, "late"), tz),
         "上月底": _days(*_month_part(py, pm, "late"), tz),
         "月初": _days(*_month_part(d.year, d.month, "early"), tz),
+        "月中": _days(*_month_part(d.year, d.month, "mid"), tz),
+        **dict.fromkeys(("上个月初", "上月初"), _days(*_month_part(py, pm, "early"), tz)),
+        **dict.fromkeys(("上个月中", "上月中"), _days(*_month_part(py, pm, "mid"), tz)),
         "the end of the month": _days(*month_end, tz),
         "end of the month": _days(*month_end, tz),
     }
     return {
         "today": (now - DAY, now), "今天": (now - DAY, now),
-        "yesterday": (now - 2 * DAY, now - DAY), "last night": (now - 2 * DAY, now - DAY / 4),
-        "昨天": (now - 2 * DAY, now - DAY), "昨晚": (now - 2 * DAY, now - DAY / 4),
-        "前天": (now - 3 * DAY, now - 2 * DAY),
+        "yesterday": days_back[1], "last night": (now - 2 * DAY, now - DAY / 4),
+        "昨天": days_back[1], "昨晚": (now - 2 * DAY, now - DAY / 4),
+        "前天": days_back[2], "the day before yesterday": days_back[2],
+        "day before yesterday": days_back[2], "大前天": days_back[3],
+        "this morning": (now - DAY, now), "this afternoon": (now - DAY, now),
+        "this evening": (now - DAY, now), "tonight": (now - DAY, now),
+        "今早": (now - DAY, now), "今晚": (now - DAY, now),
         "recently": recent, "lately": recent, "these days": recent, "最近": recent,
         "近来": recent, "这几天": (now - 7 * DAY, now), "这阵子": recent,
         "this week": (now - 7 * DAY, now), "这周": (now - 7 * DAY, now),
         "本周": (now - 7 * DAY, now), "last week": (now - 14 * DAY, now),
         "上周": (now - 14 * DAY, now), "上星期": (now - 14 * DAY, now),
-        "上个星期": (now - 14 * DAY, now), "this month": this_month, "这个月": this_month,
+        "上个星期": (now - 14 * DAY, now), "上礼拜": (now - 14 * DAY, now),
+        "上个礼拜": (now - 14 * DAY, now), "这礼拜": (now - 7 * DAY, now),
+        "这个礼拜": (now - 7 * DAY, now), **dict.fromkeys(
+            ("the week before last", "上上周", "上上星期", "上上个星期", "上上个礼拜"),
+            (now - 21 * DAY, now - 7 * DAY)),
+        "this month": this_month, "这个月": this_month,
         "本月": this_month, "last month": prev, "上个月": prev, "上月": prev,
         "this year": _year(d.year, tz), "今年": _year(d.year, tz),
         "last year": _year(d.year - 1, tz), "去年": _year(d.year - 1, tz),
@@ -160,13 +178,16 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
     }
 
 
-_EN_REL = re.compile(r"\b(today|yesterday|last night|recently|lately|these days|"
-                     r"this weekend|last weekend|the weekend|weekend|this week|"
-                     r"last week|the end of the month|end of the month|this month|last month|"
-                     r"this year|last year)\b")
-_ZH_REL = re.compile("今天|昨天|昨晚|前天|最近|近来|这几天|这阵子|这个周末|这周末|本周末|上个周末|"
-                     "上周末|周末|这周|本周|上个星期|上星期|上周|上个月底|上月底|月底|月末|月初|"
-                     "这个月|本月|上个月|上月|今年|去年|前年")
+_EN_REL = re.compile(r"\b(today|the day before yesterday|day before yesterday|yesterday|"
+                     r"last night|this morning|this afternoon|this evening|tonight|recently|"
+                     r"lately|these days|this weekend|last weekend|the weekend|weekend|"
+                     r"this week|the week before last|last week|the end of the month|"
+                     r"end of the month|this month|last month|this year|last year)\b")
+_ZH_REL = re.compile("今天|今早|今晚|昨天|昨晚|大前天|前天|最近|近来|这几天|这阵子|这个周末|这周末|"
+                     "本周末|上个周末|上周末|周末|这周|本周|上上个星期|上上个礼拜|上上星期|上上周|"
+                     "上个星期|上星期|上个礼拜|上礼拜|这个礼拜|这礼拜|上周|上个月底|上月底|"
+                     "上个月初|上月初|上个月中|上月中|月底|月末|月初|月中|这个月|本月|上个月|上月|"
+                     "今年|去年|前年")
 _FESTIVAL = re.compile(
     r"(?:(去年|今年|明年|前年)的?|\b(last|this|next)\s+)?("
     + "|".join(re.escape(k) for k in sorted(FESTIVALS, key=len, reverse=True))
@@ -179,8 +200,52 @@ _EN_DATE = re.compile(rf"\b({_MON})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\
                       rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON}),?\s+(\d{{4}})\b")
 _EN_MONTH = re.compile(rf"\b(?:in\s+)?({_MON})(?:\s+(?:of\s+)?(\d{{4}}))?\b")
 _EN_YEAR = re.compile(r"\bin\s+((?:19|20|21)\d\d)\b")
-_ZH_MONTH = re.compile(r"(?:(\d{4})年)?(十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月"
+_ZH_MONTH = re.compile(r"(?:(\d{4})年|(去年|今年|前年)的?)?"
+                       r"(十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])月"
                        r"(?:(\d{1,2})[号日]|(上旬|中旬|下旬|初|中|底|末))?")
+_NUMBER = r"\d{1,2}|[一二两三四五六七八九十]{1,3}"
+_EN_AGO = re.compile(r"\b(a few|a couple of|a couple|couple of|several|an?|one|two|three|four|"
+                     r"five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})\s+"
+                     r"(day|week|month)s?\s+ago\b")
+_ZH_AGO = re.compile(rf"(?:({_NUMBER}|几|半)\s*(天|周|个星期|星期|个礼拜|礼拜|个月)"
+                     rf"(?:以前|之前|前))|前(?:几|些)天")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_EN_WEEKDAY = re.compile(rf"\b(last|this past|this|on)\s+({'|'.join(_WEEKDAYS)})\b")
+_ZH_WEEKDAY = re.compile("(上上|上|这|本)个?(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_DAY = re.compile(r"(?<![\d月./-])(\d{1,2})号(?![线楼房床门口车院机位店码])")
+_EN_NUMBERS = {w: k for k, w in enumerate(("zero", "one", "two", "three", "four", "five", "six",
+                                          "seven", "eight", "nine", "ten", "eleven", "twelve"))}
+_FEW = (2, 6)
+"""What "a few" / "several" / 几 / 前几天 count (days, weeks…)."""
+_UNITS = {"day": DAY, "天": DAY, "week": 7 * DAY, "周": 7 * DAY, "星期": 7 * DAY,
+          "礼拜": 7 * DAY, "month": 30 * DAY, "月": 30 * DAY}
+"""The units of "N … ago". Not years: "I moved here 4 years ago" is told long after, so a
+window on when a turn was *said* would miss it (LoCoMo dev: the one such question fell)."""
+
+
+def _zh_int(text: str) -> int | None:
+    """A Chinese or Arabic number up to 99 (三 → 3, 两 → 2, 十二 → 12, 二十 → 20, 15 → 15).
+
+    >>> [_zh_int(x) for x in ("三", "两", "十二", "二十", "二十五", "15", "百")]
+    [3, 2, 12, 20, 25, 15, None]
+    """
+    if text.isdigit():
+        return int(text)
+    digits = {**_ZH_NUM, "两": 2}
+    if "十" in text:
+        a, _, b = text.partition("十")
+        tens = 1 if not a else digits.get(a)
+        ones = 0 if not b else digits.get(b)
+        return None if tens is None or ones is None or tens > 9 or ones > 9 else 10 * tens + ones
+    return digits.get(text) if len(text) == 1 else None
+
+
+def _ago(now: float, lo: float, hi: float, unit: str) -> tuple[float, float]:
+    """The rolling window "``lo``–``hi`` ``unit``s ago": one unit of slack either side for
+    days and weeks (three days ago: 2–4 days back), half a unit for months."""
+    size = _UNITS[unit]
+    slack = size if size <= 7 * DAY else size / 2
+    return now - hi * size - slack, min(now, now - lo * size + slack)
 
 
 def time_windows(text: str, now: float, tz: dt.tzinfo | None = None) -> list[TimeWindow]:
@@ -247,19 +312,73 @@ def time_windows(text: str, now: float, tz: dt.tzinfo | None = None) -> list[Tim
     for m in _ZH_MONTH.finditer(low):
         if not free(m):
             continue
-        raw = m.group(2)
+        raw = m.group(3)
         month = int(raw) if raw.isdigit() else _ZH_NUM[raw]
-        year = int(m.group(1)) if m.group(1) else _last_month_named(month, d_now)
-        if m.group(3):
+        year = (int(m.group(1)) if m.group(1) else
+                today.year + _YEAR_WORDS[m.group(2)] if m.group(2) else
+                _last_month_named(month, d_now))
+        if m.group(4):
             try:
-                a = dt.date(year, month, int(m.group(3)))
+                a = dt.date(year, month, int(m.group(4)))
             except ValueError:
                 continue
             add(m, _days(a, a + dt.timedelta(days=1), tz))
-        elif m.group(4):
-            add(m, _days(*_month_part(year, month, _PARTS[m.group(4)]), tz))
+        elif m.group(5):
+            add(m, _days(*_month_part(year, month, _PARTS[m.group(5)]), tz))
         else:
             add(m, _month(year, month, tz))
+    for m in _EN_AGO.finditer(low):
+        if free(m):
+            word = m.group(1)
+            lo, hi = (_FEW if word in ("a few", "several") else
+                      (2, 2) if "couple" in word else
+                      (1, 1) if word in ("a", "an") else
+                      (int(word),) * 2 if word.isdigit() else (_EN_NUMBERS[word],) * 2)
+            add(m, _ago(now, lo, hi, m.group(2)), relative=True)
+    for m in _ZH_AGO.finditer(low):
+        if not free(m):
+            continue
+        if m.group(1) is None:                                   # 前几天, 前些天
+            add(m, _ago(now, *_FEW, "天"), relative=True)
+            continue
+        unit = m.group(2).removeprefix("个")
+        count = _zh_int(m.group(1))
+        span = (_ago(now, *_FEW, unit) if m.group(1) == "几" else
+                _ago(now, 0.5, 0.5, unit) if m.group(1) == "半" else
+                None if count is None else _ago(now, count, count, unit))
+        if span is not None:
+            add(m, span, relative=True)
+    monday = today - dt.timedelta(days=today.weekday())
+    for m in _EN_WEEKDAY.finditer(low):
+        if not free(m):
+            continue
+        wd = _WEEKDAYS.index(m.group(2))
+        if m.group(1) == "this":                                 # this week's
+            day = monday + dt.timedelta(days=wd)
+        else:   # last / this past: the latest before today; on: on or before today
+            back = (today.weekday() - wd) % 7
+            day = today - dt.timedelta(days=back or (7 if m.group(1) != "on" else 0))
+        add(m, _days(day, day + dt.timedelta(days=1), tz), relative=True)
+    for m in _ZH_WEEKDAY.finditer(low):
+        if free(m):
+            wd = "一二三四五六日天".index(m.group(2))
+            weeks = {"上上": 2, "上": 1}.get(m.group(1), 0)
+            day = monday + dt.timedelta(days=min(wd, 6) - 7 * weeks)
+            add(m, _days(day, day + dt.timedelta(days=1), tz), relative=True)
+    for m in _ZH_DAY.finditer(low):
+        if not free(m):
+            continue
+        nth = int(m.group(1))
+        first = today.replace(day=1)
+        for _ in range(3):    # this month's, else the latest month that has that day
+            try:
+                date: dt.date | None = first.replace(day=nth)
+            except ValueError:
+                date = None
+            if date is not None and date <= today:
+                add(m, _days(date, date + dt.timedelta(days=1), tz))
+                break
+            first = (first - dt.timedelta(days=1)).replace(day=1)
     rel = _relative(now, tz)
     for pattern in (_EN_REL, _ZH_REL):
         for m in pattern.finditer(low):

@@ -60,6 +60,7 @@ from typing import Any
 import jieba
 
 __all__ = ["CJK_STOPWORDS", "STOPWORDS", "TOKENIZER_VERSION", "TermRules", "is_cjk",
+           "is_identifier",
            "normalize", "segment", "terms"]
 
 TOKENIZER_VERSION = f"jieba-{jieba.__version__}+akasha-terms-1"
@@ -257,6 +258,22 @@ def versions(text: str) -> list[str]:
     ['0.3.1', '0.3', '3.11']
     """
     return _VERSION.findall(normalize(text))
+
+
+_IDENTIFIER = re.compile(r"\d+(?:\.\d+)+[a-z]?|[a-z]+\d+[a-z\d]*")
+
+
+def is_identifier(term: str) -> bool:
+    """Whether an index term names one thing the way a name does (``UNNAMED_IDENTIFIERS``):
+    a version or dotted number (0.3, 3.11 — :func:`versions`) or a code of letters then
+    digits (a10, rtx4090, pi5). Not a plain number, a year, an ordinal or a time (2023,
+    3rd, 5pm): those say when or how many, not which.
+
+    >>> [t for t in ("0.3", "0.3.1", "a10", "rtx4090", "2023", "3rd", "5pm", "release")
+    ...  if is_identifier(t)]
+    ['0.3', '0.3.1', 'a10', 'rtx4090']
+    """
+    return _IDENTIFIER.fullmatch(term) is not None
 
 
 _MIXED = re.compile(r"[A-Za-z0-9]+")
