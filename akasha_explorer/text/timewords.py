@@ -128,6 +128,8 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
     this_month = _month(d.year, d.month, tz)
     py, pm = d.year - (d.month == 1), (d.month - 2) % 12 + 1
     prev = _month(py, pm, tz)
+    ppy, ppm = d.year - (d.month <= 2), (d.month - 3) % 12 + 1
+    before_prev = _month(ppy, ppm, tz)
     recent = (now - 14 * DAY, now)
     days_back = {k: _days(today - dt.timedelta(days=k), today - dt.timedelta(days=k - 1), tz)
                  for k in (1, 2, 3)}   # yesterday, 前天, 大前天: calendar days
@@ -170,7 +172,8 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
         "这个礼拜": (now - 7 * DAY, now), **dict.fromkeys(
             ("the week before last", "上上周", "上上星期", "上上个星期", "上上个礼拜"),
             (now - 21 * DAY, now - 7 * DAY)),
-        "this month": this_month, "这个月": this_month,
+        "this month": this_month, "这个月": this_month, "上上个月": before_prev,
+        "上上月": before_prev, "the month before last": before_prev,
         "本月": this_month, "last month": prev, "上个月": prev, "上月": prev,
         "this year": _year(d.year, tz), "今年": _year(d.year, tz),
         "last year": _year(d.year - 1, tz), "去年": _year(d.year - 1, tz),
@@ -182,11 +185,13 @@ _EN_REL = re.compile(r"\b(today|the day before yesterday|day before yesterday|ye
                      r"last night|this morning|this afternoon|this evening|tonight|recently|"
                      r"lately|these days|this weekend|last weekend|the weekend|weekend|"
                      r"this week|the week before last|last week|the end of the month|"
-                     r"end of the month|this month|last month|this year|last year)\b")
+                     r"end of the month|this month|the month before last|last month|"
+                     r"this year|last year)\b")
 _ZH_REL = re.compile("今天|今早|今晚|昨天|昨晚|大前天|前天|最近|近来|这几天|这阵子|这个周末|这周末|"
                      "本周末|上个周末|上周末|周末|这周|本周|上上个星期|上上个礼拜|上上星期|上上周|"
                      "上个星期|上星期|上个礼拜|上礼拜|这个礼拜|这礼拜|上周|上个月底|上月底|"
-                     "上个月初|上月初|上个月中|上月中|月底|月末|月初|月中|这个月|本月|上个月|上月|"
+                     "上个月初|上月初|上个月中|上月中|月底|月末|月初|月中|这个月|本月|上上个月|上上月|"
+                     "上个月|上月|"
                      "今年|去年|前年")
 _FESTIVAL = re.compile(
     r"(?:(去年|今年|明年|前年)的?|\b(last|this|next)\s+)?("
