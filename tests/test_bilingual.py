@@ -52,6 +52,22 @@ def _on_off(tmp_path: Path, msgs: list[RawMessage], query: str, *, glosses: bool
     return on, changed
 
 
+def _first_two(tmp_path: Path, said: list[tuple[tuple[int, ...], str]], query: str,
+               **off: object) -> tuple[list[str], list[str]]:
+    """The first two of ``query``'s context order, asked on Tuesday 2026-10-20 21:00 (+08:00)
+    of a store of one user message per ``(time, text)`` (``d0:0``, ``d1:0``, …), with the
+    store's settings and with ``off`` changed."""
+    msgs = [RawMessage(f"d{k}", 0, _at(*when), "user", text)
+            for k, (when, text) in enumerate(said)]
+    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
+        mem.ingest(msgs, progress=False)
+        now = _at(2026, 10, 20, 21)
+        top = context_order(mem.recall(query, now=now, log=False))[:2]
+        changed = context_order(mem.recall(query, now=now, log=False,
+                                           settings=mem.settings.replace(**off)))[:2]
+    return top, changed
+
+
 # -- names ------------------------------------------------------------------------------------
 def test_a_curated_alias_reaches_the_turn_in_the_other_script(demo_store: Path) -> None:
     """'Who is Lanny?' names no one until a person adds Lanny as an alias of 阿岚; then
@@ -264,20 +280,12 @@ def test_days_weekdays_and_spans_ago() -> None:
 def test_a_weekday_of_last_week_ranks_its_turns_first(tmp_path: Path) -> None:
     """上周三干了什么 — its only content a day: that day's turns come first, ahead of
     turns that merely say 周三 or sit in the rest of the week."""
-    days = [(2026, 10, 13, 20), (2026, 10, 14, 20), (2026, 10, 14, 21), (2026, 10, 16, 20),
-            (2026, 10, 19, 9)]
-    texts = ["周二加班到十点", "去瑞金医院换药", "晚上和老周打了两把", "把星图的 PR 合并了",
-             "周三晚上九点半开黑"]
-    msgs = [RawMessage(f"d{k}", 0, _at(*d), "user", t)
-            for k, (d, t) in enumerate(zip(days, texts, strict=True))]
-    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
-        mem.ingest(msgs, progress=False)
-        now = _at(2026, 10, 20, 21)
-        top = context_order(mem.recall("上周三干了什么", now=now, log=False))[:2]
-        off = context_order(mem.recall("上周三干了什么", now=now, log=False,
-                                       settings=mem.settings.replace(TIME_PRIOR=0.0)))
+    said = [((2026, 10, 13, 20), "周二加班到十点"), ((2026, 10, 14, 20), "去瑞金医院换药"),
+            ((2026, 10, 14, 21), "晚上和老周打了两把"), ((2026, 10, 16, 20), "把星图的 PR 合并了"),
+            ((2026, 10, 19, 9), "周三晚上九点半开黑")]
+    top, off = _first_two(tmp_path, said, "上周三干了什么", TIME_PRIOR=0.0)
     assert set(top) == {"d1:0", "d2:0"}
-    assert set(off[:2]) != {"d1:0", "d2:0"}
+    assert set(off) != {"d1:0", "d2:0"}
 
 
 def test_calendar_spans_follow_the_time_zone() -> None:
@@ -288,18 +296,11 @@ def test_calendar_spans_follow_the_time_zone() -> None:
 
 
 def test_a_time_only_question_ranks_turns_inside_the_window(tmp_path: Path) -> None:
-    days = [(2026, 10, 10), (2026, 10, 17), (2026, 10, 18), (2026, 10, 19)]
-    texts = ["打了一下午游戏", "把星图的 PR 合并了", "开始冲 A11", "周一开会"]
-    msgs = [RawMessage(f"d{k}", 0, _at(*d, 20), "user", t)
-            for k, (d, t) in enumerate(zip(days, texts, strict=True))]
-    with ak.open(tmp_path / "s", Settings(TIME_ZONE="+08:00")) as mem:
-        mem.ingest(msgs, progress=False)
-        now = _at(2026, 10, 20, 21)
-        top = context_order(mem.recall("上周末干了什么", now=now, log=False))[:2]
-        off = context_order(mem.recall("上周末干了什么", now=now, log=False,
-                                       settings=mem.settings.replace(TIME_FLOOR=0.0)))
+    said = [((2026, 10, 10, 20), "打了一下午游戏"), ((2026, 10, 17, 20), "把星图的 PR 合并了"),
+            ((2026, 10, 18, 20), "开始冲 A11"), ((2026, 10, 19, 20), "周一开会")]
+    top, off = _first_two(tmp_path, said, "上周末干了什么", TIME_FLOOR=0.0)
     assert set(top) == {"d1:0", "d2:0"}
-    assert set(off[:2]) != {"d1:0", "d2:0"}
+    assert set(off) != {"d1:0", "d2:0"}
 
 
 # -- filler -------------------------------------------------------------------------------------
