@@ -75,6 +75,29 @@ def test_a_small_store_keeps_its_query_terms(store_path: Path, embedder) -> None
     assert [(t.term, t.reason) for t in v1.seeds.terms] == [("cities", "low_idf")]
 
 
+def test_a_word_said_often_still_counts(store_path: Path, embedder) -> None:
+    """Sixty messages, "painting" in 15 and "kids" in 15 (IDF about 1.4, under V1's floor of
+    3.5): v2 keeps both words (FTS_MIN_IDF = 1.0) and the one message that holds both
+    comes first; under V1's floor both are dropped as low_idf and no lexical hit exists."""
+    chat = ([{"role": "user", "content": f"spent the evening on the painting, part {k}"}
+             for k in range(14)]
+            + [{"role": "user", "content": f"the kids had swimming lesson number {k}"}
+               for k in range(14)]
+            + [{"role": "user", "content": "took the kids painting by the lake today"}]
+            + [{"role": "user", "content": f"cooked dinner, recipe {k} from the blog"}
+               for k in range(31)])
+    with ak.open(store_path, Settings()) as mem:
+        mem.ingest(chat, session="s", progress=False)
+        now = mem.last_ts() + 60
+        v2 = mem.recall("painting with the kids", now=now, log=False)
+        v1_floor = mem.recall("painting with the kids", now=now, log=False,
+                              settings=mem.settings.replace(FTS_MIN_IDF=3.5))
+    assert {(t.term, t.kept) for t in v2.seeds.terms} == {("paint", True), ("kid", True)}
+    assert v2.messages[v2.floor.uids[0]][0]["text"].startswith("took the kids painting")
+    assert {(t.term, t.reason) for t in v1_floor.seeds.terms} == {("paint", "low_idf"),
+                                                                  ("kid", "low_idf")}
+
+
 def test_a_new_store_records_its_profile_and_term_rules(store_path: Path, embedder) -> None:
     _store(store_path, Settings())
     data = json.loads((store_path / "akasha.json").read_text("utf-8"))

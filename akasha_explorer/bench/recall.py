@@ -131,6 +131,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- skip unseen terms": dict(FTS_SKIP_UNSEEN=False),
         "- long messages normalised at full length (BM25_LEN_CAP=0)": dict(BM25_LEN_CAP=0.0),
         "- IDF floor off in small stores": dict(FTS_MIN_IDF_DOCS=0),
+        "- IDF floor as V1 (FTS_MIN_IDF=3.5)": dict(FTS_MIN_IDF=3.5),
         "- CJK dense weight as before glosses (FUSION_DENSE_WEIGHT_CJK=0.1)": dict(
             FUSION_DENSE_WEIGHT_CJK=0.1),
         "- neighbour context": dict(CONTEXT_NEIGHBOR=0.0),
