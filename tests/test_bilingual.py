@@ -13,15 +13,17 @@ import pytest
 
 import akasha_explorer as ak
 from akasha_explorer.analysis.methods import context_order
+from akasha_explorer.brief.atoms import atoms
 from akasha_explorer.config import Settings, time_zone
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.hybrid import relevance
 from akasha_explorer.engine.toy import toy_nodes
+from akasha_explorer.extract.resolve import Gazetteer
 from akasha_explorer.model import RawMessage
 from akasha_explorer.store.channels import AnchorLexicon
 from akasha_explorer.text.gates import asks, is_noise
 from akasha_explorer.text.timewords import time_windows
-from akasha_explorer.text.tokenize import TermRules
+from akasha_explorer.text.tokenize import TermRules, versions
 from akasha_explorer.text.xling import lexicon, translate
 
 TZ = time_zone("+08:00")
@@ -122,6 +124,24 @@ def test_alias_search_in_a_query() -> None:
     assert lex.forms == {"a": 3, "z": 2, "m": 2}
 
 
+def test_a_latin_word_ends_at_a_chinese_character() -> None:
+    """A bilingual user writes names, versions and handles right against Chinese (跟Grace说,
+    发布v0.3了, 问@lan_the_warrior); Python's \\w counts the Chinese character as part of the
+    word, so every one of these was missed — in a query, in extraction, in the index, in
+    the atoms a pointer shows."""
+    lex = AnchorLexicon([("g", "Grace")], {"g": "Grace"})
+    assert [h.surface for h in lex.find("Grace住在哪")] == ["grace"]
+    assert [h.surface for h in lex.find("跟Grace说一声")] == ["grace"]
+    assert lex.find("graceful") == [] and lex.find("grace_note") == []
+    gaz = Gazetteer([("Lan", "an-1", "person"), ("HA", "an-2", "thing")])
+    assert [(s, a) for _, _, s, a in gaz.find("和Lan打游戏，HA又掉线了")] == [
+        ("Lan", "an-1"), ("HA", "an-2")]
+    assert gaz.find("Lantern HAL") == []
+    assert versions("发布v0.3了，v0.3.1也发了") == ["0.3", "0.3.1"]
+    assert versions("python3.11") == []
+    assert "@lan_the_warrior" in atoms("问@lan_the_warrior要不要开黑")
+
+
 # -- words across languages ------------------------------------------------------------------
 def test_dictionary_translates_both_ways() -> None:
     lex = lexicon()
@@ -213,6 +233,19 @@ def test_a_version_in_the_question_names_what_it_is_about(ro_mem: ak.Memory) -> 
                                       .replace(UNNAMED_IDENTIFIERS=False)))
     assert on[0] == v03 and v031 not in on[:10], on.index(v031)
     assert v031 in off[:10]
+
+
+def test_the_block_says_when_no_turn_answers_for_a_one_form_anchor(ro_mem: ak.Memory) -> None:
+    """Grace is an anchor known by one form only. The memory never says where she lives:
+    the block's first turns are about Grace, none says where anyone lives, and the block
+    now says so; asked what she did, no note."""
+    now = ro_mem.last_ts()
+    for query in ("Where does Grace live?", "Grace住在哪"):
+        block = ro_mem.context(query, now=now, log=False)
+        assert block.apart == ("Grace",), query
+        assert "no turn of the first block mentions Grace" in block.text
+    for query in ("Who did Grace put on my team?", "Which district of Shanghai do I live in?"):
+        assert ro_mem.context(query, now=now, log=False).apart == (), query
 
 
 # -- time ---------------------------------------------------------------------------------------

@@ -25,10 +25,12 @@ from __future__ import annotations
 import functools
 import re
 
+from ..text.edges import LATIN
+
 __all__ = ["atom_spans", "atoms"]
 
-_NB = r"(?<![A-Za-z0-9_])"  # no latin word character before (CJK counts as a boundary)
-_NA = r"(?![A-Za-z0-9_])"
+_NB = rf"(?<![{LATIN}])"  # no latin word character before (CJK counts as a boundary)
+_NA = rf"(?![{LATIN}])"
 _NUM = r"\d+(?:[.,]\d+)*"
 _MONTHS = (r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
 
@@ -36,7 +38,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("url", r"(?:https?://|www\.)[^\s<>\"'「」『』（）()\[\]{}，。、；！？]+"
             r"(?<![.,;:!?])"),
     ("email", _NB + r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+" + _NA),
-    ("handle", r"(?<![\w@])@[A-Za-z0-9_]{2,}" + _NA),
+    ("handle", rf"(?<![{LATIN}@])@[A-Za-z0-9_]{{2,}}" + _NA),
     ("quote", r"\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|「[^」\n]{1,120}」|『[^』\n]{1,120}』"
               r"|《[^》\n]{1,120}》|`[^`\n]{1,120}`"),
     ("datetime", _NB + r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
@@ -58,7 +60,7 @@ _RULES: tuple[tuple[str, str], ...] = (
               r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?" + _NA
               + r"|" + _NB + r"[A-Za-z]*[A-Z][A-Za-z]*(?:-[A-Za-z0-9]+)+" + _NA
               + r"|" + _NB + r"(?:[A-Z]{2,}[a-z]+[A-Za-z]*|[a-z]+[A-Z][A-Za-z]*|[A-Z]{2,})" + _NA),
-    ("path", r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.-]+){2,}/?|" + _NB
+    ("path", rf"(?<![{LATIN}/])(?:~|\.{{1,2}})?(?:/[\w.-]+){{2,}}/?|" + _NB
              + r"[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,5}" + _NA
              + r"|\\\\[\w.$-]+(?:\\[\w.$-]+)+|" + _NB + r"[A-Za-z]:\\[\w.$-]+(?:\\[\w.$-]+)*"),
     ("number", _NB + r"[-+]?" + _NUM + _NA),

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..graphdb import redact as gr
 from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY, LAST_CONTEXT_KEY
+from ..text.edges import LATIN
 from ..text.gates import GATE_META
 from ..text.tokenize import TermRules
 from ..text.tokenize import terms as index_terms
@@ -70,7 +71,7 @@ class Forgotten:
         if self.ids:
             alt = "|".join(re.escape(i) for i in sorted(self.ids, key=len, reverse=True))
             object.__setattr__(self, "_ids_re",
-                               re.compile(rf"(?<![\w.\-])(?:{alt})(?![\w.\-])"))
+                               re.compile(rf"(?<![{LATIN}.\-])(?:{alt})(?![{LATIN}.\-])"))
 
     def names(self, value: str | None) -> bool:
         """True when ``value`` holds a forgotten id or a word only the forgotten had."""

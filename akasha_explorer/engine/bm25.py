@@ -25,7 +25,7 @@ Tokenisation is not done here (see :mod:`akasha_explorer.text`); this module see
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,8 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .growth import grow
 
-__all__ = ["NAMES", "SAYS", "LexicalHits", "Postings", "QueryTerm", "TermGroup", "bm25_rank",
-           "idf_select", "select_terms"]
+__all__ = ["MENTIONS", "NAMES", "SAYS", "LexicalHits", "Postings", "QueryTerm", "TermGroup",
+           "bm25_rank", "idf_select", "select_terms"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,10 @@ NAMES = 1
 an identifier it named: :func:`bm25_rank`'s ``names``)."""
 SAYS = 2
 """A :attr:`LexicalHits.holds` bit: the message holds another of the query's words."""
+MENTIONS = 4
+"""A :attr:`LexicalHits.holds` bit: the message holds the only form of an anchor the query
+named (Grace), or a translation of that word — it tells what the context block says when
+no turn holds the anchor beside the question's other words, and weighs nothing."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,8 @@ class LexicalHits:
     translations); empty under the v1 profile. ``holds`` (only when the query named an
     anchor or an identifier) is, per hit, a bit mask: :data:`NAMES` — the message
     mentions an anchor the query named, or holds an identifier it named (v0.3); :data:`SAYS`
-    — it holds another of the query's words (or a translation of one)."""
+    — it holds another of the query's words (or a translation of one); :data:`MENTIONS` —
+    it holds the word of an anchor known by one form the query named."""
 
     terms: tuple[QueryTerm, ...]
     msg_rows: tuple[int, ...]
@@ -99,6 +104,10 @@ class LexicalHits:
     n_docs: int = 0
     groups: tuple[dict[str, object], ...] = ()
     holds: tuple[int, ...] = ()
+    named: tuple[str, ...] = ()
+    """The identifiers the query named (``names`` of :func:`bm25_rank`) that it kept."""
+    mentioned: tuple[str, ...] = ()
+    """The anchors known by one form the query named (``mentions``), as written."""
 
     @classmethod
     def empty(cls) -> LexicalHits:
@@ -300,6 +309,7 @@ def bm25_rank(
     groups: Sequence[TermGroup] = (),
     len_cap: float = 0.0,
     names: Collection[str] = (),
+    mentions: Mapping[str, str] | None = None,
 ) -> LexicalHits:
     """BM25 (Lucene variant, as bm25s ``method="lucene"``) of the kept terms, OR-ed.
 
@@ -312,7 +322,10 @@ def bm25_rank(
     normalised as if it were that long, since its matches sit in one passage of it.
     ``names`` (**[ours]**, ``UNNAMED_IDENTIFIERS``) are query terms that name what the query
     is about (a version, a code): a message holding one is marked :data:`NAMES` in
-    ``holds``, as if it mentioned a named anchor.
+    ``holds``, as if it mentioned a named anchor. ``mentions`` are the query terms that
+    are the only form of an anchor the query named, each with the alias as written: a
+    message holding one (or a translation of it) is marked :data:`MENTIONS` — read by the
+    context block's note, never by a score.
 
     >>> p = Postings(); p.add(0, ["spire"]); p.add(1, ["tower"])
     >>> ts, alive = np.zeros(2), np.ones(2, bool)
@@ -348,7 +361,16 @@ def bm25_rank(
 
     named = {g.source for g in groups if g.kind == "anchor"}
     ident = {t.term for t in kept if t.term in names}
-    holds = np.zeros(vis.shape[0], np.int64) if named or ident else None
+    said = dict(mentions or {})
+    said.update({w.casefold(): w for w in said.values()})   # a translation's source word
+    alone = {t.term for t in kept if t.term in said}
+    holds = np.zeros(vis.shape[0], np.int64) if named or ident or alone else None
+
+    def bit(word: str, anchor: bool = False) -> int:
+        if anchor or word in ident or word in named:
+            return NAMES
+        return MENTIONS if word in said else SAYS
+
     for t in kept:
         rows, tf = postings.postings(t.term)
         if rows.size == 0:
@@ -357,7 +379,7 @@ def bm25_rank(
         if rows.size:
             score[rows] += part
             if holds is not None:
-                holds[rows] |= NAMES if t.term in ident else SAYS
+                holds[rows] |= bit(t.term)
     for g in groups:
         best = np.zeros(vis.shape[0], np.float64)
         for _, rows, tf in g.members:
@@ -365,7 +387,7 @@ def bm25_rank(
             if rows.size:
                 np.maximum.at(best, rows, part)
                 if holds is not None:  # a translation of the anchor's own word names it
-                    holds[rows] |= NAMES if g.kind == "anchor" or g.source in named else SAYS
+                    holds[rows] |= bit(g.source, g.kind == "anchor")
         score += g.weight * best
     cand = np.flatnonzero(score > 0)
     if cand.size == 0:
@@ -374,4 +396,6 @@ def bm25_rank(
     top = cand[order]
     return LexicalHits(tuple(terms), tuple(int(r) for r in top),
                        tuple(float(score[r]) for r in top), n_docs, records,
-                       () if holds is None else tuple(int(holds[r]) for r in top))
+                       () if holds is None else tuple(int(holds[r]) for r in top),
+                       tuple(t.term for t in kept if t.term in ident),
+                       tuple(dict.fromkeys(said[t.term] for t in kept if t.term in alone)))

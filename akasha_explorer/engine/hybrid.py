@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..config import Settings
-from .bm25 import NAMES, SAYS, LexicalHits
+from .bm25 import MENTIONS, NAMES, SAYS, LexicalHits
 from .seeds import blackhole_rows, lexical_node_ranks, seed_table, top_k
 from .state import F64, EdgeStore, NodeTable
 from .trace import ItemList, Relevance, SeedTable
@@ -200,7 +200,8 @@ def relevance(nodes: NodeTable, cos_msg: F64, visible: NDArray[np.bool_],
     n = nodes.n
     bm = _node_bm25(nodes, visible, lexical)
     held = bm
-    named = _node_holds(nodes, visible, lexical) if cfg.UNNAMED_FACTOR < 1.0 else None
+    named = (_node_holds(nodes, visible, lexical)
+             if cfg.UNNAMED_FACTOR < 1.0 and _names_something(lexical) else None)
     if named is not None:   # holds the query's other words, never the anchor it names
         held = np.where((named & NAMES) == 0, bm * cfg.UNNAMED_FACTOR, bm)
     bm_top = float(held.max()) if n else 0.0
@@ -290,20 +291,28 @@ def _node_holds(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHi
     return mask
 
 
+def _names_something(lexical: LexicalHits) -> bool:
+    """Whether the query named an anchor by an alias group or an identifier (what
+    ``UNNAMED_FACTOR`` reads; an anchor known by one form only is not enough)."""
+    return bool(lexical.named) or any(g.get("kind") == "anchor" for g in lexical.groups)
+
+
 def _apart(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
            floor: NDArray[np.int64]) -> list[str]:
-    """The anchors the query named (their aliases as written) when no turn of the floor
-    mentions one of them together with another of the query's words, though some message
-    holds those words — "老周的生日" over a memory that knows 老周 and 阿岚's birthday, never
-    老周's. Empty otherwise (no anchor named, no other word anywhere, or a turn that
-    holds both)."""
+    """The anchors the query named (their aliases as written; an anchor known by one form,
+    Grace, too) when no turn of the floor mentions one of them together with another of
+    the query's words, though some message holds those words — "老周的生日" over a memory
+    that knows 老周 and 阿岚's birthday, never 老周's; "Where does Grace live?" over one
+    that never said. Empty otherwise (no anchor named, no other word anywhere, or a turn
+    that holds both)."""
     mask = _node_holds(nodes, visible, lexical)
     if mask is None or not (mask & SAYS).any():
         return []
-    if ((mask[floor] & (NAMES | SAYS)) == (NAMES | SAYS)).any():
+    either = NAMES | MENTIONS
+    if ((mask[floor] & either != 0) & (mask[floor] & SAYS != 0)).any():
         return []
-    return list(dict.fromkeys(str(g["source"]) for g in lexical.groups
-                              if g.get("kind") == "anchor"))
+    return list(dict.fromkeys([*(str(g["source"]) for g in lexical.groups
+                                 if g.get("kind") == "anchor"), *lexical.mentioned]))
 
 
 def _label(lexical: float, strong_dense: bool, dense: float, base: float,

@@ -36,6 +36,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
+from ..text.edges import LATIN
 from ..text.tokenize import STOPWORDS, cut, pieces
 from .base import Extraction, MentionCandidate, MessageIn, Ref, TripleCandidate
 from .normalize import HONORIFIC_PREFIXES, HONORIFIC_SUFFIXES, SURNAMES
@@ -70,7 +71,7 @@ KINSHIP = _words("""
     老大 老乡 老人 小孩 小姐 小伙 小心 小时 小区 小说 小组
 """)
 
-_HANDLE = re.compile(r"(?<![\w@])[@＠][A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]")
+_HANDLE = re.compile(rf"(?<![{LATIN}@])[@＠][A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]")
 _QUOTED = re.compile(r"《([^《》\n]{1,30})》|「([^「」\n]{1,30})」|『([^『』\n]{1,30})』")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’\-][A-Za-z0-9]+)*")
 _SENT_END = ".!?。！？:：\n\"“”—"

@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 
 from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
+from ..text.edges import LATIN
 from ..text.tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 from ..text.xling import CANDIDATES, translate
 
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["CHAR_STOPWORDS", "ROLE_WORDS", "AnchorChannel", "AnchorHit", "AnchorLexicon",
            "query_groups", "query_roles"]
 
-_LATIN_EDGE = r"(?<![\w@]){}(?!\w)"
+_LATIN_EDGE = rf"(?<![{LATIN}@]){{}}(?![{LATIN}])"  # 跟Grace说: CJK ends a latin word
 
 
 @dataclass(frozen=True)
@@ -390,10 +391,13 @@ class AnchorChannel:
 
 def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
                  alive: NDArray[np.bool_], time_words: Iterable[str] = ()
-                 ) -> tuple[list[TermGroup], set[str]]:
+                 ) -> tuple[list[TermGroup], set[str], dict[str, str]]:
     """The extra term groups of query ``text`` (anchors named by an alias or a role,
-    one-character words, then translations) and the query terms the anchors replace. Both
-    empty when ``HYBRID`` is off or the channels' weights are 0 (the v1 profile).
+    one-character words, then translations), the query terms the anchors replace, and the
+    query terms that are the only form of an anchor the query names (Grace: searched as
+    the word itself, no group), each with the alias as written — for the context block's
+    note (:data:`~akasha_explorer.engine.bm25.MENTIONS`). All empty when ``HYBRID`` is off
+    or the channels' weights are 0 (the v1 profile).
 
     Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``CHAR_WEIGHT``,
     ``XLING_WEIGHT``,
@@ -405,8 +409,9 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     s = settings
     groups: list[TermGroup] = []
     replaced: set[str] = set()
+    alone: dict[str, str] = {}
     if not s.HYBRID or max(s.ANCHOR_WEIGHT, s.XLING_WEIGHT, s.CHAR_WEIGHT) <= 0:
-        return groups, replaced
+        return groups, replaced, alone
     rules = TermRules.of(s)
     skip: set[str] = set()
     named: set[str] = set()   # the characters of the aliases the anchor channel searches
@@ -434,7 +439,12 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
 
         for hit in lexicon.find(text):
             if lexicon.forms.get(hit.anchor, 0) < 2:
-                continue  # one form: nothing the words alone would not find
+                # one form: nothing the words alone would not find; noted, not weighed
+                member(hit.anchor)
+                if seen[hit.anchor]:
+                    name = lexicon.names.get(hit.anchor, hit.surface)
+                    alone.update(dict.fromkeys(terms(hit.surface, rules=rules), name))
+                continue
             got = member(hit.anchor)
             if got is not None:
                 groups.append(TermGroup("anchor", hit.surface, s.ANCHOR_WEIGHT, (got,)))
@@ -473,7 +483,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                 words = sum(1 for w in tr.source.split() if w not in STOPWORDS) or 1
                 groups.append(TermGroup(tr.direction, tr.source, s.XLING_WEIGHT * words,
                                         tuple(members)))
-    return groups, replaced
+    return groups, replaced, alone
 
 
 CHAR_STOPWORDS = frozenset("做干弄搞会能要想得着过地谁啥咋")

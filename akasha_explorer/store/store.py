@@ -416,8 +416,10 @@ class Store:
         version's files deleted (what each ingest's versions leave; a reader that holds an
         older version must reopen), and the Kuzu file rebuilt from its live rows (the pages
         the checkpoints' COACT rewrites freed are not given back otherwise). Returns the
-        store's bytes on disk before and after."""
+        store's bytes on disk before and after (the recall records queued for their writer
+        thread written first, so that none lands between the two measures)."""
         self.check_write()
+        self.recalls.flush()
         before = _du(self.path)
         self.checkpoint()
         self.vectors.optimize(cleanup=True)  # the writer lock: no other reader holds a version
@@ -1153,17 +1155,20 @@ class Store:
         relative = self.time_windows(text, now=now, settings=s, relative=True)
         time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
         alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
-        groups, replaced = query_groups(self, text, now=now, settings=s, alive=alive,
-                                        time_words=[w[2] for w in relative])
+        groups, replaced, alone = query_groups(self, text, now=now, settings=s, alive=alive,
+                                               time_words=[w[2] for w in relative])
         return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms, groups=groups, replaced=replaced)
+                                  exclude=time_terms, groups=groups, replaced=replaced,
+                                  mentions=alone)
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,
                       exclude: Collection[str] = (), groups: Sequence[TermGroup] = (),
-                      replaced: Collection[str] = ()) -> LexicalHits:
+                      replaced: Collection[str] = (), mentions: Mapping[str, str] | None = None
+                      ) -> LexicalHits:
         """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
-        the query's relative time words).
+        the query's relative time words; ``mentions``: the terms that are the only form of
+        an anchor the query names, each with the alias as written, for the block's note).
 
         Settings read: ``FTS_MIN_IDF``, ``FTS_UNSEEN_IDF``, ``FTS_MAX_TOKENS``,
         ``CAUSAL_IDF``, ``FTS_SKIP_UNSEEN``, ``FTS_MIN_IDF_DOCS``, ``FTS_TOP_K``
@@ -1184,7 +1189,7 @@ class Store:
                  if s.UNNAMED_IDENTIFIERS and s.UNNAMED_FACTOR < 1.0 else ())
         return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
                          b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups,
-                         len_cap=s.BM25_LEN_CAP, names=names)
+                         len_cap=s.BM25_LEN_CAP, names=names, mentions=mentions)
 
     def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
         """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:

@@ -59,11 +59,13 @@ from typing import Any
 
 import jieba
 
+from .edges import LATIN
+
 __all__ = ["CJK_STOPWORDS", "STOPWORDS", "TOKENIZER_VERSION", "TermRules", "is_cjk",
            "is_identifier",
            "normalize", "segment", "terms"]
 
-TOKENIZER_VERSION = f"jieba-{jieba.__version__}+akasha-terms-1"
+TOKENIZER_VERSION = f"jieba-{jieba.__version__}+akasha-terms-2"
 """The segmenter and the code of the term rules; a store records it with its
 :attr:`TermRules.signature` — a store whose signature differs is re-indexed."""
 
@@ -247,7 +249,7 @@ def _stemmer(language: str) -> Any:
             f"{', '.join(Stemmer.algorithms())} or '' for none") from None
 
 
-_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+[a-z]?)(?![\w]|\.\d)")
+_VERSION = re.compile(rf"(?<![{LATIN}.])v?(\d+(?:\.\d+)+[a-z]?)(?![{LATIN}]|\.\d)")
 
 
 def versions(text: str) -> list[str]:
