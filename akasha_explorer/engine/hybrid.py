@@ -308,8 +308,8 @@ def _apart(nodes: NodeTable, visible: NDArray[np.bool_], lexical: LexicalHits,
     mask = _node_holds(nodes, visible, lexical)
     if mask is None or not (mask & SAYS).any():
         return []
-    either = NAMES | MENTIONS
-    if ((mask[floor] & either != 0) & (mask[floor] & SAYS != 0)).any():
+    held = mask[floor]
+    if ((held & (NAMES | MENTIONS) != 0) & (held & SAYS != 0)).any():   # a turn holds both
         return []
     return list(dict.fromkeys([*(str(g["source"]) for g in lexical.groups
                                  if g.get("kind") == "anchor"), *lexical.mentioned]))

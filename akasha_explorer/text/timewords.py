@@ -225,7 +225,7 @@ _FEW = (2, 6)
 _UNITS = {"day": DAY, "天": DAY, "week": 7 * DAY, "周": 7 * DAY, "星期": 7 * DAY,
           "礼拜": 7 * DAY, "month": 30 * DAY, "月": 30 * DAY}
 """The units of "N … ago". Not years: "I moved here 4 years ago" is told long after, so a
-window on when a turn was *said* would miss it (LoCoMo dev: the one such question fell)."""
+window on when a turn was *said* would miss it."""
 
 
 def _zh_int(text: str) -> int | None:
