@@ -122,8 +122,9 @@ class Memory:
 
     def __repr__(self) -> str:
         mode = "read-only" if self.read_only else "read-write"
-        return (f"<Memory {self.path} ({mode}): {self.store.mirror.nodes.n} nodes, "
-                f"{self.store.mirror.edges.count} edges>")
+        m = self.store.mirror   # live ones: a forgotten node or a pruned edge keeps its slot
+        return (f"<Memory {self.path} ({mode}): {int(m.nodes.alive.sum())} nodes, "
+                f"{m.edges.n_alive()} edges>")
 
     def close(self) -> None:
         """Checkpoint the journal into Kuzu (writers) and release every file and lock."""

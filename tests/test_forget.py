@@ -59,6 +59,8 @@ def test_forget_node_purges_every_file(demo_store: Path) -> None:
         assert counts["triples"] >= 1
         assert counts["queries"] >= 1
         assert mem.stats()["nodes"] == n_nodes - 1
+        stats = mem.stats()   # what repr says counts the live nodes and edges, no slots
+        assert f": {stats['nodes']} nodes, {stats['edges']} edges>" in repr(mem)
         with pytest.raises(NotFound):
             mem.messages(node)
         entry = mem.audit(limit=1)[0]
