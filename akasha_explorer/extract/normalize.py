@@ -37,7 +37,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = ["HONORIFIC_PREFIXES", "HONORIFIC_SUFFIXES", "SURNAMES", "alias_keys", "core_name",
-           "is_cjk_text", "norm"]
+           "is_cjk_text", "load_pinyin", "norm"]
 
 HONORIFIC_PREFIXES = ("阿", "老", "小")
 HONORIFIC_SUFFIXES = ("姐姐", "哥哥", "老师", "先生", "女士", "同学", "さん", "ちゃん", "くん",
@@ -79,6 +79,13 @@ def core_name(n: str) -> str | None:
     if len(n) == 2 and n[0] in HONORIFIC_PREFIXES:
         return n[1:]
     return None
+
+
+def load_pinyin() -> None:
+    """Load pypinyin's tables now (~0.6 s of JSON parsing that holds the GIL), so that the
+    first name resolution — a server's first fold, in a thread of its own — does not stall
+    every request meanwhile."""
+    _pinyin("林岚")
 
 
 @lru_cache(maxsize=8192)

@@ -235,11 +235,10 @@ class MemoryService:
                 # of a served session ~300 ms)
                 self._prepare("warm up: 今天我们去公园散步了", None, time.time())
                 if self.mem.settings.EXTRACT and self.mem.store.extractor is None:
-                    # and the name resolution's pinyin tables (pypinyin: ~0.6 s of JSON
-                    # parsing that holds the GIL): loaded by the first fold, in the fold's
-                    # thread, they stalled every request meanwhile
-                    from ..extract.normalize import alias_keys
-                    alias_keys("林岚", "person")
+                    # and the name resolution's pinyin tables: loaded by the first fold,
+                    # in the fold's thread, they stalled every request meanwhile
+                    from ..extract.normalize import load_pinyin
+                    load_pinyin()
         except Exception:   # a warm-up is never worth a failed start
             log.exception("warming up %s failed (the first call will be slower)", self.path)
 
