@@ -252,6 +252,8 @@ def test_the_block_says_when_no_turn_answers_for_a_one_form_anchor(ro_mem: ak.Me
 def test_festivals_weekends_and_month_parts() -> None:
     now = _at(2026, 10, 20, 21, 0)                     # a Tuesday
     assert _window("国庆去了哪里", now) == [("国庆", "2026-10-01", "2026-10-08")]
+    assert _window("十一长假去了哪里", now) == [("十一长假", "2026-10-01", "2026-10-08")]
+    assert _window("十一点睡的", now) == []
     assert _window("中秋节做了什么", now) == [("中秋节", "2026-09-24", "2026-09-27")]
     assert _window("What did I do last weekend?", now) == [
         ("last weekend", "2026-10-17", "2026-10-19")]

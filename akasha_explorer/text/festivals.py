@@ -88,8 +88,9 @@ def _weekday(month: int, weekday: int, n: int, before: int, after: int
 _SPRING = _lunar(0, 1, 7)        # 除夕 to the seventh day
 _NATIONAL = _fixed(10, 1, 7)     # 1–7 October
 FESTIVALS: dict[str, Callable[[int], tuple[dt.date, dt.date] | None]] = {
-    "国庆": _NATIONAL, "国庆节": _NATIONAL, "十一假期": _NATIONAL, "national day": _NATIONAL,
-    "golden week": _NATIONAL,
+    "国庆": _NATIONAL, "国庆节": _NATIONAL, "十一假期": _NATIONAL, "十一长假": _NATIONAL,
+    "十一黄金周": _NATIONAL, "十一期间": _NATIONAL, "十一放假": _NATIONAL,
+    "national day": _NATIONAL, "golden week": _NATIONAL,
     "春节": _SPRING, "过年": _SPRING, "chinese new year": _SPRING, "lunar new year": _SPRING,
     "spring festival": _SPRING,
     "除夕": _lunar(0, 1, 0),
