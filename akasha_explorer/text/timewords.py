@@ -47,8 +47,9 @@ __all__ = ["TimeWindow", "parse_time", "time_windows"]
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _MON = "|".join(_MONTHS)
-_ZH_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
-           "十": 10, "十一": 11, "十二": 12}
+_ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+           "九": 9}
+"""Chinese digits (:func:`_zh_int` reads the tens)."""
 
 
 @dataclass(frozen=True)
@@ -236,13 +237,12 @@ def _zh_int(text: str) -> int | None:
     """
     if text.isdigit():
         return int(text)
-    digits = {**_ZH_NUM, "两": 2}
     if "十" in text:
         a, _, b = text.partition("十")
-        tens = 1 if not a else digits.get(a)
-        ones = 0 if not b else digits.get(b)
-        return None if tens is None or ones is None or tens > 9 or ones > 9 else 10 * tens + ones
-    return digits.get(text) if len(text) == 1 else None
+        tens = 1 if not a else _ZH_NUM.get(a)
+        ones = 0 if not b else _ZH_NUM.get(b)
+        return None if tens is None or ones is None else 10 * tens + ones
+    return _ZH_NUM.get(text)
 
 
 def _ago(now: float, lo: float, hi: float, unit: str) -> tuple[float, float]:
@@ -317,8 +317,7 @@ def time_windows(text: str, now: float, tz: dt.tzinfo | None = None) -> list[Tim
     for m in _ZH_MONTH.finditer(low):
         if not free(m):
             continue
-        raw = m.group(3)
-        month = int(raw) if raw.isdigit() else _ZH_NUM[raw]
+        month = _zh_int(m.group(3)) or 0   # the pattern admits 1–12 only
         year = (int(m.group(1)) if m.group(1) else
                 today.year + _YEAR_WORDS[m.group(2)] if m.group(2) else
                 _last_month_named(month, d_now))

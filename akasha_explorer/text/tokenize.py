@@ -249,7 +249,9 @@ def _stemmer(language: str) -> Any:
             f"{', '.join(Stemmer.algorithms())} or '' for none") from None
 
 
-_VERSION = re.compile(rf"(?<![{LATIN}.])v?(\d+(?:\.\d+)+[a-z]?)(?![{LATIN}]|\.\d)")
+_DOTTED = r"\d+(?:\.\d+)+[a-z]?"
+"""A version or dotted number: 0.3.1, 3.11, 2.0b."""
+_VERSION = re.compile(rf"(?<![{LATIN}.])v?({_DOTTED})(?![{LATIN}]|\.\d)")
 
 
 def versions(text: str) -> list[str]:
@@ -262,7 +264,7 @@ def versions(text: str) -> list[str]:
     return _VERSION.findall(normalize(text))
 
 
-_IDENTIFIER = re.compile(r"\d+(?:\.\d+)+[a-z]?|[a-z]+\d+[a-z\d]*")
+_IDENTIFIER = re.compile(rf"{_DOTTED}|[a-z]+\d+[a-z\d]*")
 
 
 def is_identifier(term: str) -> bool:
