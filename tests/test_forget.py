@@ -169,6 +169,31 @@ def test_forget_needs_exactly_one_target(mem: ak.Memory) -> None:
         mem.forget(node="no-such-node")
 
 
+def test_a_forgotten_session_is_stored_again_in_the_process_that_forgot_it(
+        mem: ak.Memory) -> None:
+    """``allow_forgotten`` in the process that forgot: the mirror keeps a forgotten row
+    (masked) under its uid, and storing the uid again raised "already in the mirror"; the
+    uid now names the new row — recall finds it, the doctor finds nothing, and a reopen
+    reads the same."""
+    from akasha_explorer.doctor import check
+    node, _ = mem.add_turn("周日和阿岚去西湖划船", "好，记下了", session="boat", ts=1.7e9)
+    mem.add_turn("明天交周报", "好", session="other", ts=1.7e9 + 600)
+    raw = [ak.RawMessage(m.session, m.seq, m.ts, m.role, m.text) for m in mem.messages(node)]
+    mem.forget(session="boat")
+    assert "boat:0" not in mem.recall("西湖划船", now=1.7e9 + 700).floor.uids
+    report = mem.ingest(raw, progress=False, allow_forgotten=True)
+    assert report.nodes_added == 1 and report.messages_added == 2
+    assert [m.text for m in mem.messages("boat:0")] == [m.text for m in raw]
+    assert mem.recall("西湖划船", now=1.7e9 + 800).floor.uids[0] == "boat:0"
+    assert mem.stats()["nodes"] == 2
+    assert check(mem.store).ok
+    folder = mem.path
+    mem.close()
+    with ak.open(folder) as again:
+        assert [m.text for m in again.messages("boat:0")] == [m.text for m in raw]
+        assert again.stats()["nodes"] == 2
+
+
 def test_a_forgotten_turn_id_is_free_and_the_others_still_retry(mem: ak.Memory) -> None:
     """``add_turn``'s retry key (``turn_id``) names live turns only: once its turn is
     forgotten the id stores a new turn; the session's other ids still answer a retry with

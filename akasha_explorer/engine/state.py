@@ -233,8 +233,9 @@ class NodeTable:
         recall_count: int = 0,
         replayed: bool = False,
     ) -> int:
-        """Append one node with its messages; returns its row. ``uid`` must be new."""
-        if uid in self.index:
+        """Append one node with its messages; returns its row. ``uid`` must be new or
+        forgotten (:meth:`kill`: its message uids too) — the uid then names the new row."""
+        if self._taken(uid):
             raise ValueError(f"node {uid!r} is already in the mirror")
         mv = np.asarray(msg_vectors, dtype=np.float32).reshape(-1, self.dim)
         k = mv.shape[0]
@@ -334,9 +335,9 @@ class NodeTable:
                 or int(counts.sum()) != m or len(msg_uids) != m:
             raise ValueError("add_nodes needs one vector and >= 1 message per node, and one "
                              "vector / ts / uid per message")
-        if len(set(uids)) != n or any(u in self.index for u in uids):
+        if len(set(uids)) != n or any(self._taken(u) for u in uids):
             raise ValueError("add_nodes: a node uid is repeated or already in the mirror")
-        if len(set(msg_uids)) != m or any(u in self.msg_index for u in msg_uids):
+        if len(set(msg_uids)) != m or any(self._msg_taken(u) for u in msg_uids):
             raise ValueError("add_nodes: a message uid is repeated or already in the mirror")
         if n == 0:
             return np.zeros(0, np.int64)
@@ -421,6 +422,16 @@ class NodeTable:
                   self._first_msg, self._n_msg, self._msg_vec, self._msg_node, self._msg_ts,
                   self._msg_alive]
         return sum(int(a.nbytes) for a in arrays)
+
+    def _taken(self, uid: str) -> bool:
+        """Whether ``uid`` names a live node (a forgotten one's uid may be stored again:
+        ``allow_forgotten``)."""
+        i = self.index.get(uid)
+        return i is not None and bool(self._alive[i])
+
+    def _msg_taken(self, uid: str) -> bool:
+        j = self.msg_index.get(uid)
+        return j is not None and bool(self._msg_alive[j])
 
     def kill(self, i: int) -> None:
         """Mask node ``i`` and its messages (forget); rows stay so indices stay valid."""
