@@ -340,6 +340,15 @@ class Settings:
         "anchors the user's relation triples give that role (Grace 是我老板: works_with, "
         "slot 老板), as if it named them by an alias (ANCHOR_WEIGHT): \"Did I tell my "
         "manager about my finger?\" finds the turns about Grace.", ours=True)
+    FACT_WEIGHT: float = _s(
+        0.75, "§4.1", "A query that asks about a kind of fact — what someone likes, dislikes, "
+        "uses, plays, where they live or went, their goal or project (channels.FACT_WORDS, in "
+        "either language: 喜欢 / like, 讨厌 / hate, 住 / live, 去过 / went to) — reaches the "
+        "messages that state such a fact (the triples extraction read from them, not "
+        "rejected or superseded; only those of the anchor the query names, when it names "
+        "one that has them): a message counts this times the BM25 of that predicate as a "
+        "term. The triple's predicate bridges the languages (\"What kind of coffee do I "
+        "like?\" finds 我喜欢喝燕麦拿铁). 0 turns it off.", ours=True, valid=Range(0, 100))
     UNNAMED_FACTOR: float = _s(
         0.3, "§4.1", "When a query names an anchor (阿岚, Zhou…) beside other words, a turn "
         "whose matching messages hold those words but never name the anchor under any "
@@ -626,7 +635,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "EDGE_PRUNE_BELOW": 0.0, "EDGE_BUDGET": 0, "EMBED_DTYPE": "float32", "EMBED_CJK_GLOSS": 0.0,
         "FUSION_DENSE_WEIGHT_CJK": 0.1, "BM25_LEN_CAP": 0.0, "CONTEXT_HOPS": 1,
         "UNNAMED_FACTOR": 1.0, "FTS_WORD_PARTS": False, "ANCHOR_ROLES": False,
-        "UNNAMED_IDENTIFIERS": False,
+        "UNNAMED_IDENTIFIERS": False, "FACT_WEIGHT": 0.0,
     },
 }
 """Named presets: settings that differ from ``Settings()`` (the v2 defaults)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -511,3 +512,51 @@ def test_the_block_says_when_no_turn_names_them_together(ro_mem: ak.Memory) -> N
     off = ro_mem.recall("老周的生日是哪天", now=now, log=False,
                         settings=words.replace(ANCHOR_WEIGHT=0.0))
     assert off.relevance.apart == [] and "note:" not in off.context().text
+
+
+def _fact_groups(trace: Any) -> list[tuple[str, list[str], list[int]]]:
+    return [(g["source"], g["terms"], g["df"]) for g in trace.relevance.lexical_groups
+            if g["kind"] == "fact"]
+
+
+def test_a_question_about_a_kind_of_fact_reaches_the_turn_that_states_it(
+        ro_mem: ak.Memory) -> None:
+    """The predicate of a triple is the same in both languages: "What kind of coffee do I
+    like?" shares no word with 我喜欢喝燕麦拿铁 (likes), "Where did I go for the National Day
+    holiday?" none with 到杭州了 (visited) — FACT_WEIGHT brings both into the first ten.
+    A question that names someone asks about their facts only: Grace has no lives_in, so
+    "Where does Grace live?" gets no fact term (the user's own 我住在上海徐汇区 would
+    answer it wrongly); "Where does Lan live?" gets hers alone."""
+    now = ro_mem.last_ts()
+    off = ro_mem.settings.replace(FACT_WEIGHT=0.0)
+    for query, turn in (("What kind of coffee do I like?", "2026-09-01-morning:6"),
+                        ("Where did I go for the National Day holiday?",
+                         "2026-10-01-afternoon:0")):
+        trace = ro_mem.recall(query, now=now, log=False)
+        assert turn in context_order(trace)[:10], query
+        assert turn not in context_order(ro_mem.recall(query, now=now, log=False,
+                                                       settings=off))[:10], query
+        assert len(_fact_groups(trace)) == 1
+    assert _fact_groups(ro_mem.recall("What kind of coffee do I like?", now=now,
+                                      log=False)) == [("do I like", ["#likes"], [2])]
+    assert _fact_groups(ro_mem.recall("Where does Grace live?", now=now, log=False)) == []
+    assert _fact_groups(ro_mem.recall("Where does Lan live?", now=now, log=False)) == [
+        ("live", ["#lives_in"], [1])]
+    assert _fact_groups(ro_mem.recall("我不吃什么", now=now, log=False)) == [
+        ("不吃", ["#dislikes"], [1])]
+
+
+def test_a_rejected_fact_is_no_longer_searched(demo_store: Path) -> None:
+    """The fact channel reads the triples as curated: rejecting the pending "visited"
+    triple of 到杭州了 takes its message out of the question's fact term at the next
+    recall."""
+    query = "Where did I go for the National Day holiday?"
+    with ak.open(demo_store) as mem:
+        now = mem.last_ts()
+        assert _fact_groups(mem.recall(query, now=now, log=False)) == [
+            ("Where did I go", ["#visited"], [2])]
+        (item,) = [it for it in mem.review(kind="triple")
+                   if "到杭州了" in it.detail and "visited" in it.detail]
+        mem.review.reject(item.uid, why="a trip, not a fact worth keeping")
+        assert _fact_groups(mem.recall(query, now=now, log=False)) == [
+            ("Where did I go", ["#visited"], [1])]

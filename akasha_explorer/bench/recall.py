@@ -150,6 +150,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
             UNNAMED_FACTOR=1.0),
         "- versions and codes name nothing (UNNAMED_IDENTIFIERS off)": dict(
             UNNAMED_IDENTIFIERS=False),
+        "- facts by predicate (FACT_WEIGHT=0)": dict(FACT_WEIGHT=0.0),
         "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
         "- one-character words (CHAR_WEIGHT=0)": dict(CHAR_WEIGHT=0.0),
         "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),

@@ -54,13 +54,15 @@ class QueryTerm:
 class TermGroup:
     """Extra query terms that stand for one query word (**[ours]**): an anchor named by an
     alias (one pseudo-term whose postings are the anchor's mentions, ``ANCHOR_WEIGHT``),
-    a word's translations (``XLING_WEIGHT``) or a one-character Chinese word in the
-    character index (``CHAR_WEIGHT``). A message scores ``weight ×`` the BM25 of its best
-    member — alternatives for one word are not added up.
+    a predicate the query asks about (one pseudo-term whose postings are the messages its
+    triples were read from, ``FACT_WEIGHT``), a word's translations (``XLING_WEIGHT``) or
+    a one-character Chinese word in the character index (``CHAR_WEIGHT``). A message
+    scores ``weight ×`` the BM25 of its best member — alternatives for one word are not
+    added up.
 
     ``members`` are ``(term, message rows, term frequencies)``; ``kind`` is ``"anchor"``,
-    ``"en>zh"``, ``"zh>en"`` or ``"char"``; ``source`` the query word (or alias) it stands
-    for.
+    ``"fact"``, ``"en>zh"``, ``"zh>en"`` or ``"char"``; ``source`` the query word (or
+    alias) it stands for.
     """
 
     kind: str

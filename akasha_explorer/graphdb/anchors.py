@@ -174,6 +174,18 @@ def relation_roles(g: GraphDB) -> list[dict[str, Any]]:
         "RETURN DISTINCT s.uid AS anchor, t.slot AS slot", {"p": list(PERSON_RELATIONS)})
 
 
+def fact_rows(g: GraphDB) -> list[dict[str, Any]]:
+    """``{"p", "subject", "object", "node", "quote"}`` of every triple not rejected or
+    superseded (pending ones too: what extraction read, before a person reviewed it) —
+    what the recall's fact channel searches (an anchor uid or None for each role)."""
+    return g.rows(
+        "MATCH (t:Triple) WHERE t.status <> 'rejected' AND t.status <> 'superseded' "
+        "OPTIONAL MATCH (t)-[:FACT {role: 'subject'}]->(s:Anchor) "
+        "OPTIONAL MATCH (t)-[:FACT {role: 'object'}]->(o:Anchor) "
+        "RETURN t.predicate AS p, s.uid AS subject, o.uid AS object, t.node AS node, "
+        "t.quote AS quote")
+
+
 def anchor_names(g: GraphDB) -> dict[str, str]:
     """Anchor uid -> name, for every anchor."""
     return {r["u"]: r["n"] for r in g.rows("MATCH (a:Anchor) RETURN a.uid AS u, a.name AS n")}

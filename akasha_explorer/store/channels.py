@@ -11,6 +11,13 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
 - **Roles** (``ANCHOR_ROLES``). "my manager", 我妈, 老板 name whoever the user's relation
   triples give that role (:data:`ROLE_WORDS`: Grace 是我老板 → works_with, slot 老板), as an
   alias would.
+- **Facts** (``FACT_WEIGHT``). A query that asks about a kind of fact — likes, dislikes,
+  uses, plays, where someone lives or went, a goal, a side project (:func:`query_facts`:
+  the cue words of :data:`FACT_WORDS` and :data:`_EN_FACTS`, in either language) — gets
+  one term per predicate whose postings are the messages extraction read such a triple
+  from (not rejected or superseded), only those of the anchor the query names when it
+  names one that has them. The predicate is the same in both languages: "What kind of
+  coffee do I like?" reaches 我喜欢喝燕麦拿铁 (likes), 国庆去了哪里 到杭州了 (visited).
 - **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
   words the bilingual dictionary lists for it, each Chinese word its English glosses
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
@@ -58,8 +65,8 @@ if TYPE_CHECKING:
     from ..graphdb import GraphDB
     from .mirror import Mirror
 
-__all__ = ["CHAR_STOPWORDS", "ROLE_WORDS", "AnchorChannel", "AnchorHit", "AnchorLexicon",
-           "query_groups", "query_roles"]
+__all__ = ["CHAR_STOPWORDS", "FACT_WORDS", "ROLE_WORDS", "AnchorChannel", "AnchorHit",
+           "AnchorLexicon", "query_facts", "query_groups", "query_roles"]
 
 _LATIN_EDGE = rf"(?<![{LATIN}@]){{}}(?![{LATIN}])"  # 跟Grace说: CJK ends a latin word
 
@@ -118,6 +125,77 @@ _ROLE_OF = {w: role for role, words in ROLE_WORDS.items() for w in words}
 _EN_ROLE = re.compile(r"\b(?:my|our)\s+(?:[a-z]+\s+)?("
                       + "|".join(sorted((w for w in _ROLE_OF if not is_cjk(w)),
                                         key=len, reverse=True)) + r")s?\b")
+
+
+FACT_WORDS: dict[str, tuple[str, ...]] = {
+    "dislikes": ("不喜欢", "讨厌", "不爱", "受不了", "不吃", "不喝"),
+    "likes": ("喜欢", "最爱", "爱吃", "爱喝", "爱玩"),
+    "lives_in": ("住在", "住哪", "住"),
+    "uses": ("在用", "用的是", "用什么", "用哪", "用"),
+    "plays": ("玩",),
+    "visited": ("去过", "去了", "去哪", "到过"),
+    "has_goal": ("目标",),
+    "works_on": ("业余项目", "个人项目", "副业"),
+}
+"""Chinese words that ask about a predicate of extraction's vocabulary (the words its
+rules read the triple from: 不喜欢 → dislikes, 住在 → lives_in), longest first in a query,
+each span once (不喜欢 is not also 喜欢); a one-character word (住, 用, 玩) only where
+jieba reads it as a word of its own. Relations to the user (friend_of, works_with) are
+:data:`ROLE_WORDS`' part."""
+
+_EN_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("dislikes", re.compile(r"\b(?:hate[sd]?|hating|dislike[sd]?|can'?t stand|(?:do|does|did)"
+                            r"(?:n'?t| not)\s+(?:\w+\s+){0,2}(?:like|love|enjoy))\b", re.I)),
+    ("likes", re.compile(r"\b(?:(?:do|does|did)\s+(?:\w+\s+){1,3}|(?:i|you|he|she|we|they)"
+                         r"\s+(?:really\s+|also\s+|still\s+)?)(?:like[sd]?|love[sd]?|"
+                         r"enjoy(?:s|ed)?)\b|\bfavou?rites?\b", re.I)),
+    ("lives_in", re.compile(r"\b(?:live[sd]?|living)\b", re.I)),
+    ("uses", re.compile(r"\b(?:use[sd]?|using)\b", re.I)),
+    ("plays", re.compile(r"\bplay(?:s|ed|ing)?\b", re.I)),
+    ("visited", re.compile(r"\b(?:visit(?:s|ed)?|been to|travell?ed to)\b|"
+                           r"\bwhere\b.*\b(?:go|went|going)\b", re.I)),
+    ("has_goal", re.compile(r"\bgoals?\b", re.I)),
+    ("works_on", re.compile(r"\bside[- ]projects?\b|\bwork(?:s|ed|ing)? on\b", re.I)),
+)
+"""English questions about a predicate: a verb with its subject ("do I like", "she
+loves" — not "what was it like?"), its negation for dislikes ("don't like"), "where …
+go" for visited."""
+
+
+def query_facts(text: str) -> list[tuple[str, str]]:
+    """The predicates a query asks about, as ``(predicate, the words that ask)``.
+
+    >>> query_facts("What kind of coffee do I like?"), query_facts("What food do I hate?")
+    ([('likes', 'do I like')], [('dislikes', 'hate')])
+    >>> query_facts("我不吃什么"), query_facts("国庆去了哪里"), query_facts("我住在上海哪个区")
+    ([('dislikes', '不吃')], [('visited', '去了')], [('lives_in', '住在')])
+    >>> query_facts("What was the weather like?"), query_facts("我们用户很多")
+    ([], [])
+    """
+    out: list[tuple[str, str]] = []
+    taken = [False] * len(text)
+    if is_cjk(text):
+        words = {w for w in segment(text) if len(w) == 1}
+        cues = sorted(((w, p) for p, ws in FACT_WORDS.items() for w in ws),
+                      key=lambda x: -len(x[0]))
+        for w, pred in cues:
+            if len(w) == 1 and w not in words:
+                continue
+            for m in re.finditer(re.escape(w), text):
+                a, b = m.span()
+                if not any(taken[a:b]):
+                    taken[a:b] = [True] * (b - a)
+                    out.append((pred, w))
+    for pred, pat in _EN_FACTS:
+        for m in pat.finditer(text):
+            a, b = m.span()
+            if not any(taken[a:b]):
+                taken[a:b] = [True] * (b - a)
+                out.append((pred, " ".join(m.group().split())))
+    first: dict[str, str] = {}
+    for p, w in out:
+        first.setdefault(p, w)
+    return list(first.items())
 
 
 def query_roles(text: str) -> list[tuple[str, str]]:
@@ -273,6 +351,7 @@ class AnchorChannel:
         """Per waiting message row: the anchors its aliases name, once per mention."""
         self._lexicon = AnchorLexicon((), {})
         self._roles: dict[str, tuple[str, ...]] = {}
+        self._facts: dict[str, list[tuple[frozenset[str], int]]] | None = None
         self._rows: dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
         self._graph_counts: dict[str, dict[int, int]] = {}
         """Per anchor: message row → its mentions in the graph (what a waiting message's
@@ -315,6 +394,7 @@ class AnchorChannel:
                         roles[role].append(r["anchor"])
                 self._roles = {k: tuple(sorted(v)) for k, v in roles.items()}
             self._rows, self._graph_counts = {}, {}
+            self._facts = None
             self._key = key
             self._waiting, self._waiting_hits = (), {}
         waiting = tuple(store.waiting_messages())
@@ -347,6 +427,34 @@ class AnchorChannel:
         now."""
         self._refresh(store)
         return self._roles
+
+    def facts(self, store: ChannelStore) -> dict[str, list[tuple[frozenset[str], int]]]:
+        """Predicate → ``(its anchors, message row)`` of each triple the fact channel
+        searches (``FACT_WEIGHT``: :func:`~akasha_explorer.graphdb.anchors.fact_rows`;
+        the anchors: its subject and object; the row: the message of its turn whose text
+        holds its quote), read once per anchor version."""
+        self._refresh(store)
+        while self._facts is None:
+            key = self._key
+            with store.graph.stale_ok():
+                rows = ga.fact_rows(store.graph)
+            self._refresh(store)
+            if self._key != key:   # a fold committed meanwhile: read again
+                continue
+            n, texts = store.mirror.nodes, store.mirror.msg_text
+            facts: dict[str, list[tuple[frozenset[str], int]]] = {}
+            for r in rows:
+                i = n.index.get(r["node"] or "")
+                if i is None or not n.alive[i]:
+                    continue
+                a, k = int(n.first_msg[i]), int(n.n_msg[i])
+                quote = r["quote"] or ""
+                row = next((j for j in range(a, a + k) if quote and quote in (texts[j] or "")),
+                           a)
+                who = frozenset(a for a in (r["subject"], r["object"]) if a)
+                facts.setdefault(r["p"], []).append((who, row))
+            self._facts = facts
+        return self._facts
 
     def postings(self, store: ChannelStore, anchor: str
                  ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -399,7 +507,8 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     note (:data:`~akasha_explorer.engine.bm25.MENTIONS`). All empty when ``HYBRID`` is off
     or the channels' weights are 0 (the v1 profile).
 
-    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``CHAR_WEIGHT``,
+    Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``FACT_WEIGHT``,
+    ``CHAR_WEIGHT``,
     ``XLING_WEIGHT``,
     ``XLING_PER_WORD``, and the term rules and IDF floor (``FTS_MIN_IDF``,
     ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
@@ -410,7 +519,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     groups: list[TermGroup] = []
     replaced: set[str] = set()
     alone: dict[str, str] = {}
-    if not s.HYBRID or max(s.ANCHOR_WEIGHT, s.XLING_WEIGHT, s.CHAR_WEIGHT) <= 0:
+    if not s.HYBRID or max(s.ANCHOR_WEIGHT, s.XLING_WEIGHT, s.CHAR_WEIGHT, s.FACT_WEIGHT) <= 0:
         return groups, replaced, alone
     rules = TermRules.of(s)
     skip: set[str] = set()
@@ -460,6 +569,8 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                                             tuple(found)))
                     replaced.update(terms(surface, rules=rules))
                     named.update(surface)
+    if s.FACT_WEIGHT > 0:
+        groups.extend(_fact_groups(store, text, now=now, settings=s, alive=alive))
     if s.CHAR_WEIGHT > 0 and rules.cjk_min > 1:   # else one character is a term already
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
@@ -492,6 +603,37 @@ one-character :data:`~akasha_explorer.text.tokenize.CJK_STOPWORDS`: the verbs th
 for any action (做, 干, 弄, 搞 — "do", a stop word in English), modal verbs (会, 能, 要, 想)
 and particles (得, 着, 过, 地), and question words (谁, 啥, 咋). With 干 searched,
 "上周末干了什么" matched a turn saying 干 and was no longer a question about a time."""
+
+
+def _fact_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
+                 alive: NDArray[np.bool_]) -> list[TermGroup]:
+    """One group per predicate the query asks about (:func:`query_facts`) whose messages
+    pass the IDF floor (``FACT_WEIGHT``; see the module docstring): when the query names
+    anchors, only the triples with one of them as subject or object."""
+    s = settings
+    asked = query_facts(text)
+    if not asked:
+        return []
+    channel = store.anchor_channel
+    facts = channel.facts(store)
+    named = {h.anchor for h in channel.lexicon(store).find(text)}
+    n = store.mirror.nodes
+    vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
+    n_docs = int(vis.sum())
+    floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
+    out = []
+    for pred, words in asked:
+        # a query that names someone asks about their facts ("Where does Grace live?" is
+        # not answered by where the user lives), else about any (mostly the user's)
+        rows = [r for who, r in facts.get(pred, ()) if not named or who & named]
+        if not rows:
+            continue
+        u, c = np.unique(np.asarray(rows, np.int64), return_counts=True)
+        df = int(vis[u].sum())
+        if df and idf_select(n_docs, df) >= floor:
+            out.append(TermGroup("fact", words, s.FACT_WEIGHT,
+                                 ((f"#{pred}", u, c.astype(np.float64)),)))
+    return out
 
 
 def _char_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
