@@ -342,7 +342,7 @@ class Settings:
         "manager about my finger?\" finds the turns about Grace.", ours=True)
     FACT_WEIGHT: float = _s(
         0.75, "§4.1", "A query that asks about a kind of fact — what someone likes, dislikes, "
-        "uses, plays, where they live or went, their goal or project (channels.FACT_WORDS, in "
+        "bought, uses, plays, where they live or went, their goal or project (channels.FACT_WORDS, in "
         "either language: 喜欢 / like, 讨厌 / hate, 住 / live, 去过 / went to) — reaches the "
         "messages that state such a fact (the triples extraction read from them, not "
         "rejected or superseded; only those of the anchor the query names, when it names "

@@ -523,7 +523,8 @@ def test_a_question_about_a_kind_of_fact_reaches_the_turn_that_states_it(
         ro_mem: ak.Memory) -> None:
     """The predicate of a triple is the same in both languages: "What kind of coffee do I
     like?" shares no word with 我喜欢喝燕麦拿铁 (likes), "Where did I go for the National Day
-    holiday?" none with 到杭州了 (visited) — FACT_WEIGHT brings both into the first ten.
+    holiday?" none with 到杭州了 (visited), "What did I buy for the dry bedroom?" only 买
+    with 加湿器到了！买的蒸发式 (owns) — FACT_WEIGHT brings each into the first ten.
     A question that names someone asks about their facts only: Grace has no lives_in, so
     "Where does Grace live?" gets no fact term (the user's own 我住在上海徐汇区 would
     answer it wrongly); "Where does Lan live?" gets hers alone."""
@@ -531,7 +532,8 @@ def test_a_question_about_a_kind_of_fact_reaches_the_turn_that_states_it(
     off = ro_mem.settings.replace(FACT_WEIGHT=0.0)
     for query, turn in (("What kind of coffee do I like?", "2026-09-01-morning:6"),
                         ("Where did I go for the National Day holiday?",
-                         "2026-10-01-afternoon:0")):
+                         "2026-10-01-afternoon:0"),
+                        ("What did I buy for the dry bedroom?", "2026-09-17-evening:0")):
         trace = ro_mem.recall(query, now=now, log=False)
         assert turn in context_order(trace)[:10], query
         assert turn not in context_order(ro_mem.recall(query, now=now, log=False,

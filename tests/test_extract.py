@@ -99,6 +99,19 @@ def test_chinese_and_english_extraction(mem: ak.Memory) -> None:
     assert sum(1 for f in facts if f[1] == "works_with") == 1
 
 
+def test_what_the_user_bought_is_owned(mem: ak.Memory) -> None:
+    """买了 / 买的 / 入手了 X and "I bought X" read an owns triple (the fact channel's
+    "What did I buy…?" finds it); 下单了 (ordered, not yet had) and 我们买 do not."""
+    mem.ingest(_msgs([
+        ("user", "加湿器到了！买的蒸发式，配了个智能插座"),
+        ("user", "I just bought a mechanical keyboard"),
+        ("user", "键帽下单了"),
+    ]))
+    owns = {(t.predicate, t.object or t.literal) for t in mem.triples()
+            if t.predicate == "owns"}
+    assert owns == {("owns", "蒸发式"), ("owns", "mechanical keyboard")}
+
+
 def test_english_relations_to_the_user(mem: ak.Memory) -> None:
     """"Grace is my manager" and "my old roommate Tom" say who someone is to the user, as
     "老王是我的同事" does (the role word is the slot); "the manager of the cafe" does not."""

@@ -107,6 +107,8 @@ _ZH_RULES: list[tuple[re.Pattern[str], str, float, str]] = [
     (re.compile(r"^(?:已经)?(?:换成了|换成|改用了|改用)(?P<o>.+)"), "uses+", 0.85, "device"),
     (re.compile(r"^(?:每周|经常|一般|平时|都|也|还|一起|现在|天天)*(?:玩|打)(?P<o>.+)"),
      "plays", 0.8, "game"),
+    (re.compile(r"^(?:今天|昨天|刚|刚刚|终于|已经|也|又|还)*(?:买了|买的是|买的|入手了)(?P<o>.+)"),
+     "owns", 0.75, "thing"),
     (re.compile(r"^(?:今天|终于|已经|也)*(?:去了|去过|到了|到)(?P<o>.+)"), "visited", 0.75,
      "place"),
     (re.compile(r"^(?:最后|已经|还是)?(?:决定|定了)(?P<o>.+)"), "decided", 0.7, "thing"),
@@ -125,6 +127,8 @@ _EN_RULES: list[tuple[re.Pattern[str], str, float, str]] = [
      "device"),
     (re.compile(r"^I (?:switched|changed|moved) to (?P<o>.+)"), "uses+", 0.85, "device"),
     (re.compile(r"^I live in (?P<o>.+)"), "lives_in", 0.9, "place"),
+    (re.compile(r"^I (?:just |finally |also )?(?:bought|got myself) (?P<o>.+)"), "owns", 0.8,
+     "thing"),
     (re.compile(r"^I play (?P<o>.+)"), "plays", 0.8, "game"),
     (re.compile(r"^(?:my )?(?:next )?goal is (?P<o>.+)", re.I), "has_goal", 0.85, "thing"),
 ]

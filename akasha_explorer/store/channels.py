@@ -12,7 +12,7 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   triples give that role (:data:`ROLE_WORDS`: Grace 是我老板 → works_with, slot 老板), as an
   alias would.
 - **Facts** (``FACT_WEIGHT``). A query that asks about a kind of fact — likes, dislikes,
-  uses, plays, where someone lives or went, a goal, a side project (:func:`query_facts`:
+  owns (bought), uses, plays, where someone lives or went, a goal, a side project (:func:`query_facts`:
   the cue words of :data:`FACT_WORDS` and :data:`_EN_FACTS`, in either language) — gets
   one term per predicate whose postings are the messages extraction read such a triple
   from (not rejected or superseded), only those of the anchor the query names when it
@@ -134,6 +134,7 @@ FACT_WORDS: dict[str, tuple[str, ...]] = {
     "uses": ("在用", "用的是", "用什么", "用哪", "用"),
     "plays": ("玩",),
     "visited": ("去过", "去了", "去哪", "到过"),
+    "owns": ("买了", "买的", "买什么", "买哪"),
     "has_goal": ("目标",),
     "works_on": ("业余项目", "个人项目", "副业"),
 }
@@ -154,6 +155,7 @@ _EN_FACTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("plays", re.compile(r"\bplay(?:s|ed|ing)?\b", re.I)),
     ("visited", re.compile(r"\b(?:visit(?:s|ed)?|been to|travell?ed to)\b|"
                            r"\bwhere\b.*\b(?:go|went|going)\b", re.I)),
+    ("owns", re.compile(r"\bbu(?:y|ys|ying|ought)\b", re.I)),
     ("has_goal", re.compile(r"\bgoals?\b", re.I)),
     ("works_on", re.compile(r"\bside[- ]projects?\b|\bwork(?:s|ed|ing)? on\b", re.I)),
 )
