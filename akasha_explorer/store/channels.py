@@ -12,12 +12,13 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   triples give that role (:data:`ROLE_WORDS`: Grace 是我老板 → works_with, slot 老板), as an
   alias would.
 - **Facts** (``FACT_WEIGHT``). A query that asks about a kind of fact — likes, dislikes,
-  owns (bought), uses, plays, where someone lives or went, a goal, a side project (:func:`query_facts`:
-  the cue words of :data:`FACT_WORDS` and :data:`_EN_FACTS`, in either language) — gets
-  one term per predicate whose postings are the messages extraction read such a triple
-  from (not rejected or superseded), only those of the anchor the query names when it
-  names one that has them. The predicate is the same in both languages: "What kind of
-  coffee do I like?" reaches 我喜欢喝燕麦拿铁 (likes), 国庆去了哪里 到杭州了 (visited).
+  owns (bought), uses, plays, where someone lives or went, a goal, a side project
+  (:func:`query_facts`: the cue words of :data:`FACT_WORDS` and :data:`_EN_FACTS`, in
+  either language) — gets one term per predicate whose postings are the messages
+  extraction read such a triple from (not rejected or superseded), only those of the
+  anchors the query names when it names any (as subject or object). The predicate is
+  the same in both languages: "What kind of coffee do I like?" reaches 我喜欢喝燕麦拿铁
+  (likes), 国庆去了哪里 到杭州了 (visited), "What did I buy…?" 买的蒸发式 (owns).
 - **Translations** (``XLING_WEIGHT``). Each English word of the query gives the Chinese
   words the bilingual dictionary lists for it, each Chinese word its English glosses
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
