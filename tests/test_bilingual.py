@@ -562,3 +562,23 @@ def test_a_rejected_fact_is_no_longer_searched(demo_store: Path) -> None:
         mem.review.reject(item.uid, why="a trip, not a fact worth keeping")
         assert _fact_groups(mem.recall(query, now=now, log=False)) == [
             ("Where did I go", ["#visited"], [1])]
+
+
+def test_a_word_is_also_searched_by_its_kinds(ro_mem: ak.Memory) -> None:
+    """CC-CEDICT translates finger to 手指 / 指头, never 食指 (its sense is "index finger");
+    WordNet lists the forefinger as a kind of finger, and it translates: "How did I hurt
+    my finger?" reaches 左手食指，指甲旁边切了个小口子 with XLING_KINDS, not without. A general
+    word (district: 87 kinds, marches and parades among them) is not searched by its
+    kinds."""
+    now = ro_mem.last_ts()
+    turn = "2026-09-03-evening:4"
+    query = "How did I hurt my finger?"
+    trace = ro_mem.recall(query, now=now, log=False)
+    off = ro_mem.recall(query, now=now, log=False,
+                        settings=ro_mem.settings.replace(XLING_KINDS=0))
+    assert turn in context_order(trace)[:10]
+    assert turn not in context_order(off)[:10]
+    (group,) = [g for g in trace.relevance.lexical_groups if g["kind"] == "kinds>zh"]
+    assert group["source"] == "finger" and group["terms"][0] == "食指"
+    district = ro_mem.recall("Which district of Shanghai do I live in?", now=now, log=False)
+    assert not [g for g in district.relevance.lexical_groups if g["kind"] == "kinds>zh"]

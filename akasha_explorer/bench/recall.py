@@ -152,6 +152,7 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
             UNNAMED_IDENTIFIERS=False),
         "- facts by predicate (FACT_WEIGHT=0)": dict(FACT_WEIGHT=0.0),
         "- translations (XLING_WEIGHT=0)": dict(XLING_WEIGHT=0.0),
+        "- kinds of a word (XLING_KINDS=0)": dict(XLING_KINDS=0),
         "- one-character words (CHAR_WEIGHT=0)": dict(CHAR_WEIGHT=0.0),
         "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),
         "- filler demoted (FILLER_FACTOR=1)": dict(FILLER_FACTOR=1.0),

@@ -23,7 +23,9 @@ recall's BM25 (:class:`~akasha_explorer.engine.bm25.TermGroup`).
   words the bilingual dictionary lists for it, each Chinese word its English glosses
   (:mod:`akasha_explorer.text.xling`); of those the store holds, the best
   ``XLING_PER_WORD`` stand for the word as one group (a message counts its best one); a
-  one-character Chinese word is looked up in a character index (:class:`CharIndex`).
+  one-character Chinese word is looked up in a character index (:class:`CharIndex`). An
+  English word with few kinds in WordNet (``XLING_KINDS``: finger → forefinger) also gets
+  a group of its kinds' Chinese words (食指: "How did I hurt my finger?" reaches 左手食指).
 - **One-character words** (``CHAR_WEIGHT``). A Chinese query word of one character (住,
   区, 喝) makes no index term under the default rules (``FTS_CJK_MIN_LEN`` = 2), so
   "我住在上海哪个区" searched only 上海; each such word that carries content (not in
@@ -59,7 +61,7 @@ from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
 from ..text.edges import LATIN
 from ..text.tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
-from ..text.xling import CANDIDATES, translate
+from ..text.xling import CANDIDATES, kind_translations, translate
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -511,7 +513,7 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     or the channels' weights are 0 (the v1 profile).
 
     Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``FACT_WEIGHT``,
-    ``CHAR_WEIGHT``,
+    ``CHAR_WEIGHT``, ``XLING_KINDS``,
     ``XLING_WEIGHT``,
     ``XLING_PER_WORD``, and the term rules and IDF floor (``FTS_MIN_IDF``,
     ``FTS_MIN_IDF_DOCS``, ``CAUSAL_IDF``).
@@ -580,7 +582,11 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
     if s.XLING_WEIGHT > 0:
         postings = store.postings(s)
         chars: Postings | None = None
-        for tr in translate(text, rules=rules, per_word=CANDIDATES, skip=skip):
+        said = translate(text, rules=rules, per_word=CANDIDATES, skip=skip)
+        if s.XLING_KINDS > 0:
+            said += kind_translations(text, rules=rules, per_word=CANDIDATES,
+                                      limit=s.XLING_KINDS, skip=skip)
+        for tr in said:
             members = []
             for t in tr.targets:
                 index: Postings | None = postings

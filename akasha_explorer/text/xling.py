@@ -49,7 +49,7 @@ from pathlib import Path
 from .tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 
 __all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "gloss",
-           "lexicon", "translate"]
+           "kind_translations", "lexicon", "translate"]
 
 log = logging.getLogger(__name__)
 
@@ -295,6 +295,62 @@ def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None
         targets = _as_terms(lex.zh_to_en(t), rules, per_word)
         if targets:
             out.append(Translation(t, targets, "zh>en"))
+    return out
+
+
+_CALENDAR = frozenset(
+    "day days week weeks weekend weekends month months year years time times hour hours "
+    "minute minutes night nights morning mornings evening evenings afternoon afternoons "
+    "today tonight tomorrow yesterday".split())
+"""Calendar words, whose kinds are days (today, tomorrow, yesterday → 今天, 明天, 昨天 —
+words of every other turn): a time in a query names a window (``TIME_PRIOR``), not a
+topic."""
+
+
+def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
+                      lex: Lexicon | None = None, skip: Iterable[str] = ()
+                      ) -> list[Translation]:
+    """Per English word of ``text`` (a query) that has at most ``limit`` kinds in WordNet
+    (:func:`~akasha_explorer.text.wordnet.kinds`: finger → thumb, forefinger, ring finger,
+    …), the Chinese words of those kinds as index terms (forefinger → 食指), direction
+    ``"kinds>zh"``: a memory names the kind where the question names the thing. A word
+    with more kinds (work, district, antibiotic) is too general for its kinds to stand
+    for it. One-character Chinese words are left out (a kind's word is a name for it, not
+    a character); at most ``per_word`` each, best first (the nearer kind, then the
+    dictionary's order). Words in ``skip`` are not looked up, nor calendar words
+    (:data:`_CALENDAR`) nor the words of a phrase the dictionary translates whole.
+
+    >>> lex = Lexicon.from_lines(["食指 食指 [shi2 zhi3] /index finger/forefinger/",
+    ...                           "拇指 拇指 [mu3 zhi3] /thumb/"])
+    >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=50, lex=lex)
+    [Translation(source='finger', targets=('拇指', '食指'), direction='kinds>zh')]
+    >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=5, lex=lex)
+    []
+    """
+    from .wordnet import kinds
+    lex = lex if lex is not None else lexicon()
+    if lex is None or per_word <= 0 or limit <= 0:
+        return []
+    skipped = set(skip) | _CALENDAR
+    for phrase in _phrases(text, lex, rules, per_word, skipped):
+        skipped.update(phrase.source.split())   # national day is 国庆, not kinds of a day
+    out: list[Translation] = []
+    for tok in dict.fromkeys(segment(text)):
+        if (tok in skipped or is_cjk(tok) or len(tok) < 3 or tok in _GLOSS_STOP
+                or not _WORD.match(tok)):
+            continue   # _GLOSS_STOP: stop words and the most general nouns (kind, thing)
+        found = kinds(tok)
+        if not found or len(found) > limit:
+            continue
+        words: list[str] = []
+        for kind in found:
+            parts = kind.split()
+            got = lex.en_to_zh(kind) if len(parts) == 1 else (
+                lex.phrase_to_zh(parts) if len(parts) <= 3 else [])
+            words.extend(w for w in got[:3] if len(w) >= 2)
+        targets = _as_terms(list(dict.fromkeys(words)), rules, per_word)
+        if targets:
+            out.append(Translation(tok, targets, "kinds>zh"))
     return out
 
 
