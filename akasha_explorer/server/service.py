@@ -239,6 +239,11 @@ class MemoryService:
                     # in the fold's thread, they stalled every request meanwhile
                     from ..extract.normalize import load_pinyin
                     load_pinyin()
+                if self.mem.settings.XLING_KINDS > 0:
+                    # and WordNet's map of data.noun (~0.1 s), which the first English
+                    # query with a noun (XLING_KINDS) would otherwise wait for
+                    from ..text.wordnet import kinds
+                    kinds("memory")
         except Exception:   # a warm-up is never worth a failed start
             log.exception("warming up %s failed (the first call will be slower)", self.path)
 
