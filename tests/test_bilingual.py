@@ -25,7 +25,7 @@ from akasha_explorer.store.channels import AnchorLexicon
 from akasha_explorer.text.gates import asks, is_noise
 from akasha_explorer.text.timewords import time_windows
 from akasha_explorer.text.tokenize import TermRules, versions
-from akasha_explorer.text.xling import lexicon, translate
+from akasha_explorer.text.xling import kind_translations, lexicon, translate
 
 TZ = time_zone("+08:00")
 
@@ -582,3 +582,7 @@ def test_a_word_is_also_searched_by_its_kinds(ro_mem: ak.Memory) -> None:
     assert group["source"] == "finger" and group["terms"][0] == "食指"
     district = ro_mem.recall("Which district of Shanghai do I live in?", now=now, log=False)
     assert not [g for g in district.relevance.lexical_groups if g["kind"] == "kinds>zh"]
+    # nor a calendar word (day → today → 今天) or a word of a phrase translated whole
+    # (national day → 国庆: not the kinds of "national")
+    assert kind_translations("Where did I go for the National Day holiday yesterday?",
+                             rules=TermRules(), per_word=40, limit=50) == []

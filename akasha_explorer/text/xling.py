@@ -331,9 +331,10 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
     lex = lex if lex is not None else lexicon()
     if lex is None or per_word <= 0 or limit <= 0:
         return []
-    skipped = set(skip) | _CALENDAR
+    skipped = set(skip)
     for phrase in _phrases(text, lex, rules, per_word, skipped):
         skipped.update(phrase.source.split())   # national day is 国庆, not kinds of a day
+    skipped |= _CALENDAR
     out: list[Translation] = []
     for tok in dict.fromkeys(segment(text)):
         if (tok in skipped or is_cjk(tok) or len(tok) < 3 or tok in _GLOSS_STOP
