@@ -586,3 +586,18 @@ def test_a_word_is_also_searched_by_its_kinds(ro_mem: ak.Memory) -> None:
     # (national day → 国庆: not the kinds of "national")
     assert kind_translations("Where did I go for the National Day holiday yesterday?",
                              rules=TermRules(), per_word=40, limit=50) == []
+
+
+def test_wordnet_finds_every_lemma_of_its_index() -> None:
+    """The binary search over ``index.noun`` (memory-mapped, CRLF line ends) finds the
+    first, the last and every 40th lemma, each with the synset count its line gives, and
+    nothing for a word the index lacks (before the first, after the last)."""
+    from akasha_explorer.text.wordnet import wordnet
+    net = wordnet()
+    assert net is not None
+    lines = [ln.split() for ln in (net.folder / "index.noun").read_bytes().split(b"\n")
+             if ln.strip() and not ln.startswith(b"  ")]
+    for fields in lines[:3] + lines[::40] + lines[-3:]:
+        got = net.synsets(fields[0].decode("latin-1"))
+        assert len(got) == int(fields[2]), fields[0]
+    assert net.synsets("") == net.synsets("zzzzzzzzz") == net.synsets("'") == []

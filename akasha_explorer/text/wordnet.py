@@ -95,7 +95,10 @@ class WordNet:
     def _line_at(self, pos: int) -> tuple[bytes, int]:
         """The index line that starts at or after ``pos`` and where the next one starts."""
         if pos > self._start:
-            pos = self._index.find(b"\n", pos - 1) + 1
+            nl = self._index.find(b"\n", pos - 1)
+            if nl < 0:   # inside the last line: no line starts at or after pos
+                return b"", len(self._index)
+            pos = nl + 1
         end = self._index.find(b"\n", pos)
         end = len(self._index) if end < 0 else end
         return self._index[pos:end], end + 1
