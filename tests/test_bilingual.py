@@ -586,6 +586,9 @@ def test_a_word_is_also_searched_by_its_kinds(ro_mem: ak.Memory) -> None:
     # (national day → 国庆: not the kinds of "national")
     assert kind_translations("Where did I go for the National Day holiday yesterday?",
                              rules=TermRules(), per_word=40, limit=50) == []
+    # nor the question's verb (the noun "use" has kinds: misuse → 滥用)
+    assert kind_translations("Which Zigbee dongle do I use?", rules=TermRules(),
+                             per_word=40, limit=50) == []
 
 
 def test_wordnet_finds_every_lemma_of_its_index() -> None:

@@ -306,6 +306,13 @@ _OWN = 5
 word must share (:func:`kind_translations`)."""
 
 
+_VERB = re.compile(r"\b(?:i|you|we|they|he|she|to)\s+(?:(?:really|also|still|just|not|"
+                   r"usually|always|never|often)\s+)?([a-z]+)\b", re.IGNORECASE)
+"""A word right after a subject pronoun or "to" is the query's verb ("Which dongle do I
+use?", "What did I hurt?"), whose noun's kinds (use → misuse → 滥用) are not what it
+asks about."""
+
+
 def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
                       lex: Lexicon | None = None, skip: Iterable[str] = ()
                       ) -> list[Translation]:
@@ -319,8 +326,8 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
     another of its senses is not (capital → principal → 主要, "main"). One-character
     Chinese words are left out (a kind's word is a name for it, not a character); at most
     ``per_word`` each, best first (the nearer kind, then the dictionary's order). Words in
-    ``skip`` are not looked up, nor calendar words (:data:`_CALENDAR`) nor the words of a
-    phrase the dictionary translates whole.
+    ``skip`` are not looked up, nor calendar words (:data:`_CALENDAR`), the query's verbs
+    (:data:`_VERB`) or the words of a phrase the dictionary translates whole.
 
     >>> lex = Lexicon.from_lines(["食指 食指 [shi2 zhi3] /index finger/forefinger/",
     ...                           "拇指 拇指 [mu3 zhi3] /thumb/", "手指 手指 [shou3 zhi3] /finger/",
@@ -339,6 +346,7 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
         skipped.update(phrase.source.split())   # national day is 国庆, not kinds of a day
     skipped |= _CALENDAR
     out: list[Translation] = []
+    skipped.update(m.group(1).casefold() for m in _VERB.finditer(text))
     for tok in dict.fromkeys(segment(text)):
         if (tok in skipped or is_cjk(tok) or len(tok) < 3 or tok in _GLOSS_STOP
                 or not _WORD.match(tok)):
