@@ -50,9 +50,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,6 +72,7 @@ __all__ = ["CHAR_STOPWORDS", "FACT_WORDS", "ROLE_WORDS", "AnchorChannel", "Ancho
            "AnchorLexicon", "query_facts", "query_groups", "query_roles"]
 
 _LATIN_EDGE = rf"(?<![{LATIN}@]){{}}(?![{LATIN}])"  # 跟Grace说: CJK ends a latin word
+Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
@@ -439,13 +440,8 @@ class AnchorChannel:
         the anchors: its subject and object; the row: the message of its turn whose text
         holds its quote), read once per anchor version."""
         self._refresh(store)
-        while self._facts is None:
-            key = self._key
-            with store.graph.stale_ok():
-                rows = ga.fact_rows(store.graph)
-            self._refresh(store)
-            if self._key != key:   # a fold committed meanwhile: read again
-                continue
+        if self._facts is None:
+            rows = self._stable(store, ga.fact_rows)
             n, texts = store.mirror.nodes, store.mirror.msg_text
             facts: dict[str, list[tuple[frozenset[str], int]]] = {}
             for r in rows:
@@ -460,6 +456,18 @@ class AnchorChannel:
                 facts.setdefault(r["p"], []).append((who, row))
             self._facts = facts
         return self._facts
+
+    def _stable(self, store: ChannelStore, read: Callable[[GraphDB], Row]) -> Row:
+        """``read(graph)`` as of one anchor version: a fold (another thread's) that commits
+        during the read moves the version — the turns it wrote are no longer waiting, and
+        what was read may be its — so it is read again."""
+        while True:
+            key = self._key
+            with store.graph.stale_ok():
+                got = read(store.graph)
+            self._refresh(store)
+            if self._key == key:
+                return got
 
     def postings(self, store: ChannelStore, anchor: str
                  ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
@@ -483,15 +491,8 @@ class AnchorChannel:
         a recall that names an anchor the newest turns name reads no statement, and does
         not wait for a fold another thread is writing."""
         got = self._graph_counts.get(anchor)
-        while got is None:
-            key = self._key
-            with store.graph.stale_ok():
-                mentions = ga.mentions_of(store.graph, anchor)
-            self._refresh(store)
-            if self._key != key:
-                # a fold (another thread's) committed meanwhile: the turns it wrote are no
-                # longer waiting and the mentions read may be its (read them again)
-                continue
+        if got is None:
+            mentions = self._stable(store, lambda g: ga.mentions_of(g, anchor))
             index = store.mirror.nodes.msg_index
             got = {}
             for m in mentions:
@@ -533,25 +534,23 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         skip.update(normalize(phrase).split())
         skip.update(terms(phrase, rules=TermRules(cjk_stopwords=False, stopwords=False,
                                                   stem="")))
-    if s.ANCHOR_WEIGHT > 0:
-        channel = store.anchor_channel
+    channel = store.anchor_channel
+    if s.ANCHOR_WEIGHT > 0 or s.FACT_WEIGHT > 0:
         lexicon = channel.lexicon(store)
+        hits = lexicon.find(text)
+        passes = _idf_gate(store, alive, now=now, settings=s)
+    if s.ANCHOR_WEIGHT > 0:
         seen: dict[str, bool] = {}
-        n = store.mirror.nodes
-        vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
-        n_docs = int(vis.sum())
-        floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
 
         def member(anchor: str) -> tuple[str, NDArray[np.int64], NDArray[np.float64]] | None:
             if anchor not in seen:
                 rows, tf = channel.postings(store, anchor)
-                df = int(vis[rows].sum()) if rows.size else 0
-                seen[anchor] = df > 0 and idf_select(n_docs, df) >= floor
+                seen[anchor] = passes(rows)
                 if seen[anchor]:
                     return (f"@{lexicon.names.get(anchor, anchor)}", rows, tf)
             return None
 
-        for hit in lexicon.find(text):
+        for hit in hits:
             if lexicon.forms.get(hit.anchor, 0) < 2:
                 # one form: nothing the words alone would not find; noted, not weighed
                 member(hit.anchor)
@@ -575,7 +574,8 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
                     replaced.update(terms(surface, rules=rules))
                     named.update(surface)
     if s.FACT_WEIGHT > 0:
-        groups.extend(_fact_groups(store, text, now=now, settings=s, alive=alive))
+        groups.extend(_fact_groups(store, text, {h.anchor for h in hits}, passes,
+                                   weight=s.FACT_WEIGHT))
     if s.CHAR_WEIGHT > 0 and rules.cjk_min > 1:   # else one character is a term already
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
@@ -615,22 +615,36 @@ and particles (得, 着, 过, 地), and question words (谁, 啥, 咋). With 干
 "上周末干了什么" matched a turn saying 干 and was no longer a question about a time."""
 
 
-def _fact_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
-                 alive: NDArray[np.bool_]) -> list[TermGroup]:
-    """One group per predicate the query asks about (:func:`query_facts`) whose messages
-    pass the IDF floor (``FACT_WEIGHT``; see the module docstring): when the query names
-    anchors, only the triples with one of them as subject or object."""
+def _idf_gate(store: ChannelStore, alive: NDArray[np.bool_], *, now: float,
+              settings: Settings) -> Callable[[NDArray[np.int64]], bool]:
+    """Whether a pseudo-term with these message rows (an anchor's mentions, a predicate's
+    facts) is searched: some visible message holds it and it passes the IDF floor like a
+    query term (``FTS_MIN_IDF`` once ``FTS_MIN_IDF_DOCS`` messages are visible; visible:
+    alive, and said by ``now`` with ``CAUSAL_IDF``)."""
     s = settings
-    asked = query_facts(text)
-    if not asked:
-        return []
-    channel = store.anchor_channel
-    facts = channel.facts(store)
-    named = {h.anchor for h in channel.lexicon(store).find(text)}
     n = store.mirror.nodes
     vis = (alive & (n.msg_ts <= now)) if s.CAUSAL_IDF else alive
     n_docs = int(vis.sum())
     floor = s.FTS_MIN_IDF if n_docs >= s.FTS_MIN_IDF_DOCS else -np.inf
+
+    def passes(rows: NDArray[np.int64]) -> bool:
+        df = int(vis[rows].sum()) if rows.size else 0
+        return df > 0 and idf_select(n_docs, df) >= floor
+
+    return passes
+
+
+def _fact_groups(store: ChannelStore, text: str, named: set[str],
+                 passes: Callable[[NDArray[np.int64]], bool], *, weight: float
+                 ) -> list[TermGroup]:
+    """One group per predicate the query asks about (:func:`query_facts`) whose messages
+    pass the IDF floor (``passes``; ``FACT_WEIGHT``, see the module docstring): when the
+    query names anchors (``named``), only the triples with one of them as subject or
+    object."""
+    asked = query_facts(text)
+    if not asked:
+        return []
+    facts = store.anchor_channel.facts(store)
     out = []
     for pred, words in asked:
         # a query that names someone asks about their facts ("Where does Grace live?" is
@@ -639,10 +653,8 @@ def _fact_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         if not rows:
             continue
         u, c = np.unique(np.asarray(rows, np.int64), return_counts=True)
-        df = int(vis[u].sum())
-        if df and idf_select(n_docs, df) >= floor:
-            out.append(TermGroup("fact", words, s.FACT_WEIGHT,
-                                 ((f"#{pred}", u, c.astype(np.float64)),)))
+        if passes(u):
+            out.append(TermGroup("fact", words, weight, ((f"#{pred}", u, c.astype(np.float64)),)))
     return out
 
 
