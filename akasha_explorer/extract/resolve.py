@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..text.edges import LATIN
+from ..text.edges import latin_word
 from .normalize import alias_keys, is_cjk_text
 
 __all__ = ["Entity", "Gazetteer", "Proposal", "alias_keys", "cluster", "key_via",
@@ -184,7 +184,7 @@ def _alternation(words: set[str], flags: int, bounded: bool = False) -> re.Patte
         return None
     body = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
     if bounded:
-        body = rf"(?<![{LATIN}@])(?:{body})(?![{LATIN}])"  # 和Lan打: CJK ends a word
+        body = latin_word(body)  # 和Lan打: CJK ends a word
     return re.compile(body, flags)
 
 

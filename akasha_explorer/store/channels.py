@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 
 from ..engine.bm25 import Postings, TermGroup, idf_select, select_terms
 from ..graphdb import anchors as ga
-from ..text.edges import LATIN
+from ..text.edges import latin_word
 from ..text.tokenize import CJK_STOPWORDS, STOPWORDS, TermRules, is_cjk, normalize, segment, terms
 from ..text.xling import CANDIDATES, kind_translations, translate
 
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
 __all__ = ["CHAR_STOPWORDS", "FACT_WORDS", "ROLE_WORDS", "AnchorChannel", "AnchorHit",
            "AnchorLexicon", "query_facts", "query_groups", "query_roles"]
 
-_LATIN_EDGE = rf"(?<![{LATIN}@]){{}}(?![{LATIN}])"  # 跟Grace说: CJK ends a latin word
 Row = TypeVar("Row")
 
 
@@ -246,7 +245,7 @@ class AnchorLexicon:
         for anchors in by.values():
             for a in anchors:
                 self.forms[a] = self.forms.get(a, 0) + 1
-        self._latin = {n: re.compile(_LATIN_EDGE.format(re.escape(n)))
+        self._latin = {n: re.compile(latin_word(re.escape(n)))  # 跟Grace说
                        for n in self.surfaces if not is_cjk(n)}
 
     def __len__(self) -> int:

@@ -13,7 +13,19 @@ a digit or ``_`` continues a latin word; a CJK character ends it.
 
 from __future__ import annotations
 
-__all__ = ["LATIN"]
+__all__ = ["LATIN", "latin_word"]
 
 LATIN = "0-9A-Za-z_"
 """The characters that continue a latin word, as the inside of a regex character class."""
+
+
+def latin_word(body: str) -> str:
+    """Regex ``body`` (a name, an alternation of names) as a whole latin word: no latin
+    character nor ``@`` (a handle) before it, no latin character after — a CJK character
+    or a space ends it.
+
+    >>> import re
+    >>> [bool(re.search(latin_word("lan"), t)) for t in ("和lan打", "@lan", "plan", "lan ")]
+    [True, False, False, True]
+    """
+    return rf"(?<![{LATIN}@])(?:{body})(?![{LATIN}])"
