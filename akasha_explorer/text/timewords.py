@@ -182,18 +182,13 @@ def _relative(now: float, tz: dt.tzinfo = dt.UTC) -> dict[str, tuple[float, floa
     }
 
 
-_EN_REL = re.compile(r"\b(today|the day before yesterday|day before yesterday|yesterday|"
-                     r"last night|this morning|this afternoon|this evening|tonight|recently|"
-                     r"lately|these days|this weekend|last weekend|the weekend|weekend|"
-                     r"this week|the week before last|last week|the end of the month|"
-                     r"end of the month|this month|the month before last|last month|"
-                     r"this year|last year)\b")
-_ZH_REL = re.compile("今天|今早|今晚|昨天|昨晚|大前天|前天|最近|近来|这几天|这阵子|这个周末|这周末|"
-                     "本周末|上个周末|上周末|周末|这周|本周|上上个星期|上上个礼拜|上上星期|上上周|"
-                     "上个星期|上星期|上个礼拜|上礼拜|这个礼拜|这礼拜|上周|上个月底|上月底|"
-                     "上个月初|上月初|上个月中|上月中|月底|月末|月初|月中|这个月|本月|上上个月|上上月|"
-                     "上个月|上月|"
-                     "今年|去年|前年")
+_REL_WORDS = sorted(_relative(0.0), key=len, reverse=True)
+"""The words :func:`_relative` gives a span for, longest first: a regex takes the first
+alternative that matches, so 上个月底 is read before 上个月 and "last weekend" before
+"last week"."""
+_EN_REL = re.compile(r"\b(" + "|".join(re.escape(w) for w in _REL_WORDS if w.isascii())
+                     + r")\b")
+_ZH_REL = re.compile("|".join(re.escape(w) for w in _REL_WORDS if not w.isascii()))
 _FESTIVAL = re.compile(
     r"(?:(去年|今年|明年|前年)的?|\b(last|this|next)\s+)?("
     + "|".join(re.escape(k) for k in sorted(FESTIVALS, key=len, reverse=True))
