@@ -334,6 +334,8 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
     ...                           "小姐 小姐 [xiao3 jie5] /pinky/"])
     >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=50, lex=lex)
     [Translation(source='finger', targets=('拇指', '食指'), direction='kinds>zh')]
+
+    (小姐, "pinky" in another sense, shares no character with 手指: left out.)
     >>> kind_translations("my finger hurts", rules=TermRules(), per_word=3, limit=5, lex=lex)
     []
     """
@@ -345,8 +347,8 @@ def kind_translations(text: str, *, rules: TermRules, per_word: int, limit: int,
     for phrase in _phrases(text, lex, rules, per_word, skipped):
         skipped.update(phrase.source.split())   # national day is 国庆, not kinds of a day
     skipped |= _CALENDAR
-    out: list[Translation] = []
     skipped.update(m.group(1).casefold() for m in _VERB.finditer(text))
+    out: list[Translation] = []
     for tok in dict.fromkeys(segment(text)):
         if (tok in skipped or is_cjk(tok) or len(tok) < 3 or tok in _GLOSS_STOP
                 or not _WORD.match(tok)):
