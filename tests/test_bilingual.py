@@ -604,3 +604,28 @@ def test_wordnet_finds_every_lemma_of_its_index() -> None:
         got = net.synsets(fields[0].decode("latin-1"))
         assert len(got) == int(fields[2]), fields[0]
     assert net.synsets("") == net.synsets("zzzzzzzzz") == net.synsets("'") == []
+
+
+# -- a transcript as the query ----------------------------------------------------------------
+def test_a_transcript_is_searched_by_what_the_user_said(tmp_path: Path) -> None:
+    """An agent that recalls on the conversation so far: the assistant's line echoes an
+    older memory (the puppy at the vet); what the user says now is about the maths test.
+    Searched by the user's lines, the maths test comes first; by every line, the echo
+    wins. The store's own BM25 baseline still reads the whole text."""
+    msgs = [RawMessage(f"s{i}", 0, 1_700_000_000 + 86400 * i, "user", t)
+            for i, t in enumerate([
+                "数学考试拿了满分，妈妈奖励我去吃了冰淇淋",
+                "小狗生病了，带它去看了宠物医生，医生说要打针，我好难过",
+                "周末和爸爸去公园放风筝", "今天学校的午饭有红烧肉"])]
+    query = ('<Bart>:"你知道吗？我数学考试又拿了满分！"\n'
+             '<Assistant>:"太棒了！上次小狗生病、去宠物医生那里打针，你好难过，现在开心多了吧？"\n'
+             '<Bart>:"嗯！我该怎么庆祝呢？"')
+    on, off = _on_off(tmp_path, msgs, query, QUERY_USER_LINES=False)
+    assert on[0] == "s0:0"
+    assert off[0] == "s1:0"
+    with ak.open(tmp_path / "s", read_only=True) as mem:
+        said = {t.term for t in mem.store.lexical(query, now=mem.last_ts()).terms}
+        assert {"数学", "满分"} <= said and not {"小狗", "打针"} & said
+        # one line, or lines without an assistant's, are searched whole
+        one = {t.term for t in mem.store.lexical("assistant: 小狗打针", now=mem.last_ts()).terms}
+        assert {"小狗", "打针"} <= one

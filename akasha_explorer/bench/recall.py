@@ -156,6 +156,8 @@ def ablations_for(profile: str) -> dict[str, dict[str, Any]]:
         "- one-character words (CHAR_WEIGHT=0)": dict(CHAR_WEIGHT=0.0),
         "- dense weighed by what it knows (DENSE_KNOWABLE off)": dict(DENSE_KNOWABLE=False),
         "- filler demoted (FILLER_FACTOR=1)": dict(FILLER_FACTOR=1.0),
+        "- a transcript searched by every line (QUERY_USER_LINES off)": dict(
+            QUERY_USER_LINES=False),
     }
 
 

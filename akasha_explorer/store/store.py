@@ -62,6 +62,7 @@ from ..text.gates import is_noise
 from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
 from ..text.timewords import time_windows
 from ..text.tokenize import TermRules, is_identifier, normalize, terms
+from ..text.transcript import user_lines
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
@@ -1147,12 +1148,16 @@ class Store:
         """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1).
 
         Settings read: the term rules (``FTS_MIN_TOKEN_LEN`` …, see ``TermRules``),
-        ``TIME_PRIOR`` and ``HYBRID`` (relative time words are not terms), and those of
-        :meth:`lexical_terms`."""
+        ``TIME_PRIOR`` and ``HYBRID`` (relative time words are not terms),
+        ``QUERY_USER_LINES`` (a transcript is searched by the user's lines:
+        :func:`~akasha_explorer.text.transcript.user_lines`; its time words are read from
+        every line) and those of :meth:`lexical_terms`."""
         s = settings or self.settings
         rules = TermRules.of(s)
-        q = terms(text, rules=rules)
         relative = self.time_windows(text, now=now, settings=s, relative=True)
+        if s.QUERY_USER_LINES:
+            text = user_lines(text) or text
+        q = terms(text, rules=rules)
         time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
         alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
         groups, replaced, alone = query_groups(self, text, now=now, settings=s, alive=alive,
