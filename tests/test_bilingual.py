@@ -19,6 +19,7 @@ from akasha_explorer.config import Settings, time_zone
 from akasha_explorer.engine.bm25 import LexicalHits
 from akasha_explorer.engine.hybrid import relevance
 from akasha_explorer.engine.toy import toy_nodes
+from akasha_explorer.engine.trace import RecallTrace
 from akasha_explorer.extract.resolve import Gazetteer
 from akasha_explorer.model import RawMessage
 from akasha_explorer.store.channels import AnchorLexicon
@@ -26,6 +27,7 @@ from akasha_explorer.text.gates import asks, is_noise
 from akasha_explorer.text.timewords import time_windows
 from akasha_explorer.text.tokenize import TermRules, versions
 from akasha_explorer.text.xling import kind_translations, lexicon, translate
+from akasha_explorer.widgets.stages import stage_views
 
 TZ = time_zone("+08:00")
 
@@ -626,6 +628,13 @@ def test_a_transcript_is_searched_by_what_the_user_said(tmp_path: Path) -> None:
     with ak.open(tmp_path / "s", read_only=True) as mem:
         said = {t.term for t in mem.store.lexical(query, now=mem.last_ts()).terms}
         assert {"数学", "满分"} <= said and not {"小狗", "打针"} & said
+        # the trace says which lines its words were read from, and survives its record
+        trace = mem.recall(query, now=mem.last_ts(), log=False)
+        assert trace.seeds.searched.splitlines() == [query.splitlines()[0],
+                                                     query.splitlines()[2]]
+        assert RecallTrace.from_json(trace.to_json()).seeds.searched == trace.seeds.searched
+        assert mem.replay_trace(trace).seeds.searched == trace.seeds.searched
+        assert "transcript" in stage_views(trace)[0].caption
         # one line, or lines without an assistant's, are searched whole
         one = {t.term for t in mem.store.lexical("assistant: 小狗打针", now=mem.last_ts()).terms}
         assert {"小狗", "打针"} <= one

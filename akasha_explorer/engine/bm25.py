@@ -110,6 +110,9 @@ class LexicalHits:
     """The identifiers the query named (``names`` of :func:`bm25_rank`) that it kept."""
     mentioned: tuple[str, ...] = ()
     """The anchors known by one form the query named (``mentions``), as written."""
+    searched: str = ""
+    """The lines of a query read as a transcript that its terms came from (**[ours]**
+    ``QUERY_USER_LINES``: the user's lines); empty when they came from the whole query."""
 
     @classmethod
     def empty(cls) -> LexicalHits:

@@ -217,4 +217,4 @@ def seed_table(nodes: NodeTable, edges: EdgeStore, cos_node: NDArray[np.float64]
         bm25_rank=[bm25_rank.get(i) for i in rows],
         sigma=effective_sigma(nodes, r, settings).tolist(), fan=fan.tolist(), energy=energy,
         energy_boosted=boosted, energy_fan=e_fan.tolist(), terms=terms, fallback=fallback,
-        relevant=relevant)
+        relevant=relevant, searched=lexical.searched)

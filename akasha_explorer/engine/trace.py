@@ -135,6 +135,9 @@ class SeedTable:
     terms: list[QueryTermRecord] = field(default_factory=list)
     fallback: bool = False
     relevant: bool = False
+    searched: str = ""
+    """The lines of a query read as a transcript that ``terms`` came from (the user's:
+    ``QUERY_USER_LINES``); empty when they came from the whole query."""
 
 
 @dataclass

@@ -22,6 +22,7 @@ small classes that take a ``Store``, the way sqlite-utils' ``Table`` takes its
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -1155,16 +1156,17 @@ class Store:
         s = settings or self.settings
         rules = TermRules.of(s)
         relative = self.time_windows(text, now=now, settings=s, relative=True)
-        if s.QUERY_USER_LINES:
-            text = user_lines(text) or text
+        said = (user_lines(text) or "") if s.QUERY_USER_LINES else ""
+        text = said or text
         q = terms(text, rules=rules)
         time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
         alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
         groups, replaced, alone = query_groups(self, text, now=now, settings=s, alive=alive,
                                                time_words=[w[2] for w in relative])
-        return self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
+        hits = self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
                                   exclude=time_terms, groups=groups, replaced=replaced,
                                   mentions=alone)
+        return dataclasses.replace(hits, searched=said) if said else hits
 
     def lexical_terms(self, query_terms: Sequence[str], *, now: float,
                       msg_mask: np.ndarray | None = None, settings: Settings | None = None,

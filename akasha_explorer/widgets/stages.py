@@ -151,6 +151,9 @@ def _seeds(t: RecallTrace, text: Callable[[str], str] | None) -> StageView:
            f"({', '.join(f'{n} {k}' for k, n in counts.items()) or 'none'}). "
            f"Lexical terms used: {', '.join(terms) or 'none'}. Ring colour = seed source; "
            "halo = energy after the FTS boost and the division by sqrt(1 + fan).")
+    if s.searched:
+        cap += (" The query is a transcript: its words were read from the lines the user "
+                f"said ({len(s.searched.splitlines())} of them; QUERY_USER_LINES).")
     if s.fallback:
         cap += " No node passed DENSE_SEED_MIN: these are the Dense(FB) fallback."
     seeds = pd.DataFrame({"uid": s.uids, "source": s.source, "cos_node": s.cos_node,
