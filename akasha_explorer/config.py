@@ -364,8 +364,8 @@ class Settings:
         "released\"; demo English false@10 .333 -> .167, Chinese MRR .595 -> .611; LoCoMo "
         "and MADial R@10 unchanged).", ours=True)
     QUERY_USER_LINES: bool = _s(
-        True, "§4.1", "A query written as a transcript (every line labelled by its speaker, "
-        "<Bart>:\"…\" or user: …, one of them the assistant's: text.transcript) is searched by "
+        True, "§4.1", "A query written as a transcript (lines labelled by their speaker, "
+        "<Bart>:\"…\" or user: …, one label the assistant's: text.transcript) is searched by "
         "its words in the lines the user said; the assistant's lines — its manner and its "
         "echoes — are left out of the lexical terms (the query vector is still made of the "
         "whole text). MADial dev context R@10 .699 -> .721 (BM25 on the same lines .703); "

@@ -160,9 +160,12 @@ def build_mcp(service: MemoryService) -> MCPServer:
                 session: str | None = None, tz: str | None = None,
                 ctx: Context[Any, Any] | None = None) -> dict[str, Any]:
         """The memory context for `query`: lines like `[3] 2026-10-02 小林: ...` (verbatim
-        turns, the most relevant first), within `budget_tokens` (default 1000). `now` is
-        epoch seconds (default: the server's clock); `tz` how dates are shown (+08:00).
-        Returns text, handles, context_id (for expand) and recall_id (for add_turn)."""
+        turns, the most relevant first), within `budget_tokens` (default 1000). `query` is
+        the user's question, or the conversation so far with one line per message, each
+        labelled (`user: …` / `assistant: …`): its words are then read from the user's
+        lines. `now` is epoch seconds (default: the server's clock); `tz` how dates are
+        shown (+08:00). Returns text, handles, context_id (for expand) and recall_id (for
+        add_turn)."""
         return s.tool_context(caller_of(ctx), query, budget_tokens, now, session, tz)
 
     @tool

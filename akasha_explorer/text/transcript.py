@@ -6,10 +6,11 @@ own lines there are mostly its manner ("那一定让你很难过", "Tell me more
 echoes; what the memory holds is the user's life, told in the user's lines. Searched by
 its words, a transcript should be searched by the user's.
 
-A query is a transcript when it has at least two non-empty lines, every one of them
-labelled, at least one by an assistant label (:data:`ASSISTANT_LABELS`, case-insensitive)
-and at least one by another. Anything else — one line, a question that happens to contain
-a colon, a pasted list — is left as it is.
+A query is a transcript when its first non-empty line is labelled, at least one line by
+an assistant label (:data:`ASSISTANT_LABELS`, case-insensitive) and at least one by
+another; a line without a label continues the message above it (a list the user pasted).
+Anything else — one line, a question that happens to contain a colon, lines by people
+only — is left as it is.
 """
 
 from __future__ import annotations
@@ -47,16 +48,18 @@ def user_lines(text: str) -> str | None:
     True
     >>> user_lines("Bart: hi\\nLisa: hello") is None     # no assistant in it
     True
-    >>> user_lines("assistant: hi\\nsee you at 3:30") is None    # a line without a label
+    >>> user_lines("user: my list:\\n- eggs\\n- milk\\nassistant: noted")   # continued
+    'user: my list:\\n- eggs\\n- milk'
+    >>> user_lines("see you at 3:30\\nassistant: ok") is None   # the first line has no label
     True
     """
     lines = [line for line in text.splitlines() if line.strip()]
-    if len(lines) < 2:
+    if len(lines) < 2 or _label(lines[0]) is None:
         return None
-    labels = [_label(line) for line in lines]
-    if any(lb is None for lb in labels):
-        return None
-    mine = [lb in ASSISTANT_LABELS for lb in labels]
+    mine: list[bool] = []
+    for line in lines:
+        label = _label(line)
+        mine.append(label in ASSISTANT_LABELS if label is not None else mine[-1])
     if all(mine) or not any(mine):
         return None
     return "\n".join(line for line, m in zip(lines, mine, strict=True) if not m)
