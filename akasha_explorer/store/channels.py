@@ -179,6 +179,13 @@ def query_facts(text: str) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     taken = [False] * len(text)
+
+    def claim(m: re.Match[str], pred: str) -> None:   # each span of the query asks once
+        a, b = m.span()
+        if not any(taken[a:b]):
+            taken[a:b] = [True] * (b - a)
+            out.append((pred, " ".join(m.group().split())))
+
     if is_cjk(text):
         words = {w for w in segment(text) if len(w) == 1}
         cues = sorted(((w, p) for p, ws in FACT_WORDS.items() for w in ws),
@@ -187,16 +194,10 @@ def query_facts(text: str) -> list[tuple[str, str]]:
             if len(w) == 1 and w not in words:
                 continue
             for m in re.finditer(re.escape(w), text):
-                a, b = m.span()
-                if not any(taken[a:b]):
-                    taken[a:b] = [True] * (b - a)
-                    out.append((pred, w))
+                claim(m, pred)
     for pred, pat in _EN_FACTS:
         for m in pat.finditer(text):
-            a, b = m.span()
-            if not any(taken[a:b]):
-                taken[a:b] = [True] * (b - a)
-                out.append((pred, " ".join(m.group().split())))
+            claim(m, pred)
     first: dict[str, str] = {}
     for p, w in out:
         first.setdefault(p, w)
@@ -451,7 +452,7 @@ class AnchorChannel:
                 quote = r["quote"] or ""
                 row = next((j for j in range(a, a + k) if quote and quote in (texts[j] or "")),
                            a)
-                who = frozenset(a for a in (r["subject"], r["object"]) if a)
+                who = frozenset(x for x in (r["subject"], r["object"]) if x)
                 facts.setdefault(r["p"], []).append((who, row))
             self._facts = facts
         return self._facts

@@ -61,6 +61,12 @@ def wordnet_dir() -> Path | None:
     return None
 
 
+def _offsets(line: bytes) -> list[int]:
+    """The synset offsets an ``index.noun`` line ends with (its third field counts them)."""
+    fields = line.split()
+    return [int(x) for x in fields[-int(fields[2]):]]
+
+
 def _map(path: Path) -> mmap.mmap:
     """``path`` memory-mapped for reading (the map keeps the file open on its own)."""
     with open(path, "rb") as f:
@@ -120,14 +126,9 @@ class WordNet:
             elif word > key:
                 hi = mid
             else:
-                fields = line.split()
-                n = int(fields[2])
-                return [int(x) for x in fields[-n:]]
+                return _offsets(line)
         line, _ = self._line_at(lo)
-        if line.split(b" ", 1)[0] == key:
-            fields = line.split()
-            return [int(x) for x in fields[-int(fields[2]):]]
-        return []
+        return _offsets(line) if line.split(b" ", 1)[0] == key else []
 
     def _position(self, offset: int) -> int:
         """Byte position of the ``data.noun`` line of synset ``offset``."""
