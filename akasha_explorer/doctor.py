@@ -530,4 +530,4 @@ def _repair_lance(store: Store, data: dict[str, Any], did: list[str]) -> None:
             vq.add_turns(v, kept)
         did.append(f"kept one row of each of {len(dups)} {table} stored more than once")
     if orphans or orphan_t or data.get("dup_messages") or data.get("dup_turns"):
-        store.forget_cached(None)
+        store.stored.forget(None)

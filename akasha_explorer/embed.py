@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from ._locks import ordered_lock
 from .errors import InvalidSettings
 
 if TYPE_CHECKING:
@@ -121,8 +122,8 @@ class SentenceTransformerEmbedder:
         self.name = name
         self.dtype = dtype
         """What the model computes in: ``"float32"`` or ``"bfloat16"`` (:data:`DTYPE_ENV`)."""
-        self._lock = threading.Lock()   # the model: one call at a time
-        self._queue_lock = threading.Lock()
+        self._lock = ordered_lock("embed.model")   # the model: one call at a time
+        self._queue_lock = ordered_lock("embed.queue")
         self._queue: list[_Waiting] = []
         getdim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension

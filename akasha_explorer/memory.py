@@ -215,7 +215,7 @@ class Memory:
     def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """The query log, oldest first — checkpointed rows and those still in the journal,
         each once; ``limit``: only the newest ``limit`` rows."""
-        return self.store.query_log(limit=limit)
+        return self.store.queries.rows(limit=limit)
 
     def neighbourhood(self, *, now: float | None = None,
                       communities: dict[str, int] | None = None) -> Neighbourhood:
@@ -290,7 +290,7 @@ class Memory:
         written to, ``by`` whom and ``at`` what time). Kept for the newest recalls of a
         writable store, and dropped by a forget (:mod:`akasha_explorer.store.recalled`);
         raises :class:`~akasha_explorer.errors.NotFound` otherwise."""
-        return self.store.logged_recall(log_uid)
+        return self.store.queries.recall(log_uid)
 
     @writes
     def add_turn(self, user: str | None, assistant: str | None, *, session: str,
@@ -330,14 +330,14 @@ class Memory:
                 check_text(who, f"add_turn message {k}", field="speaker")
         if turn_id is not None:
             check_text(turn_id, "add_turn", field="turn_id")
-            done = self.store.turn_with_id(session, turn_id)
+            done = self.store.stored.turn_with_id(session, turn_id)
             if done is not None:
                 return done, None
         if recall is not None:
             self.store.check_commit(recall)
         if recall is None and user is not None:
             recall = self.recall(user, now=when, session=session)
-        seq = self.store.next_seq(session)
+        seq = self.store.stored.next_seq(session)
         raws = [RawMessage(session, seq + k, when, role, text, speaker=who, source="add_turn",
                            ext_id=None if turn_id is None else
                            (turn_id if k == 0 else f"{turn_id}/{role}"))

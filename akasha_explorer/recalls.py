@@ -110,11 +110,11 @@ def method_input(store: Store, method: str, query: str, *, now: float, settings:
                  session: str | None = None) -> MethodInput:
     """The :class:`MethodInput` of ``query`` for ``method`` (with the time windows the query
     names, for a method that reads them, and the filler it demotes)."""
-    windows = store.time_windows(query, now=now, settings=settings) \
+    windows = store.index.time_windows(query, now=now, settings=settings) \
         if method in WINDOWED else []
     return MethodInput(now=now, settings=settings, query=query, session=session,
-                       windows=tuple(windows), filler=store.filler_mask(query, settings),
-                       asks=store.asking_mask(settings))
+                       windows=tuple(windows), filler=store.index.filler_mask(query, settings),
+                       asks=store.index.asking_mask(settings))
 
 
 def run_method(store: Store, method: str, q: Any, lexical: LexicalHits, x: MethodInput
@@ -142,9 +142,9 @@ def recall(store: Store, query: str, *, now: float | None = None, session: str |
     if method not in RECALL_METHODS:
         raise InvalidInput(f"unknown recall method {method!r}; known: "
                            f"{', '.join(RECALL_METHODS)}")
-    q = store.embed_query(query)
+    q = store.embeddings.query(query)
     t0 = time.perf_counter()
-    lex = store.lexical(query, now=when, settings=s)
+    lex = store.index.lexical(query, now=when, settings=s)
     trace = run_method(store, method, q, lex,
                        method_input(store, method, query, now=when, settings=s,
                                     session=session))
@@ -152,7 +152,7 @@ def recall(store: Store, query: str, *, now: float | None = None, session: str |
     attach_messages(store, trace)
     store.last_trace = trace
     if log and not store.read_only:
-        trace.log_uid = store.log_query(_query_row(trace, latency, method), trace)
+        trace.log_uid = store.queries.log(_query_row(trace, latency, method), trace)
     return trace
 
 
@@ -180,10 +180,10 @@ def replay(store: Store, trace: RecallTrace) -> RecallTrace:
         r = trace.relevance
         windows = tuple((a, b, p) for (a, b), p in zip(r.windows, r.window_phrases,
                                                        strict=True))
-    lex = store.lexical(trace.query, now=trace.now, settings=s)
+    lex = store.index.lexical(trace.query, now=trace.now, settings=s)
     again = run_method(store, method, np.asarray(trace.q, np.float32), lex, MethodInput(
         now=trace.now, settings=s, query=trace.query, session=trace.session, windows=windows,
-        filler=store.filler_mask(trace.query, s), asks=store.asking_mask(s)))
+        filler=store.index.filler_mask(trace.query, s), asks=store.index.asking_mask(s)))
     a, b = trace.to_dict(), again.to_dict()
     for part in ("writeback", "messages"):  # messages: text attached by recall, not computed
         a.pop(part, None)

@@ -206,7 +206,7 @@ def bench_demo(store: Path | None, quick: bool, out: Path) -> None:
         s = mem.stats()
         print(f"\ndemo store {store}: {s['nodes']} nodes, {s['edges']} edges", flush=True)
         now = mem.last_ts()
-        mem.store.embed_query("warm up")          # load the model outside the timings
+        mem.store.embeddings.query("warm up")          # load the model outside the timings
         for name in ("nodes", "anchors", "bipartite"):
             v = timed("demo", f"view {name} (with Leiden)", lambda n=name: mem.graph_view(n), rep)
             print(f"        {v}")

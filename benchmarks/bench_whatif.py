@@ -37,7 +37,7 @@ def timed(label: str, fn: Callable[[], object], runs: int = 5) -> None:
 def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "demo_store"
     mem = ak.open(path, read_only=True)
-    mem.store.embed_query("warm up the model")
+    mem.store.embeddings.query("warm up the model")
     print(mem)
     panel = WhatIfPanel(mem, query=QUERY)
     step = iter(range(10**6))

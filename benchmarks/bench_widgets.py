@@ -33,7 +33,7 @@ def timed(label: str, fn: Callable[[], object], runs: int = 3) -> None:
 def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "demo_store"
     mem = ak.open(path, read_only=True)
-    mem.store.embed_query("warm up the model")
+    mem.store.embeddings.query("warm up the model")
     print(mem)
     rng = np.random.default_rng(0)
     for n, m in ((100, 1000), (500, 5000)):

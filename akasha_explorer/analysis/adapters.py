@@ -64,7 +64,7 @@ def build_view(store: Store, view: str, *, now: float, resolution: float, seed: 
     m = store.mirror
     comm = _comm(resolution, seed)
     nodes_view = coact_view(m.nodes, m.edges, now=now, settings=store.settings,
-                            texts=store.texts() if texts else None, msg_role=m.msg_role,
+                            texts=store.stored.texts() if texts else None, msg_role=m.msg_role,
                             msg_flags=m.msg_flags,
                             communities=comm if view == "nodes" else None)
     if view == "nodes":
@@ -111,7 +111,7 @@ def node_names(store: Store) -> dict[str, str]:
     shows in its place (``[withheld: flagged as injection]``)."""
     from ..brief.context import INJECTION, withheld
     n, m = store.mirror.nodes, store.mirror
-    stored = store.texts()
+    stored = store.stored.texts()
     out: dict[str, str] = {}
     for i in np.flatnonzero(n.alive).tolist():
         a, k = int(n.first_msg[i]), int(n.n_msg[i])

@@ -148,7 +148,7 @@ def surprises(store: Store, *, now: float | None = None, resolution: float | Non
     pairs = indirect_pairs(v, per_node=s.SUGGEST_STRONG_EDGES, min_via=s.SUGGEST_MIN_VIA,
                            top=max(top, s.SUGGEST_MAX), exclude=noise, vectors=vectors)
     items += pairs
-    items += knowledge_gaps(store.query_log(), min_misses=s.GAP_MIN_MISSES, top=top)
+    items += knowledge_gaps(store.queries.rows(), min_misses=s.GAP_MIN_MISSES, top=top)
     items += semantic_mismatches(v, vectors, k=s.MISMATCH_K, min_cos=s.MISMATCH_MIN_COS,
                                  top=top, exclude=noise)
     if queue and not store.read_only:

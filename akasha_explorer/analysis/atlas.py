@@ -666,7 +666,7 @@ def _communities(store: Store, lay: _Layout, seen: NDArray[np.bool_], rows: NDAr
     group = [(-1 if c == k else c) for c in order]
     # the labels read every shown turn's anchors: kept while the layout, the anchors and
     # the turns shown stay (a drill-down and back does not read them again)
-    key = (lay.version, id(store.graph), store.graph.anchor_version,
+    key = (lay.version, id(store.graph_as_is), store.anchor_version,
            hashlib.blake2b(seen.tobytes(), digest_size=8).hexdigest())
     held = store.derived.get("atlas_labels")
     if isinstance(held, tuple) and held[0] == key:

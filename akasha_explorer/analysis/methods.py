@@ -156,7 +156,7 @@ def bm25_order(store: Store, text: str, now: float, settings: Settings) -> list[
     """The store's BM25 channel alone: every query term, every hit, as node uids."""
     s, n = settings, store.mirror.nodes
     q = terms(text, rules=TermRules.of(s))
-    postings = store.postings(s)
+    postings = store.index.postings(s)
     alive = n.msg_alive & (n.msg_ts <= now)
     sel = select_terms(q, postings, n.msg_ts, alive, now=now, min_idf=-1e9,
                        unseen_idf=s.FTS_UNSEEN_IDF, max_terms=10_000, min_len=1)
@@ -202,7 +202,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["bm25"] = bm
     if {"context", "akasha", "akasha-activation"} & set(methods):
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=cfg)
+        lex = store.index.lexical(text, now=now, settings=cfg)
         trace = run_method(store, "akasha", q, lex,
                            method_input(store, "akasha", text, now=now, settings=cfg))
         ms = (time.perf_counter() - t0) * 1000
@@ -215,7 +215,7 @@ def rank_methods(store: Store, text: str, q: NDArray[np.float32], methods: Seque
             keep["trace"] = trace
     if "ppr" in methods:
         t0 = time.perf_counter()
-        lex = store.lexical(text, now=now, settings=cfg)
+        lex = store.index.lexical(text, now=now, settings=cfg)
         ptrace = run_method(store, "ppr", q, lex,
                             method_input(store, "ppr", text, now=now, settings=cfg))
         out["ppr"] = (with_tail(ptrace.ranking(), dense), (time.perf_counter() - t0) * 1000)
@@ -337,7 +337,7 @@ def _matched_words(store: Store, text: str, uids: Sequence[str], settings: Setti
     """Per node, the query's lexical terms its messages hold (the store's index under
     ``settings``' term rules)."""
     n = store.mirror.nodes
-    postings = store.postings(settings)
+    postings = store.index.postings(settings)
     want = {n.index[u]: u for u in uids if u in n.index}
     out: dict[str, list[str]] = {u: [] for u in uids}
     for t in dict.fromkeys(terms(text, rules=TermRules.of(settings))):
@@ -394,7 +394,7 @@ def compare_methods(store: Store, text: str, *, now: float, settings: Settings,
         raise InvalidInput(f"k={k!r}: give a cut-off of at least 1")
     k = int(k)
     ms = _methods(methods)
-    q = store.embed_query(text)
+    q = store.embeddings.query(text)
     keep: dict[str, Any] = {}
     ranked = rank_methods(store, text, q, ms, now=now, settings=settings, keep=keep)
     full = {m: {u: i + 1 for i, u in enumerate(r)} for m, (r, _t) in ranked.items()}

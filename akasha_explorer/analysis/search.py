@@ -53,8 +53,8 @@ def search(store: Store, text: str, *, now: float,
     :meth:`~akasha_explorer.store.Store.lexical` and of the engine's recall."""
     store.check_open()
     s = store.settings
-    q = store.embed_query(text)
-    lex = store.lexical(text, now=now, settings=s)
+    q = store.embeddings.query(text)
+    lex = store.index.lexical(text, now=now, settings=s)
     trace = run_method(store, "akasha", q, lex,
                        method_input(store, "akasha", text, now=now, settings=s))
     n = store.mirror.nodes

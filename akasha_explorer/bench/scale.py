@@ -184,7 +184,7 @@ def measure(path: Path, *, queries: int = 200, commits: int = 1000, live: int = 
     rec, traces = [], []
     for q, text in zip(qs[:queries], texts[:queries], strict=True):
         t = time.perf_counter()
-        lex = mem.store.lexical(text, now=now)
+        lex = mem.store.index.lexical(text, now=now)
         trace = engine_recall(nodes, edges, q, lex, now=now, settings=mem.settings)
         rec.append(time.perf_counter() - t)
         traces.append(trace)

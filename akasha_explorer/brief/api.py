@@ -158,7 +158,7 @@ def health(store: Store, *, window: float | None = None, windows: int = 14,
     empty-activation rate, score trends per window, source mix, latency percentiles,
     edge growth, top hubs by fan. ``window`` defaults to ``HEALTH_WINDOW`` seconds."""
     store.check_open()
-    rows = store.query_log()
+    rows = store.queries.rows()
     nodes, edges = store.mirror.nodes, store.mirror.edges
     alive = np.flatnonzero(nodes.alive)
     fans = edges.fan_of(alive) if alive.size else np.zeros(0, np.int64)

@@ -101,7 +101,9 @@ def set_episodes(store: Store, kind: str, groups: Sequence[Sequence[str]],
 def _record(store: Store, action: str, target: str, ops: list[dict[str, Any]],
             why: str | None, by: str) -> str:
     store.check_write()
-    return record(store.graph, action=action, target=target, ops=ops, actor=by, why=why)
+    uid = record(store.graph, action=action, target=target, ops=ops, actor=by, why=why)
+    store.anchors_changed()   # the recall's anchor channel reads them again
+    return uid
 
 
 def rename_anchor(store: Store, uid: str, name: str, *, why: str | None = None,
@@ -143,7 +145,7 @@ def attach_mention(store: Store, uid: str, msg: str, start: int, end: int, *,
     """Say that ``text[start:end]`` of message ``msg`` names anchor ``uid``."""
     an.get_anchor(store.graph, uid)
     node = store.node_of_message(msg)
-    text = store.texts().get(msg) if node else None
+    text = store.stored.texts().get(msg) if node else None
     if node is None or text is None:
         raise InvalidInput(f"no message {msg!r} in this store")
     if not 0 <= start < end <= len(text):
@@ -179,7 +181,9 @@ def undo(store: Store, audit_uid: str, *, why: str | None = None, by: str = "use
     weights they had) only while no recall has written to them since; after that the
     link is the memory's own and the undo is refused."""
     store.check_write()
-    return undo_entry(store.graph, audit_uid, actor=by, why=why, mirror=mirror_hook(store))
+    uid = undo_entry(store.graph, audit_uid, actor=by, why=why, mirror=mirror_hook(store))
+    store.anchors_changed()
+    return uid
 
 
 def _now() -> float:

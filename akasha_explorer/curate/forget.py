@@ -150,7 +150,7 @@ def _drop_nodes(store: Store, uids: list[str], msg_uids: list[str]) -> None:
         for j in range(int(nodes.first_msg[i]), int(nodes.first_msg[i] + nodes.n_msg[i])):
             m.msg_terms[j] = []
             m.forget_texts([j])
-    store.forget_cached(msg_uids)
+    store.stored.forget(msg_uids)
     vq.delete_messages_of_nodes(store.vectors, uids, batch=200)
     store.vectors.optimize(cleanup=True)  # the writer lock: no other reader holds a version
 

@@ -119,7 +119,7 @@ def forgotten_nodes(store: Store, uids: list[str], msg_uids: list[str],
     kept_words = {t for sp in kept_speakers if sp for t in index_terms(sp, rules=rules)}
     only = frozenset(t for t in words if t not in kept_words
                      and not keep[m.postings.postings(t)[0]].any())
-    texts = tuple(store.texts().get(u, "") for u in msg_uids)
+    texts = tuple(store.stored.texts().get(u, "") for u in msg_uids)
     ids = frozenset(uids) | frozenset(msg_uids) | ({session} if session else frozenset())
     return Forgotten(ids=ids, terms=only, texts=texts,
                      sessions=frozenset({session}) if session else frozenset(),

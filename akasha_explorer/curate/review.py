@@ -125,8 +125,8 @@ class ReviewDesk:
         elif it.kind == "suggested_link":
             p = it.payload
             ops.append(link_op(self.store, p["a"], p["b"], float(p.get("now") or 0.0)))
-        return record(self.store.graph, action="approve", target=uid, ops=ops, actor=by, why=why,
-                      mirror=mirror_hook(self.store))
+        return self._recorded(action="approve", target=uid, ops=ops, actor=by, why=why,
+                              mirror=mirror_hook(self.store))
 
     @writes
     def reject(self, uid: str, *, why: str | None = None, by: str = "user") -> str:
@@ -138,7 +138,7 @@ class ReviewDesk:
         elif it.kind == "anchor":
             ops += self._set_anchor(it.subject, "rejected")
         self.store.check_write()
-        return record(self.store.graph, action="reject", target=uid, ops=ops, actor=by, why=why)
+        return self._recorded(action="reject", target=uid, ops=ops, actor=by, why=why)
 
     @writes
     def edit(self, uid: str, *, why: str | None = None, by: str = "user",
@@ -168,9 +168,16 @@ class ReviewDesk:
         else:
             raise InvalidInput(f"a {it.kind} item cannot be edited; approve or reject it")
         self.store.check_write()
-        return record(g, action="edit", target=uid, ops=ops, actor=by, why=why)
+        return self._recorded(action="edit", target=uid, ops=ops, actor=by, why=why)
 
     # -- helpers ---------------------------------------------------------------------------
+    def _recorded(self, **audit: Any) -> str:
+        """:func:`~akasha_explorer.curate.ops.record` on the store's graph; the recall's
+        anchor channel reads the anchors again."""
+        uid = record(self.store.graph, **audit)
+        self.store.anchors_changed()
+        return uid
+
     def _pending(self, uid: str) -> ReviewItem:
         it = self.get(uid)
         if it.status != "pending":

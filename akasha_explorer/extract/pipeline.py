@@ -473,6 +473,7 @@ class _Batch:
         gx.write_extraction(g, anchors=anchors, aliases=pairs, mentions=self.mention_rows,
                             triples=self.triple_rows, facts=self.fact_rows, episodes=ep_rows,
                             in_episode=self.in_episode, review=review, updates=u)
+        self.store.anchors_changed()
         rep.anchors, rep.aliases = len(anchors), len(aliases)
         rep.mentions, rep.triples = len(self.mention_rows), len(self.triple_rows)
         rep.superseded, rep.episodes = len(u["supersede"]), len(ep_rows)

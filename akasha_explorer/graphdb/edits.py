@@ -25,7 +25,6 @@ def apply_edit(g: GraphDB, op: dict[str, Any]) -> None:
     ``move_fact``, ``create_`` / ``delete_`` ``anchor``, ``alias``, ``mention``,
     ``triple``); raises ``ValueError`` for any other op."""
     k = op["op"]
-    g.anchors_changed()
     if k == "set":
         table, fields = op["table"], op["after"]
         if table not in FIELDS or not set(fields) <= FIELDS[table]:

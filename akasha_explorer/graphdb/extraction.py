@@ -113,7 +113,6 @@ def write_extraction(g: GraphDB, *, anchors: Sequence[dict[str, Any]],
     then the ``updates`` of stored rows: ``anchor_status`` (``u``, ``s``), ``anchor_kind``
     (``u``, ``k``), ``supersede`` (``u``, ``by``), ``episode_end`` (``u``, ``t``) and
     ``review_auto`` (``u``: pending anchor reviews the extractor approves)."""
-    g.anchors_changed()
     with g.transaction():
         g.copy("Anchor", _table(anchors, ANCHOR_COLS, {"created_ts": pa.float64()}))
         g.copy("Alias", _table([r for r, _ in aliases], ALIAS_COLS,

@@ -57,7 +57,6 @@ def delete_nodes(g: GraphDB, *, uids: Sequence[str], triples: Sequence[str],
     about either; record the ``msg_uids`` as Forgotten (ids and ``when`` only); bridge the
     NEXT chain over them (``links``); drop episodes and sessions left empty. Returns how
     many COACT edges the nodes had."""
-    g.anchors_changed()
     g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $s DETACH DELETE r",
               {"s": list(uids) + list(triples)})
     g.execute("MATCH (t:Triple) WHERE t.uid IN $t DETACH DELETE t", {"t": list(triples)})
@@ -104,7 +103,6 @@ def live_alias_mentions(g: GraphDB, anchors: Sequence[str], gone: Sequence[str]
 def delete_pruned_anchors(g: GraphDB, *, aliases: Sequence[str], anchors: Sequence[str]
                           ) -> None:
     """Delete ``aliases``, and ``anchors`` with the review items about them."""
-    g.anchors_changed()
     g.execute("MATCH (al:Alias) WHERE al.uid IN $x DETACH DELETE al", {"x": list(aliases)})
     g.execute("MATCH (r:ReviewItem) WHERE r.subject IN $a DETACH DELETE r",
               {"a": list(anchors)})
@@ -122,7 +120,6 @@ def anchor_triples(g: GraphDB, uid: str) -> list[str]:
 def delete_anchor(g: GraphDB, uid: str, triples: Sequence[str]) -> tuple[int, int]:
     """Delete anchor ``uid`` with its aliases, its ``triples`` and every review item about
     either; returns how many aliases and mentions it had."""
-    g.anchors_changed()
     aliases = int(g.rows("MATCH (al:Alias)-[:ALIAS_OF]->(:Anchor {uid: $u}) "
                          "RETURN count(al) AS c", {"u": uid})[0]["c"])
     mentions = int(g.rows("MATCH ()-[m:MENTIONS]->(:Anchor {uid: $u}) RETURN count(m) AS c",

@@ -42,25 +42,26 @@ stay here so a fork (e.g. ``ladybug``) can replace this file:
   :class:`~akasha_explorer.errors.DiskFull`; writes outside a transaction run as checked
   auto-commits followed by ``CHECKPOINT``, so the WAL is empty between writes.
 - :func:`graph_lock` names the process holding Kuzu's own lock on the file.
-- One thread at a time uses the connection: every statement holds a re-entrant lock, a
-  transaction holds it from ``BEGIN`` to its checkpoint, and :meth:`GraphDB.exclusive`
-  lets a caller keep it across the Python work around one (a server's fold, in its own
-  thread). What the request path reads on every call is kept instead of read: Meta values
-  (:meth:`GraphDB.meta_get`; an open transaction's writes reach other threads at its
-  commit) and :meth:`GraphDB.memo` values (the tombstones). No second connection: stop
-  36 tried reads on one beside a fold's transaction and met Kuzu's "Timeout waiting for
-  active transactions to leave the system before checkpointing".
+- One thread at a time uses the connection: every statement holds its lock
+  (``graph.connection`` of :data:`~akasha_explorer._locks.LOCK_ORDER`), a transaction
+  holds it from ``BEGIN`` to its checkpoint, and :meth:`GraphDB.exclusive` lets a caller
+  keep it across the Python work around one (a server's fold, in its own thread). A
+  statement only runs: it never waits for anything but the connection (what the store
+  writes behind is the store's: :mod:`akasha_explorer.store.behind`). What the request
+  path reads on every call is kept instead of read: Meta values (:meth:`GraphDB.meta_get`;
+  an open transaction's writes reach other threads at its commit) and :meth:`GraphDB.memo`
+  values (the tombstones). No second connection: stop 36 tried reads on one beside a
+  fold's transaction and met Kuzu's "Timeout waiting for active transactions to leave the
+  system before checkpointing". The whole thread model: ``docs/threads.md``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import re
-import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
@@ -69,39 +70,20 @@ from typing import Any
 
 import kuzu
 import pyarrow as pa
-import pyarrow.ipc as ipc
 
-from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free, fsync_dir
-from .._proc import resident_bytes, trim_heap
+from .._fs import GRAPH_RESERVE, WRITE_FACTOR, disk_full, ensure_free
+from .._locks import ordered_lock
+from .._proc import trim_heap
 from .._timing import phase
 from ..errors import DiskFull, ReadOnlyStore, SchemaMismatch, StoreError, StoreLocked
 from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .redo import RedoFolder, RedoOp
+from .reopen import REOPEN_AFTER, REOPEN_GROWTH, ReopenPolicy
 
 __all__ = ["EXTRACT_PENDING_KEY", "GRAPH_SEQ_KEY", "LAST_CONTEXT_KEY", "TX_SEQ", "GraphDB",
            "graph_lock"]
 
 log = logging.getLogger(__name__)
-
-REOPEN_AFTER = 32
-"""Checkpoints after which a read-write :class:`GraphDB` closes and opens its database
-again, before its next write: kuzu 0.11.3 keeps C heap per transaction until the database
-is closed — ~0.25 MB per ``CHECKPOINT`` (80 of them +24 MB, on the demo's graph and on a
-10k-turn one alike), ~50 KB per committed write, more for large ``COPY``s; the close gives
-it all back, the open takes ~45 ms at 10k turns. Every write here is checkpointed, so an
-agent's memory grew by this without end (the issue-28 soak: ~13 MB a 1,000 commits, most
-of it the ingests' transactions; at 128 the soak still grew ~100 MB between reopens)."""
-
-REOPEN_GROWTH = 24 << 20
-"""Resident bytes the process may gain between a database's first checkpoint and a later
-one before it is reopened — at the next write, or when the store's checkpoint ends
-(:meth:`GraphDB.reopen_if_due`) — whatever the count:
-besides its C heap, Kuzu keeps every page a checkpoint touched in its buffer pool (80 % of
-RAM by default, so nothing is evicted), and a checkpoint that rewrites COACT touches new
-pages as the file grows — the issue-28 soak (10k turns, 10,000 recalls with an ingest
-every 250) grew 60 MB between reopens at :data:`REOPEN_AFTER` alone, and a reopen gave 64
-MB back. Counted from the first checkpoint, not the open, so a mirror loaded after the
-open does not count; a process whose memory grows elsewhere reopens at most once per
-this much growth (~45 ms each at 10k turns)."""
 
 TX_SEQ = "tx_seq"
 """Meta key: sequence number of the last committed transaction that had a redo folder."""
@@ -195,39 +177,14 @@ def buffer_pool_bytes() -> int:
                          ) from None
 
 
-class _Holder:
-    """A re-entrant lock that calls ``on_free`` (holding it) when its outermost holder lets
-    go: what :class:`GraphDB` counts as done once nothing of its thread's work is left."""
-
-    def __init__(self, on_free: Callable[[], None]) -> None:
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._on_free = on_free
-
-    def __enter__(self) -> _Holder:
-        self._lock.acquire()
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._depth -= 1
-        try:
-            if self._depth == 0:
-                self._on_free()
-        finally:
-            self._lock.release()
-
-
 class GraphDB:
     """A Kuzu database file opened read-write or read-only, with its schema ensured."""
 
     def __init__(self, path: Path, *, read_only: bool = False,
                  reopen_after: int = REOPEN_AFTER, reopen_growth: int = REOPEN_GROWTH) -> None:
         self.path = Path(path)
-        self.reopen_after = reopen_after
-        """:data:`REOPEN_AFTER` for this database."""
-        self.reopen_growth = reopen_growth
-        """:data:`REOPEN_GROWTH` for this database."""
+        self.reopen = ReopenPolicy(reopen_after, reopen_growth)
+        """When this database is closed and opened again (:meth:`reopen_if_due`)."""
         self.read_only = read_only
         if not read_only and not self.path.exists():
             ensure_free(self.path.parent, GRAPH_RESERVE, "creating the graph")
@@ -250,36 +207,22 @@ class GraphDB:
                                "free some space and retry") from e
             raise StoreError(f"cannot open the graph {self.path}: {msg}") from e
         self._conn = kuzu.Connection(self._db)
-        self._checkpoints = 0   # since the database was opened (see REOPEN_AFTER)
-        self._rss_base: int | None = None   # resident bytes at its first checkpoint
-        self._grown = False     # REOPEN_GROWTH passed since then
         self.reopened = 0
         """Times the database was closed and opened again to give back Kuzu's memory."""
-        self._use = _Holder(self._freed)
+        self._use = ordered_lock("graph.connection", reentrant=True)
         """Held by every statement, and by a transaction from ``BEGIN`` to its checkpoint:
         one thread at a time uses the connection (:meth:`exclusive`)."""
         self._tx_owner: int | None = None   # the thread inside the open transaction
-        self._local = threading.local()     # this thread's stale_ok / exclusive depth
         self._meta: dict[str, str | None] = {}     # committed Meta values read or written
         self._meta_tx: dict[str, str | None] = {}  # the open transaction's Meta writes
         self._memo: dict[str, Any] = {}            # see memo()
-        self._anchor_bump = False   # anchors_changed() inside the open transaction
-        self._anchor_committed = False   # ... which committed: counted once the
-        # connection is free (a reader that sees it reloads without waiting)
         self._tx_bytes = 0
-        self._redo: list[tuple[str, str, pa.Table]] = []
+        self._redo: list[RedoOp] = []
+        self._redo_folder = RedoFolder(self.path)
         self._node_props: dict[str, list[str]] = {}   # node table -> its properties, in order
         self._rels: frozenset[str] | None = None       # the rel tables' names (read once)
         self.redone: dict[str, int] = {}
         """Rows restored from the redo folder at open (table -> rows), empty normally."""
-        self.anchor_version = 0
-        """Counts the writes that changed anchors, aliases or mentions (extraction,
-        curation, forget): the recall's anchor channel reloads when it moves."""
-        self.catch_up: Callable[[], object] | None = None
-        """Set by the store while rows of stored turns wait in its journal (the write-behind
-        of ``add_turn``, :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`):
-        called once before the next statement, so every reader and writer of the graph sees
-        them — except inside :meth:`stale_ok` and inside a transaction. None: nothing waits."""
         if not read_only:
             self._ensure_schema()
             self._recover()
@@ -290,48 +233,53 @@ class GraphDB:
                 f"{SCHEMA_VERSION}; open it read-write once with this version to migrate "
                 "(e.g. `akasha doctor STORE --repair`)")
 
-    def anchors_changed(self) -> None:
-        """Note a write to anchors, aliases or mentions (see :attr:`anchor_version`); inside
-        a transaction it counts once the transaction committed and the connection is free
-        again (a reader of another thread that sees it reloads at once, without waiting
-        for the checkpoint or the rest of a fold)."""
-        if self._in_tx:
-            self._anchor_bump = True
-        else:
-            self.anchor_version += 1
+    @property
+    def reopen_after(self) -> int:
+        """:data:`~.reopen.REOPEN_AFTER` for this database (settable)."""
+        return self.reopen.after
+
+    @reopen_after.setter
+    def reopen_after(self, value: int) -> None:
+        self.reopen.after = value
+
+    @property
+    def reopen_growth(self) -> int:
+        """:data:`~.reopen.REOPEN_GROWTH` for this database (settable)."""
+        return self.reopen.growth
+
+    @reopen_growth.setter
+    def reopen_growth(self, value: int) -> None:
+        self.reopen.growth = value
 
     # -- threads ---------------------------------------------------------------------------
-    def _freed(self) -> None:
-        """The connection's outermost holder lets go (see :class:`_Holder`)."""
-        if self._anchor_committed:
-            self._anchor_committed = False
-            self.anchor_version += 1
-
     @property
     def _in_tx(self) -> bool:
         """Whether *this thread* is inside the open transaction."""
         return self._tx_owner == threading.get_ident()
 
     @property
-    def _stale_ok(self) -> int:
-        return int(getattr(self._local, "stale", 0))
+    def in_transaction(self) -> bool:
+        """Whether the calling thread is inside the open transaction (a statement it runs
+        joins it). Thread-safety: any thread, lock-free."""
+        return self._in_tx
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the connection for this block: another thread's statement waits until it
         ends (a transaction holds it anyway; this lets a caller keep it across the Python
-        work around one, e.g. a fold and its bookkeeping). Statements in the block do not
-        wait for :attr:`catch_up` (the block is the catching up). Never wait inside it for
-        another thread that reads the graph: the mirror's load reads the edges in a thread
-        of its own, and a reload of the mirror holding the connection deadlocked."""
-        with self._use, self.stale_ok():
+        work around one, e.g. a fold and its bookkeeping). Never wait inside it for
+        another thread that reads the graph (the mirror's load reads the edges in a thread
+        of its own) nor for a lock that comes before ``graph.connection``.
+        Thread-safety: any thread; takes ``graph.connection``."""
+        with self._use:
             yield
 
     def memo(self, key: str, load: Callable[[], Any]) -> Any:
         """A value read from the graph once and kept until :meth:`forget_memo` (the writer
         of what it reads calls it; a value read inside a transaction is not kept): what
         the request path reads on every call (the tombstones) without a statement, and so
-        without waiting for a fold another thread is writing."""
+        without waiting for a fold another thread is writing. Thread-safety: any thread;
+        ``load`` runs holding ``graph.connection``."""
         try:
             return self._memo[key]
         except KeyError:
@@ -398,7 +346,6 @@ class GraphDB:
         :meth:`transaction` runs in one of its own, so that every write is checked for
         free space first and checkpointed after (Kuzu's WAL stays empty between writes:
         nothing is left for a close to write on a full disk)."""
-        self._catch_up()
         with self._use:
             if not self.read_only and _WRITES.search(query):
                 if "Meta" in query:   # a Meta write not by meta_set: its cache is unsure
@@ -424,19 +371,12 @@ class GraphDB:
         process grew :data:`REOPEN_GROWTH` since the first, the next write first reopens
         the database (:meth:`reopen_if_due`)."""
         self._conn.execute("CHECKPOINT")
-        self._checkpoints += 1
-        rss = resident_bytes()
-        if rss is None:
-            return
-        if self._rss_base is None:
-            self._rss_base = rss
-        elif rss - self._rss_base >= self.reopen_growth:
-            self._grown = True
+        self.reopen.checkpointed()
 
     @property
     def reopen_due(self) -> bool:
         """Whether the next write (or :meth:`reopen_if_due`) reopens the database first."""
-        return not self.read_only and (self._checkpoints >= self.reopen_after or self._grown)
+        return not self.read_only and self.reopen.due
 
     def reopen_if_due(self) -> None:
         """Close and open the database again once :data:`REOPEN_AFTER` checkpoints ran
@@ -453,7 +393,7 @@ class GraphDB:
         with self._use:
             if not self.reopen_due:   # another thread reopened it meanwhile
                 return
-            self._checkpoints, self._rss_base, self._grown = 0, None, False
+            self.reopen.reset()
             with contextlib.suppress(Exception):
                 self._conn.close()
             self._db.close()
@@ -467,32 +407,6 @@ class GraphDB:
             self._conn = kuzu.Connection(self._db)
             self.reopened += 1
         trim_heap()
-
-    def _catch_up(self) -> None:
-        """Run :attr:`catch_up` (once) unless inside :meth:`stale_ok` or a transaction."""
-        fn = self.catch_up
-        if fn is None or self._stale_ok or self._in_tx:
-            return
-        self.catch_up = None  # its own statements do not call it again
-        try:
-            fn()
-        except BaseException:
-            self.catch_up = fn
-            raise
-
-    @contextlib.contextmanager
-    def stale_ok(self) -> Iterator[None]:
-        """This thread's statements in this block do not wait for :attr:`catch_up`: reads
-        that are right without the turns still waiting (the recall's anchor lexicon, a
-        mention list, the query log) — what keeps ``add_turn`` and ``context`` off Kuzu's
-        write path. (They still wait for another thread's transaction or
-        :meth:`exclusive` block: what the request path reads on every call is kept, so it
-        seldom asks.)"""
-        self._local.stale = self._stale_ok + 1
-        try:
-            yield
-        finally:
-            self._local.stale -= 1
 
     def _autocommit(self, write: Any, nbytes: int) -> Any:
         """One write outside a :meth:`transaction`: checked for free space first, Kuzu's
@@ -521,7 +435,6 @@ class GraphDB:
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts (small results only)."""
-        self._catch_up()
         with self._use:
             res = _one(self._conn.execute(query, params or {}))
             cols = res.get_column_names()
@@ -532,7 +445,6 @@ class GraphDB:
 
     def arrow(self, query: str, params: dict[str, Any] | None = None) -> pa.Table:
         """Run a query and return the whole result as a pyarrow Table."""
-        self._catch_up()
         with self._use:
             res = _one(self._conn.execute(query, params or {}))
             return res.get_as_arrow(chunk_size=1_000_000)
@@ -541,7 +453,6 @@ class GraphDB:
         """Bulk-insert ``data`` into ``table`` with ``COPY`` (columns in schema order;
         for rel tables the first two columns are the FROM and TO primary keys)."""
         self._check_write()
-        self._catch_up()
         with self._use:
             if data.num_rows == 0:
                 return
@@ -591,7 +502,6 @@ class GraphDB:
         """Make ``table`` hold exactly ``data`` (delete every row, then ``COPY``); inside a
         transaction, like :meth:`copy`, restorable from the redo folder."""
         self._check_write()
-        self._catch_up()
         with self._use:
             if not table.isidentifier():
                 raise ValueError(f"bad table name {table!r}")
@@ -630,7 +540,6 @@ class GraphDB:
         name (e.g. ``MATCH (t:Turn {uid: u}) SET t.strength = s``). One statement for any
         number of rows, and far cheaper per row than :meth:`unwind` (module docstring)."""
         self._check_write()
-        self._catch_up()
         with self._use:
             if data.num_rows == 0:
                 return
@@ -648,7 +557,6 @@ class GraphDB:
     def unwind(self, query: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> None:
         """Run ``UNWIND $rows AS r <query>`` in batches (one statement per batch)."""
         self._check_write()
-        self._catch_up()
         with self._use:
             if not rows:
                 return
@@ -677,25 +585,24 @@ class GraphDB:
         if self._in_tx:
             yield
             return
-        self._catch_up()
         with self._use:   # until the checkpoint: no other thread's statement in between
             self.reopen_if_due()
             self._tx_bytes = 0
             self._need()  # before BEGIN: a refused write changes nothing
             self._conn.execute("BEGIN TRANSACTION")
             self._tx_owner = threading.get_ident()
-            self._redo, self._meta_tx, self._anchor_bump = [], {}, False
+            self._redo, self._meta_tx = [], {}
             try:
                 yield
                 if self._redo:
                     seq = int(self.meta_get(TX_SEQ, "0") or 0) + 1
                     self.meta_set(TX_SEQ, str(seq))
                     with phase("kuzu_commit"):
-                        self._write_redo(seq)
+                        self._redo_folder.write(seq, self._redo)
                 self._need()  # the COMMIT and CHECKPOINT write it all once more
             except BaseException:
                 self._tx_owner = None
-                self._redo, self._meta_tx, self._anchor_bump = [], {}, False
+                self._redo, self._meta_tx = [], {}
                 with contextlib.suppress(Exception):
                     self._conn.execute("ROLLBACK")
                 raise
@@ -705,59 +612,27 @@ class GraphDB:
                 self._conn.execute("COMMIT")
                 self._meta.update(self._meta_tx)
                 self._meta_tx = {}
-                self._anchor_committed |= self._anchor_bump
-                self._anchor_bump = False
                 self._checkpoint()
                 if redo:
-                    shutil.rmtree(self.redo_path, ignore_errors=True)
+                    self._redo_folder.drop()
 
-    # -- redo (see the module docstring) ----------------------------------------------------
+    # -- redo (see the module docstring and .redo) ------------------------------------------
     @property
     def redo_path(self) -> Path:
         """The redo folder of the transaction in flight (absent between transactions)."""
-        return Path(str(self.path) + ".redo")
-
-    def _write_redo(self, seq: int) -> None:
-        """Write this transaction's COPY tables, fsync'ed, then publish the folder by rename."""
-        tmp = Path(str(self.path) + ".redo.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(self.redo_path, ignore_errors=True)
-        tmp.mkdir()
-        ops = []
-        for k, (kind, table, data) in enumerate(self._redo):
-            name = f"{k:03d}.arrow"
-            with open(tmp / name, "wb") as fh:
-                with ipc.new_file(fh, data.schema) as w:
-                    w.write_table(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            ops.append([kind, table, name])
-        with open(tmp / "redo.json", "w", encoding="utf-8") as fh:
-            json.dump({"seq": seq, "ops": ops}, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        fsync_dir(tmp)
-        os.replace(tmp, self.redo_path)
-        fsync_dir(self.redo_path.parent)
+        return self._redo_folder.path
 
     def _recover(self) -> None:
         """At a read-write open: finish or drop a transaction a crash left a redo folder for."""
-        shutil.rmtree(Path(str(self.path) + ".redo.tmp"), ignore_errors=True)
-        if not self.redo_path.exists():
-            return
-        try:
-            spec = json.loads((self.redo_path / "redo.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            spec = None  # never published completely: its transaction never committed
-        if spec is None or int(self.meta_get(TX_SEQ, "0") or 0) != int(spec["seq"]):
-            shutil.rmtree(self.redo_path, ignore_errors=True)
+        folder = self._redo_folder
+        got = folder.read()
+        if got is None or int(self.meta_get(TX_SEQ, "0") or 0) != got[0]:
+            folder.drop()   # never published whole, or its transaction never committed
             return
         restored: dict[str, int] = {}
         self._conn.execute("BEGIN TRANSACTION")
         try:
-            for kind, table, name in spec["ops"]:
-                with ipc.open_file(self.redo_path / name) as r:
-                    data = r.read_all()
+            for kind, table, data in got[1]:
                 n = self._restore(kind, table, data)
                 if n:
                     restored[table] = restored.get(table, 0) + n
@@ -772,7 +647,7 @@ class GraphDB:
             raise
         self._conn.execute("COMMIT")
         self._conn.execute("CHECKPOINT")
-        shutil.rmtree(self.redo_path, ignore_errors=True)
+        folder.drop()
         self.redone = restored
         if restored:
             log.warning("graph %s: kuzu's WAL replay lost rows of a committed transaction; "
@@ -839,7 +714,6 @@ class GraphDB:
     def _meta_write(self, key: str, value: str | None, stmt: str,
                     params: dict[str, Any]) -> None:
         self._check_write()
-        self._catch_up()
         with self._use:
             self._write(stmt, {"k": key, **params})
             (self._meta_tx if self._in_tx else self._meta)[key] = value

@@ -136,7 +136,7 @@ def _check_against_store(store: Store, msgs: list[RawMessage],
                                + (" with different text" if prev != m.sha256 else ""),
                                where=report.source)
         seen[m.uid] = m.sha256
-    stored = store.stored_hashes()
+    stored = store.stored.hashes()
     new: list[RawMessage] = []
     same: list[RawMessage] = []
     for m in msgs:
@@ -202,8 +202,8 @@ def ingest(store: Store, imported: Imported, *, replay: bool = False,
     :meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`)."""
     report = IngestReport(source=imported.source, messages_in=len(imported.messages),
                           skipped=list(imported.skipped))
-    if behind and store.fold_extract is None:  # the store writes them; extraction is ours
-        store.fold_extract = functools.partial(_extract_folded, store)
+    if behind and store.behind.fold_extract is None:  # the store writes them; extraction is ours
+        store.behind.fold_extract = functools.partial(_extract_folded, store)
     t0 = time.perf_counter()
     check_messages(imported)
     messages, unforget = _skip_forgotten(store, imported.messages, report, allow_forgotten)
@@ -215,8 +215,7 @@ def ingest(store: Store, imported: Imported, *, replay: bool = False,
                            where=report.source)
     groups = form_nodes(new, one_per_message=imported.one_node_per_message) if new else []
     check_time_order(store, new)
-    with store.graph.stale_ok():  # waiting turns are extracted when they are written
-        pending = pending_extraction(store)
+    pending = pending_extraction(store)
     if pending:  # a crash came between an earlier batch's commit and its extraction
         extract_after_ingest(store, pending)
     if groups:
@@ -269,8 +268,8 @@ def _skip_forgotten(store: Store, msgs: list[RawMessage], report: IngestReport,
     """Drop messages whose uid a forget recorded (one ``Skipped`` per session), or with
     ``allow`` keep them and return their uids (the batch's commit lifts the tombstones)."""
     uids = [m.uid for m in msgs]
-    with store.graph.stale_ok():  # tombstones: only a forget (which waits for none) adds them
-        gone = gt.forgotten_among(store.graph, uids)
+    # tombstones as they are: only a forget (which folds first) adds them
+    gone = gt.forgotten_among(store.graph_as_is, uids)
     if not gone:
         return msgs, []
     if allow:
@@ -294,7 +293,7 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
     msgs = [m for g in groups for m in g]
     t0 = time.perf_counter()
     texts = [index_text(m, settings) for m in msgs]
-    vecs = store.embed_batch(texts, batch_size=settings.EMBED_BATCH,
+    vecs = store.embeddings.batch(texts, batch_size=settings.EMBED_BATCH,
                              progress=_progress(progress) and len(texts) > 64)
     report.seconds["embed"] = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -355,7 +354,7 @@ def _write_batch(store: Store, groups: list[list[RawMessage]], report: IngestRep
 
 def _flags(store: Store, msgs: list[RawMessage]) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """Gate flags per message and meta with duplicate links / injection rules."""
-    by_text = store.text_hashes()
+    by_text = store.stored.text_hashes()
     flags: list[list[str]] = []
     metas: list[dict[str, Any]] = []
     for m in msgs:
@@ -499,8 +498,10 @@ def json_list(values: Sequence[str]) -> str:
 
 def pending_extraction(store: Store) -> list[str]:
     """Nodes of an earlier batch whose extraction a crash interrupted (Meta
-    ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's)."""
-    raw = store.graph.meta_get(EXTRACT_PENDING_KEY, "") or ""
+    ``extract_pending``, written in the batch's Kuzu commit and cleared in the extraction's),
+    read from the graph as it is: the turns waiting for it are extracted when they are
+    written (:meth:`Store.fold_graph <akasha_explorer.store.Store.fold_graph>`)."""
+    raw = store.graph_as_is.meta_get(EXTRACT_PENDING_KEY, "") or ""
     if not raw:
         return []
     try:

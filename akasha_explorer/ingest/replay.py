@@ -64,7 +64,7 @@ def replay_rows(store: Store, rows: list[int], *, progress: bool = False) -> int
         visible = nodes.alive & (nodes.ts <= now)
         visible[i:] = False
         msg_mask = nodes.msg_alive & (nodes.msg_node < i)
-        lex = store.lexical_terms(mirror.msg_terms[j], now=now, msg_mask=msg_mask)
+        lex = store.index.lexical_terms(mirror.msg_terms[j], now=now, msg_mask=msg_mask)
         trace = recall(nodes, edges, nodes.msg_vec[j], lex, now=now, settings=st,
                        visible=visible, session=nodes.sessions[int(nodes.session[i])])
         plan = plan_writeback(trace, nodes, edges, i, now=now, settings=st)

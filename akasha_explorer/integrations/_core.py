@@ -14,9 +14,10 @@ turns: a local store is one writer).
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING
+
+from .._locks import ordered_lock
 
 if TYPE_CHECKING:
     from ..brief.context import ContextBlock
@@ -58,7 +59,7 @@ class MemoryLink:
         self.latest: ContextBlock | None = None
         """The last context block built (``expand("[n]")`` resolves against it)."""
         self._traces: OrderedDict[str, RecallTrace] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = ordered_lock("link.recall")
 
     def _keep(self, key: str | None, trace: RecallTrace) -> None:
         if key is None:

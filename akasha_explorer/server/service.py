@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._locks import ordered_lock
 from .._timing import phase
 from ..brief.context import ContextBlock
 from ..config import Settings
@@ -185,13 +186,13 @@ class MemoryService:
                  settings: Settings | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.mem = Memory(self.path, settings)
-        self.lock = threading.RLock()
+        self.lock = ordered_lock("server.request", reentrant=True)
         self.version = 0
         self.started = time.time()
         self.url: str | None = None
         self._changed = threading.Condition(self.lock)
         self._clients: OrderedDict[tuple[str, str], ClientState] = OrderedDict()
-        self._clients_lock = threading.Lock()
+        self._clients_lock = ordered_lock("server.clients")
         self._hoods: dict[Any, Any] = {}
         self._closed = False
         self._stop = threading.Event()
@@ -201,7 +202,7 @@ class MemoryService:
                                        name="akasha-checkpoint", daemon=True)
         self._timer.start()
         self._fold_wake = threading.Event()
-        self.mem.store.fold_soon = self._fold_wake.set
+        self.mem.store.behind.fold_soon = self._fold_wake.set
         self._folder = threading.Thread(target=self._fold_loop, name="akasha-fold",
                                         daemon=True)
         self._folder.start()
@@ -534,7 +535,7 @@ class MemoryService:
     def _prepare(self, user: str | None, assistant: str | None, when: float) -> None:
         """The slow, pure part of storing a turn, done before taking the store: its vectors
         and, with the default extractor, the part-of-speech tags of long texts."""
-        self.mem.store.prepare_turn(user, assistant, when=when)
+        self.mem.store.embeddings.prepare_turn(user, assistant, when=when)
         if self.mem.settings.EXTRACT and self.mem.store.extractor is None:
             from ..extract.rules import prepare
             with phase("extract"):

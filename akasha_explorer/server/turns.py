@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._locks import ordered_lock
 from .._timing import phase
 from ..engine.trace import RecallTrace
 from ..errors import AkashaError, InvalidInput
@@ -94,7 +95,7 @@ class TurnWriter:
     def __init__(self, mem: Memory, run: Callable[[Callable[[], Any]], Any]) -> None:
         self.mem = mem
         self._run = run
-        self._lock = threading.Lock()
+        self._lock = ordered_lock("server.turns")
         self._queue: list[PendingTurn] = []
         self._busy = False
         self.last_write = time.monotonic()
@@ -148,7 +149,7 @@ class TurnWriter:
 
     def _write(self, batch: list[PendingTurn]) -> None:
         store = self.mem.store
-        tails = store.session_tails([t.session for t in batch])
+        tails = store.stored.tails([t.session for t in batch])
         ready = [t for t in batch if self._check(t, tails[t.session][1])]
         if not ready:
             return
@@ -186,7 +187,7 @@ class TurnWriter:
         except InvalidInput:
             raise       # refused before anything was written
         except BaseException:
-            store.forget_cached()
+            store.stored.forget()
             store.reload_mirror()
             raise
 

@@ -147,13 +147,10 @@ def load_mirror(m: Target, graph: GraphDB, vectors: VectorDB, journal: Journal, 
     them (:mod:`.edgecache`), read instead of Kuzu's when they name as many Turns.
     ``waiting``: the Turn columns of stored turns the graph does not hold yet (the journal's
     write-behind records, :meth:`Store.fold_graph
-    <akasha_explorer.store.Store.fold_graph>`), loaded after the graph's."""
-    with graph.stale_ok():  # the waiting turns come from ``waiting``; a thread reads edges
-        return _load_mirror(m, graph, vectors, journal, cached, waiting)
-
-
-def _load_mirror(m: Target, graph: GraphDB, vectors: VectorDB, journal: Journal,
-                 cached: pa.Table | None, waiting: Sequence[dict[str, list[Any]]]) -> int:
+    <akasha_explorer.store.Store.fold_graph>`), loaded after the graph's. ``graph`` is read
+    as it is (``store.graph_as_is``; the COACT edges in a thread of its own, which takes
+    only the connection): a load never waits for a fold, so it may run holding the store's
+    ``store.fold`` lock (``Store.reload_mirror``)."""
     t0 = time.perf_counter()
     turns = gt.turns(graph, TURN_COLUMNS)
     if waiting:

@@ -333,11 +333,14 @@ class ChannelStore(Protocol):
     """What the channels read of a store (:class:`~akasha_explorer.store.store.Store`
     satisfies it; typed here so the store imports this module, not the reverse)."""
 
-    graph: GraphDB
     mirror: Mirror
     anchor_channel: AnchorChannel
 
-    def postings(self, settings: Settings | None = None) -> Postings: ...
+    @property
+    def graph_as_is(self) -> GraphDB: ...
+
+    @property
+    def anchor_version(self) -> int: ...
 
     def waiting_messages(self) -> list[int]: ...
 
@@ -345,7 +348,7 @@ class ChannelStore(Protocol):
 class AnchorChannel:
     """The store's anchors as a recall channel: the alias lexicon and each anchor's
     mentions as message rows, read from the graph and kept until anchors, aliases or
-    mentions change (``GraphDB.anchor_version``) or messages are forgotten. Turns whose
+    mentions change (``Store.anchor_version``) or messages are forgotten. Turns whose
     graph rows still wait (``add_turn``'s write-behind) have no mentions in the graph
     yet: their messages are searched for the lexicon's aliases here, as extraction's
     gazetteer will (the new anchors extraction may add come with the graph rows)."""
@@ -369,7 +372,7 @@ class AnchorChannel:
     def chars(self, store: ChannelStore) -> Postings | None:
         """The character index (:class:`CharIndex`) of the store's messages, or None when
         no indexed term of the store is Chinese (nothing to find, nothing to build)."""
-        vocab = store.postings().vocab
+        vocab = store.mirror.postings.vocab
         seen, found, of = self._cjk
         if of is not vocab:   # another mirror's index: read it from the start
             seen, found = 0, False
@@ -387,18 +390,17 @@ class AnchorChannel:
         # curation, forget); a new message adds none until its extraction does, and a
         # message forgotten leaves its row dead
         n = store.mirror.nodes
-        key = (id(store.graph), store.graph.anchor_version, id(store.mirror),
-               n.m - int(n.msg_alive[: n.m].sum()))
+        g = store.graph_as_is   # turns waiting for the graph have no anchors yet
+        key = (id(g), store.anchor_version, id(store.mirror), n.m - int(n.msg_alive[: n.m].sum()))
         if key != self._key:
-            with store.graph.stale_ok():  # turns waiting for the graph have no anchors yet
-                self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(
-                    store.graph)), ga.anchor_names(store.graph))
-                roles: dict[str, list[str]] = {}
-                for r in ga.relation_roles(store.graph):
-                    role = _ROLE_OF.get(normalize(r["slot"] or ""))
-                    if role and r["anchor"] not in roles.setdefault(role, []):
-                        roles[role].append(r["anchor"])
-                self._roles = {k: tuple(sorted(v)) for k, v in roles.items()}
+            self._lexicon = AnchorLexicon(((r["a"], r["s"]) for r in ga.alias_surfaces(g)),
+                                          ga.anchor_names(g))
+            roles: dict[str, list[str]] = {}
+            for r in ga.relation_roles(g):
+                role = _ROLE_OF.get(normalize(r["slot"] or ""))
+                if role and r["anchor"] not in roles.setdefault(role, []):
+                    roles[role].append(r["anchor"])
+            self._roles = {k: tuple(sorted(v)) for k, v in roles.items()}
             self._rows, self._graph_counts = {}, {}
             self._facts = None
             self._key = key
@@ -463,8 +465,7 @@ class AnchorChannel:
         what was read may be its — so it is read again."""
         while True:
             key = self._key
-            with store.graph.stale_ok():
-                got = read(store.graph)
+            got = read(store.graph_as_is)
             self._refresh(store)
             if self._key == key:
                 return got
@@ -504,13 +505,14 @@ class AnchorChannel:
 
 
 def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settings,
-                 alive: NDArray[np.bool_], time_words: Iterable[str] = ()
+                 alive: NDArray[np.bool_], postings: Postings, time_words: Iterable[str] = ()
                  ) -> tuple[list[TermGroup], set[str], dict[str, str]]:
     """The extra term groups of query ``text`` (anchors named by an alias or a role,
     one-character words, then translations), the query terms the anchors replace, and the
     query terms that are the only form of an anchor the query names (Grace: searched as
     the word itself, no group), each with the alias as written — for the context block's
-    note (:data:`~akasha_explorer.engine.bm25.MENTIONS`). All empty when ``HYBRID`` is off
+    note (:data:`~akasha_explorer.engine.bm25.MENTIONS`); ``postings``: the lexical index
+    under ``settings``' term rules. All empty when ``HYBRID`` is off
     or the channels' weights are 0 (the v1 profile).
 
     Settings read: ``HYBRID``, ``ANCHOR_WEIGHT``, ``ANCHOR_ROLES``, ``FACT_WEIGHT``,
@@ -580,7 +582,6 @@ def query_groups(store: ChannelStore, text: str, *, now: float, settings: Settin
         groups.extend(_char_groups(store, text, now=now, settings=s, alive=alive,
                                    skip=skip | named))
     if s.XLING_WEIGHT > 0:
-        postings = store.postings(s)
         chars: Postings | None = None
         said = translate(text, rules=rules, per_word=CANDIDATES, skip=skip)
         if s.XLING_KINDS > 0:

@@ -103,8 +103,7 @@ class Mirror:
         given: :mod:`.edgecache`; ``waiting``: Turn columns of stored turns the graph does
         not hold yet), then re-apply the journal tail."""
         load_mirror(self, graph, vectors, journal, cached=cached_edges, waiting=waiting)
-        with graph.stale_ok():
-            fans = gt.pruned_fans(graph)   # pruned edges still count in fan (SPEC §3)
+        fans = gt.pruned_fans(graph)   # pruned edges still count in fan (SPEC §3)
         rows = [(i, n) for u, n in fans.items() if (i := self.nodes.index.get(u)) is not None]
         if rows:
             self.edges.add_fan([i for i, _ in rows], [n for _, n in rows])

@@ -59,6 +59,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._locks import ordered_lock
 from ..engine._codec import dumps, dumps_view, from_plain
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan
@@ -94,13 +95,13 @@ class RecallRecords:
         self.keep = keep
         self.keep_bytes = keep_bytes
         self._saved = 0
-        self._cv = threading.Condition()
+        self._cv = threading.Condition(ordered_lock("recalls.queue"))
         self._queued: dict[str, tuple[RecallTrace, float]] = {}  # uid -> (trace, when queued)
         self._marks: dict[str, tuple[dict[str, Any], WritebackPlan | None]] = {}  # written
         self._busy = False       # the writer holds a record it took from the queue
         self._hurry = 0          # callers waiting in flush(): no record waits its delay
         self._cleared = 0        # clears so far: a record taken before a clear is dropped
-        self._io = threading.Lock()   # the folder: one writer of files at a time
+        self._io = ordered_lock("recalls.files")   # the folder: one writer of files at a time
         self._writer: threading.Thread | None = None
         self._closed = False
 

@@ -9,28 +9,35 @@ A store folder holds::
     writer.lock      the one-writer lock
 
 A :class:`Store` owns the open parts — the writer lock, the manifest and settings, the
-Kuzu adapter (:attr:`Store.graph`), the LanceDB adapter (:attr:`Store.vectors`), the
-journal, the in-memory mirror the engine computes on, and the caches of stored text — and
-offers what the areas need as public methods: lifecycle and the write path (checkpoint,
-commit, journaled changes), lookups of nodes and messages, the lexical index, the query
-log. The areas (ingest, extract, curate, analysis, brief, export, doctor) are functions or
-small classes that take a ``Store``, the way sqlite-utils' ``Table`` takes its
-``Database``; :class:`~akasha_explorer.memory.Memory` is the facade a person uses, and
+Kuzu graph behind its write-behind (:attr:`Store.behind`, :mod:`.behind`: ``store.graph``
+caught up, ``store.graph_as_is`` as it is), the LanceDB adapter (:attr:`Store.vectors`),
+the journal, the in-memory mirror the engine computes on — and the parts that serve one
+job each: the lexical index (``store.index``, :mod:`.lexical`), the embedding model and
+its kept vectors (``store.embeddings``, :mod:`.embedding`), the query log
+(``store.queries``, :mod:`.querylog`) and the caches of stored text and session tails
+(``store.stored``, :mod:`.texts`). The Store itself keeps the lifecycle, the write path
+(checkpoint, commit, journaled changes, ingest batches), migration and lookups of nodes
+and messages. The areas (ingest, extract, curate, analysis, brief, export, doctor) are
+functions or small classes that take a ``Store``, the way sqlite-utils' ``Table`` takes
+its ``Database``; :class:`~akasha_explorer.memory.Memory` is the facade a person uses, and
 ``mem.store`` is its Store.
+
+Thread-safety: a Store is the request path's — one caller at a time (a server holds its
+request lock around every call) — except where a method says otherwise: the fold, the
+LanceDB compaction steps and the embedding calls may run in other threads
+(``docs/threads.md`` has the table).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import json
 import logging
 import os
 import shutil
-import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +45,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._timing import phase
-from ..config import VECTOR_SETTINGS, Settings, time_zone
+from ..config import VECTOR_SETTINGS, Settings
 from ..embed import Embedder, store_embedder
-from ..engine.bm25 import LexicalHits, Postings, TermGroup, bm25_rank, select_terms
 from ..engine.recall import plan_writeback
 from ..engine.trace import RecallTrace
 from ..engine.writeback import WritebackPlan, apply_plan
@@ -55,44 +61,31 @@ from ..errors import (
     StoreError,
     StoreLocked,
 )
-from ..graphdb import SCHEMA_VERSION, GraphDB, chains, dump, logs
+from ..graphdb import SCHEMA_VERSION, GraphDB, dump, logs
 from ..graphdb import turns as gt
-from ..graphdb.kuzu_db import EXTRACT_PENDING_KEY, GRAPH_SEQ_KEY, graph_lock
-from ..model import Message, NodeState, RawMessage, SessionInfo
-from ..text.gates import is_noise
-from ..text.indexing import TERM_SOURCE_COLUMNS, index_text, stored_terms
-from ..text.timewords import time_windows
-from ..text.tokenize import TermRules, is_identifier, normalize, terms
-from ..text.transcript import user_lines
+from ..graphdb.kuzu_db import graph_lock
+from ..model import Message, NodeState, SessionInfo
+from ..text.indexing import TERM_SOURCE_COLUMNS, stored_terms
 from ..vectors import VectorDB
 from ..vectors import queries as vq
 from . import edgecache, folder
-from .channels import AnchorChannel, query_groups
-from .journal import GRAPH_RECORD, Journal
+from .behind import WriteBehind
+from .channels import AnchorChannel
+from .embedding import EmbeddingCache
+from .journal import Journal
+from .lexical import LexicalIndex
 from .lock import WriterLock
 from .manifest import Manifest, tokenizer_id
 from .mirror import Mirror
+from .querylog import QueryLog
 from .recalled import RecallRecords
+from .texts import StoredText
 
 if TYPE_CHECKING:
     from ..extract.base import Extractor
 
-__all__ = ["CACHE_DIR", "FOLD_AFTER", "FOLD_BEHIND_MAX", "PREPARED_VECTORS", "QUERY_VECTORS",
-           "TIDY_AFTER", "Store"]
+__all__ = ["CACHE_DIR", "TIDY_AFTER", "Store"]
 
-QUERY_VECTORS = 256
-"""How many query vectors a store keeps (:meth:`Store.embed_query`)."""
-PREPARED_VECTORS = 256
-"""How many message vectors :meth:`Store.prepare_turn` keeps waiting for their ingest."""
-FOLD_AFTER = 32
-"""Stored turns whose graph rows may wait in the journal before the next ``add_turn``
-writes them all (:meth:`Store.fold_graph`). Measured on the demo store, a fold with its
-extraction: 1 turn 162 ms, 8 turns 170 ms, 32 turns 204 ms, 63 turns 446 ms — 32 costs a
-turn as little as 64 and holds the store half as long."""
-FOLD_BEHIND_MAX = 4 * FOLD_AFTER
-"""Stored turns that may wait while a fold is left to another thread (:attr:`Store.fold_soon`):
-past it, the ``add_turn`` that finds them folds them itself (the turns come faster than the
-server's thread writes them)."""
 TIDY_AFTER = 128
 """LanceDB versions (two per ``add_turn``: messages and node vector) after which a fold or
 a checkpoint compacts the vector store (:meth:`VectorDB.tidy
@@ -103,6 +96,7 @@ CACHE_DIR = "cache"
 """The store's folder of derived files (:attr:`Store.cache_dir`)."""
 
 log = logging.getLogger(__name__)
+
 
 class Store:
     """One memory store folder, opened for reading or writing (see the module docstring).
@@ -128,38 +122,22 @@ class Store:
         self.recalls = RecallRecords(self.path)
         """The newest logged recalls as they were made (``recalls/``, see
         :mod:`.recalled`)."""
-        self._embedder = embedder
+        self._embedder = embedder   # until the manifest is read (then self.embeddings)
         self._journaled = False  # inside a journaled() block (the outermost reloads)
-        self._query_vecs: dict[str, np.ndarray] = {}  # text -> vector, newest last
-        self._text_vecs: dict[str, np.ndarray] = {}  # index text -> vector (prepare_turn)
-        self._vec_lock = threading.Lock()  # the two caches: prepare_turn runs in any thread
-        self._fold_lock = threading.RLock()  # one fold at a time, whichever thread calls it
+        self._anchor_edits = 0   # see anchor_version
         self.anchor_channel = AnchorChannel()
         """Anchors as a recall channel (aliases, mentions), kept until they change."""
         self.derived: dict[str, Any] = {}
         """Values an area derives from this store and keeps while it is open, under the
         area's own key (the atlas layout of a store version); a forget empties it
         (:meth:`clear_derived`)."""
-        self._tails: dict[str, tuple[int, dict[str, str]]] = {}
-        """Per session read so far: the next seq and the nodes by turn id, ever stored
-        (:meth:`session_tails` hands out a view of the live ones)."""
-        self.fold_extract: Callable[[list[str]], Any] | None = None
-        """How :meth:`fold_graph` extracts the turns it writes (set by the ingest area, which
-        owns extraction; None: they stay in Meta ``extract_pending`` for the next ingest)."""
-        self._behind: list[tuple[int, dict[str, Any]]] = []
-        """Stored turns whose graph rows wait in the journal: ``(journal seq, rows)``
-        (:meth:`fold_graph`); appended by an ingest, cut by a fold (under
-        ``_behind_lock``: the fold may run in another thread)."""
-        self._behind_lock = threading.Lock()
-        self._in_fold = 0   # how many of _behind's first records a fold is writing now
-        self.fold_soon: Callable[[], Any] | None = None
-        """Set by a server: called instead of :meth:`fold_graph` when :data:`FOLD_AFTER`
-        turns wait (it wakes the server's own thread, which folds them while the requests go
-        on); None: the ``add_turn`` that finds them folds them."""
+        self.index = LexicalIndex(self)
+        """The lexical index (:mod:`.lexical`)."""
+        self.queries = QueryLog(self)
+        """The query log (:mod:`.querylog`)."""
+        self.stored = StoredText(self)
+        """The caches of stored text and session tails (:mod:`.texts`)."""
         self._closed = False
-        self._hashes: dict[str, str] | None = None
-        self._texts: dict[str, str] | None = None
-        self._other_postings: dict[TermRules, tuple[Any, Postings]] = {}
         exists = Manifest.path(self.path).is_file()
         if read_only and not exists:
             raise StoreError(folder.describe(self.path))
@@ -176,8 +154,7 @@ class Store:
             except OSError as e:
                 raise folder.os_error(e, self.path, "open the store") from e
         except BaseException:
-            for part in ("graph", "vectors"):
-                obj = getattr(self, part, None)
+            for obj in (getattr(self, "_graph", None), getattr(self, "vectors", None)):
                 if obj is not None:
                     obj.close()
             if not exists and self.lock is not None \
@@ -216,6 +193,10 @@ class Store:
             self.manifest = Manifest(settings=settings, model=emb.name, dim=emb.dim,
                                      tokenizer=tokenizer_id(settings))
         self.settings: Settings = self.manifest.settings
+        self.embeddings = EmbeddingCache(self.manifest, self.path, read_only=self.read_only,
+                                         embedder=self._embedder)
+        """The embedding model and the vectors it keeps (:mod:`.embedding`)."""
+        self._embedder = None
         self.dim = self.manifest.dim
         if self.read_only:
             # refused before Kuzu is asked: a writer in another process may be between
@@ -226,7 +207,7 @@ class Store:
                 raise writer.graph_busy(read_only=True, detail="writer.lock is held",
                                         holder=graph_lock(self.path / "graph.kuzu"))
         try:
-            self.graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
+            self._graph = graph = GraphDB(self.path / "graph.kuzu", read_only=self.read_only)
         except StoreLocked as e:  # say who holds it (see store.lock)
             detail = str(e.__cause__ or e).splitlines()[0]
             raise WriterLock(self.path).graph_busy(
@@ -238,19 +219,20 @@ class Store:
         if not self.read_only:
             folder.finish(self.path)  # (also a marker a kill left after the manifest)
         self.journal = Journal(self.path / "journal.jsonl", fsync=self.settings.JOURNAL_FSYNC)
+        self.behind = WriteBehind(graph, self.journal, self.settings)
+        """The turns waiting for the graph, and the graph's one door (:mod:`.behind`)."""
+        del self._graph
         stale_terms = exists and self.manifest.tokenizer != tokenizer_id(self.settings)
         if stale_terms and not self.read_only:
             self.reindex()
             stale_terms = False
-        waiting = self._fold_journal() if not self.read_only else self._journal_only()
+        waiting = self.behind.open(self.path, read_only=self.read_only)
         self.mirror = Mirror(self.dim)
-        token = self.graph.meta_get(edgecache.TOKEN_KEY)
-        cached = edgecache.read(self.path, token=token,
-                                journal_seq=self.graph.meta_get("journal_seq"))
-        self.mirror.load(self.graph, self.vectors, self.journal, cached_edges=cached,
-                         waiting=waiting)
+        token = graph.meta_get(edgecache.TOKEN_KEY)
+        cached = edgecache.read(self.path, token=token, journal_seq=graph.meta_get("journal_seq"))
+        self.mirror.load(graph, self.vectors, self.journal, cached_edges=cached, waiting=waiting)
         if token and not self.read_only:  # from now on Kuzu may change: the file is stale
-            self.graph.meta_set(edgecache.TOKEN_KEY, "")
+            graph.meta_set(edgecache.TOKEN_KEY, "")
         if stale_terms:  # read-only: index the terms in memory, leave the files alone
             log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
                         "in memory — open it once for writing to migrate it", self.path,
@@ -269,7 +251,8 @@ class Store:
 
     def close(self, *, checkpoint: bool = True) -> None:
         """Checkpoint the journal into Kuzu (writers; ``checkpoint=False`` leaves it for the
-        next open to re-apply) and release every file and lock. Closing twice is a no-op."""
+        next open to re-apply) and release every file and lock. Closing twice is a no-op.
+        Thread-safety: the caller holds the store; a fold of another thread ends first."""
         if self._closed:
             return
         try:
@@ -277,13 +260,17 @@ class Store:
                 self.checkpoint_or_defer()
                 self._save_edges()
         finally:
-            with self._fold_lock:   # a fold another thread is writing ends first
-                self._closed = True
+            behind = getattr(self, "behind", None)
+            if behind is not None:
+                behind.close()   # a fold another thread is writing ends first
+            self._closed = True
+            if hasattr(self, "embeddings"):
+                self.embeddings.closed = True
             recalls = getattr(self, "recalls", None)
             if recalls is not None:
                 recalls.close()   # the records still queued are written
-            for part in ("journal", "graph", "vectors"):
-                obj = getattr(self, part, None)
+            for obj in (getattr(self, "journal", None), behind and behind.db,
+                        getattr(self, "vectors", None)):
                 if obj is not None:
                     obj.close()
             self._release()
@@ -292,7 +279,7 @@ class Store:
         """Leave the COACT edges for the next open (:mod:`.edgecache`) when every change is
         in Kuzu and the store has ``EDGE_CACHE_MIN_EDGES`` edges or more; a smaller store
         loses an old file. A failure only logs: the next open reads Kuzu."""
-        m, folder = self.mirror, self.path
+        m, folder, g = self.mirror, self.path, self.graph_as_is
         try:
             ids = np.flatnonzero(m.edges.alive)
             clean = not (m.dirty_edges or m.dirty_nodes or m.pending_queries
@@ -303,9 +290,9 @@ class Store:
             e = m.edges
             token = edgecache.write(
                 folder, np.asarray(m.ord, np.int64), e.src[ids], e.dst[ids], e.w[ids],
-                e.last_ts[ids], e.co_count[ids], journal_seq=self.graph.meta_get("journal_seq"),
-                turns=self.graph.count("Turn"))
-            self.graph.meta_set(edgecache.TOKEN_KEY, token)
+                e.last_ts[ids], e.co_count[ids], journal_seq=g.meta_get("journal_seq"),
+                turns=g.count("Turn"))
+            g.meta_set(edgecache.TOKEN_KEY, token)
         except (OSError, StoreError) as e:
             log.warning("store %s: COACT edges not cached for the next open (it reads them "
                         "from Kuzu): %s", folder, e)
@@ -341,6 +328,42 @@ class Store:
             raise ReadOnlyStore(f"store {self.path} is open read-only; open it without "
                                 "read_only=True to change it")
 
+    # -- the graph's two doors (see .behind) -----------------------------------------------------
+    @property
+    def graph(self) -> GraphDB:
+        """The Kuzu graph with every stored turn in it: turns still waiting in the journal
+        (``add_turn``'s write-behind) are written first, in this thread
+        (:meth:`WriteBehind.caught_up <akasha_explorer.store.behind.WriteBehind.caught_up>`).
+        What the explorer, the desks, a forget and an export read. Thread-safety: may wait
+        for a fold of another thread; never use it holding the graph's connection."""
+        return self.behind.caught_up()
+
+    @graph.setter
+    def graph(self, db: GraphDB) -> None:
+        """Swap in another database (a forget's rebuild, a compaction): anchors may differ."""
+        self.behind.db = db
+        self._anchor_edits += 1
+
+    @property
+    def graph_as_is(self) -> GraphDB:
+        """The Kuzu graph as it is, without writing the turns waiting in the journal: for
+        reads that are right without them (the anchor lexicon, a mention list, tombstones,
+        the query log) — what keeps ``add_turn`` and ``context`` off Kuzu's write path.
+        Thread-safety: any thread; its statements wait only for the connection."""
+        return self.behind.db
+
+    @property
+    def anchor_version(self) -> int:
+        """Moves with every write of anchors, aliases or mentions — a curation edit, a
+        forget, an extraction, a fold (:attr:`WriteBehind.folds
+        <akasha_explorer.store.behind.WriteBehind.folds>`), a graph swapped in: the recall's
+        anchor channel reloads when it moves. Thread-safety: any thread, lock-free."""
+        return self._anchor_edits + self.behind.folds
+
+    def anchors_changed(self) -> None:
+        """Note a write of anchors, aliases or mentions (see :attr:`anchor_version`)."""
+        self._anchor_edits += 1
+
     # -- the write path (SPEC §1) ----------------------------------------------------------------
     def announce(self, **info: object) -> None:
         """Add to what the writer lock file says about this writer (``url=``: where the
@@ -351,7 +374,8 @@ class Store:
 
     def checkpoint(self) -> dict[str, float]:
         """Fold the journal into Kuzu in bulk (SPEC §1 write path; see
-        :meth:`Mirror.checkpoint <akasha_explorer.store.mirror.Mirror.checkpoint>`)."""
+        :meth:`Mirror.checkpoint <akasha_explorer.store.mirror.Mirror.checkpoint>`).
+        Thread-safety: the caller holds the store; it folds first (``store.fold``)."""
         self.check_write()
         self.fold_graph()  # the commits' edges name the turns waiting
         if not (self.mirror.dirty_edges or self.mirror.dirty_nodes
@@ -360,11 +384,11 @@ class Store:
                    "compacted": 0.0, "seconds": 0.0}
         else:
             s = self.settings
-            out = self.mirror.checkpoint(self.graph, self.journal,
+            out = self.mirror.checkpoint(self.graph_as_is, self.journal,
                                          prune_below=s.EDGE_PRUNE_BELOW, tau=s.EDGE_TAU,
                                          budget=s.EDGE_BUDGET)
         self._tidy()
-        self.graph.reopen_if_due()   # Kuzu's memory back now, not at the next write
+        self.graph_as_is.reopen_if_due()   # Kuzu's memory back now, not at the next write
         return out
 
     @property
@@ -384,7 +408,8 @@ class Store:
         """The part of :meth:`tidy` that may run beside this store's readers and writers
         (:meth:`VectorDB.merge_fragments
         <akasha_explorer.vectors.lance.VectorDB.merge_fragments>`), if :attr:`tidy_due`:
-        what is left for :meth:`tidy` is deleting the old versions' files."""
+        what is left for :meth:`tidy` is deleting the old versions' files.
+        Thread-safety: any thread (a server's fold thread); takes ``store.fold``."""
         self.check_write()
         self._compact_vectors(self.vectors.merge_fragments, "fragments not merged")
 
@@ -398,7 +423,7 @@ class Store:
         extraction reads LanceDB). A full disk leaves it for the next time."""
         if not self.tidy_due:
             return
-        with self._fold_lock, phase("tidy"):
+        with self.behind.paused(), phase("tidy"):
             try:
                 step()
             except DiskFull as e:
@@ -425,7 +450,7 @@ class Store:
         before = _du(self.path)
         self.checkpoint()
         self.vectors.optimize(cleanup=True)  # the writer lock: no other reader holds a version
-        self.graph = dump.rebuild(self.graph)
+        self.graph = dump.rebuild(self.graph_as_is)   # (checkpointed: nothing waits)
         return {"bytes_before": before, "bytes_after": _du(self.path)}
 
     @contextlib.contextmanager
@@ -465,13 +490,15 @@ class Store:
 
     def reload_mirror(self) -> None:
         """Rebuild the mirror from the stores and the journal (see :meth:`journaled`; the
-        turns waiting for the graph come from their journal records, as the graph's own)."""
-        self.journal.close()
+        turns waiting for the graph come from their journal records, as the graph's own).
+        Thread-safety: the caller holds the store; no fold runs meanwhile (``store.fold``:
+        one of another thread ends first), and the load reads the graph as it is — in a
+        thread of its own for the edges, which takes only the connection."""
         fresh = Mirror(self.dim)
-        with self._fold_lock:   # a fold of another thread cannot move turns meanwhile (not
-            # the graph's connection: the load reads it from a thread of its own)
-            fresh.load(self.graph, self.vectors, self.journal,
-                       waiting=[r["Turn"] for _, r in self._behind])
+        with self.behind.paused():   # a fold of another thread cannot move turns meanwhile
+            self.journal.close()
+            fresh.load(self.graph_as_is, self.vectors, self.journal,
+                       waiting=[r["Turn"] for _, r in self.behind.records()])
         self.mirror = fresh
 
     def plan_writeback(self, trace: RecallTrace, current_node: str, *,
@@ -516,6 +543,86 @@ class Store:
         if self.journal.pending >= self.settings.CHECKPOINT_EVERY:
             self.checkpoint_or_defer()
         return plan
+
+    def check_commit(self, trace: RecallTrace) -> None:
+        """Raise unless ``trace`` can be written back now: not committed yet, and every
+        node it activated still alive (a forget since the recall makes it stale)."""
+        if trace.writeback is not None and trace.writeback.applied:
+            raise InvalidInput("this trace was already committed; recall again to write again")
+        if trace.log_uid and self.queries.committed(trace.log_uid):
+            raise InvalidInput(f"the recall {trace.log_uid} was already written back (its "
+                               "query-log row says so); a recall is written back once — "
+                               "recall again to write again")
+        n = self.mirror.nodes
+        gone = [u for u in trace.activation.uids
+                if (i := n.index.get(u)) is None or not n.alive[i]]
+        if gone:
+            raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
+                               f"was made ({gone[0]!r}: forgotten?); recall again")
+
+    # -- ingest batches and the turns waiting for the graph (.behind) ------------------------------
+    def write_ingest(self, messages: pa.Table, turns: pa.Table, rows: dict[str, Any], *,
+                     behind: bool = False) -> None:
+        """Store one ingest batch: LanceDB first (messages, then node vectors; a torn
+        ingest's rows replaced), then the graph rows (``rows``, from the ingest pipeline)
+        in one Kuzu transaction (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`)
+        — or, ``behind=True``, appended to the journal, to be written with the
+        extraction by :meth:`fold_graph`. The caches follow (:attr:`stored`). The free space
+        the whole batch needs is checked first: a batch the disk cannot hold is refused
+        before anything is written (:mod:`akasha_explorer._fs`). Thread-safety: the caller
+        holds the store."""
+        from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
+        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
+                    f"storing {messages.num_rows} messages")
+        orphans = self.mirror.orphan_messages
+        if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
+            torn = vq.messages_with_uids(self.vectors, orphans, ["node"]).column("node")
+            nodes = sorted(set(torn.to_pylist()) | set(messages.column("node").to_pylist()))
+            vq.delete_messages(self.vectors, orphans, batch=len(orphans))  # one delete each
+            vq.delete_turns(self.vectors, nodes, batch=max(1, len(nodes)))
+            self.mirror.orphan_messages = []
+            self.stored.drop_tails()
+        with phase("lance"):
+            vq.add_messages(self.vectors, messages)
+            vq.add_turns(self.vectors, turns)
+        self.stored.added(messages)
+        if behind:   # journaled, fsync'ed by the caller's commit (or journal.sync())
+            if self.behind.add(rows):
+                self.fold_graph()
+        else:
+            self.behind.write_graph(rows)
+
+    def fold_graph(self, *, tidy: bool = True) -> int:
+        """Write the turns waiting in the journal to the graph, with their extraction, in one
+        Kuzu transaction (:meth:`WriteBehind.fold
+        <akasha_explorer.store.behind.WriteBehind.fold>`); returns how many were written.
+        ``tidy=False`` leaves LanceDB's compaction (:meth:`tidy`) to the caller: it deletes
+        files a reader of another thread may be reading, so a server runs it under its
+        request lock. Thread-safety: any thread (a server's fold thread); takes
+        ``store.fold``, then the connection."""
+        n = self.behind.fold()
+        if tidy and n:
+            self._tidy()
+        return n
+
+    @property
+    def graph_behind(self) -> int:
+        """How many stored turns' graph rows wait in the journal (:meth:`fold_graph`).
+        Thread-safety: any thread."""
+        return self.behind.count
+
+    def waiting_messages(self) -> list[int]:
+        """The mirror's rows of the messages of turns whose graph rows wait
+        (:meth:`fold_graph`): the recall's anchor channel finds their aliases itself."""
+        n = self.mirror.nodes
+        out: list[int] = []
+        for _, r in self.behind.records():
+            for u in r["Turn"]["uid"]:
+                i = n.index.get(u)
+                if i is not None and n.alive[i]:
+                    a = int(n.first_msg[i])
+                    out.extend(range(a, a + int(n.n_msg[i])))
+        return out
 
     # -- settings and term rules -----------------------------------------------------------------
     def terms_by_uid(self, settings: Settings | None = None) -> dict[str, list[str]]:
@@ -573,165 +680,16 @@ class Store:
             self.reindex()
             self.mirror.set_terms(self.terms_by_uid(new))
         self.journal.fsync = new.JOURNAL_FSYNC
+        self.behind.settings = new
         if "EMBED_DTYPE" in diff:   # the model in the profile's dtype from the next call on
-            self._embedder = None
-            with self._vec_lock:
-                self._query_vecs.clear()
-                self._text_vecs.clear()
+            self.embeddings.reset()
         log.info("store %s migrated from profile %s to %s", self.path, base, profile)
         return diff
 
-    # -- embedder --------------------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder:
-        """The store's embedding model (loaded on first use)."""
-        if self._embedder is None:
-            emb = store_embedder(self.settings)
-            self.manifest.check_model(emb.name, emb.dim, self.path)
-            self._embedder = emb
-        return self._embedder
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """L2-normalised query vector. The last :data:`QUERY_VECTORS` are kept, so a query
-        recalled again (a what-if, a time slider, a labelled set) is not embedded again."""
-        with self._vec_lock:
-            v = self._query_vecs.pop(text, None)
-        if v is None:
-            with phase("embed"):
-                v = self.embedder.encode([text])[0]
-            v.setflags(write=False)
-        with self._vec_lock:
-            while len(self._query_vecs) >= QUERY_VECTORS:
-                self._query_vecs.pop(next(iter(self._query_vecs)))
-            self._query_vecs[text] = v
-        return v
-
-    def embed_batch(self, texts: Sequence[str], *, batch_size: int = 64,
-                    progress: bool = False) -> np.ndarray:
-        """The vectors of an ingest batch's index texts: those :meth:`prepare_turn`
-        computed (each taken once: several turns written together find theirs) or a recent
-        query's (:meth:`embed_query`: an agent's user text was its recall's query first),
-        the rest from the model in one call."""
-        with self._vec_lock:
-            ready = [self._known_vector(t, take=True) for t in texts]
-        todo = [i for i, v in enumerate(ready) if v is None]
-        if len(todo) == len(texts):
-            with phase("embed"):
-                return self.embedder.encode(texts, batch_size=batch_size, progress=progress)
-        if todo:
-            with phase("embed"):
-                vecs = self.embedder.encode([texts[i] for i in todo], batch_size=batch_size)
-            for i, v in zip(todo, vecs, strict=True):
-                ready[i] = v
-        return np.stack([np.asarray(v) for v in ready])
-
-    def _known_vector(self, text: str, *, take: bool = False) -> np.ndarray | None:
-        """The vector of ``text`` if :meth:`prepare_turn` or :meth:`embed_query` made it
-        (``take``: a prepared one is used once). The caller holds ``_vec_lock``. A user's
-        text is embedded once per agent loop — as the query of its recall, then reused as
-        its message's vector (the model's vector of the same text, made alone rather than
-        in a batch: equal to ~1e-7 in float32, to a cosine of ~0.99998 in bfloat16) —
-        not twice: ~8–10 ms of the model per loop."""
-        v = self._text_vecs.pop(text, None) if take else self._text_vecs.get(text)
-        return self._query_vecs.get(text) if v is None else v
-
-    def prepare_turn(self, user: str | None, assistant: str | None, *, when: float) -> None:
-        """Embed what :meth:`Memory.add_turn <akasha_explorer.memory.Memory.add_turn>` of
-        this turn will need — the query vector of ``user`` and the vectors of the turn's
-        messages, computed the same way ingest does — so a server can do it *before* taking
-        the store (the model is the slow part of a turn). Thread-safe; a no-op for a store
-        that is closed or read-only; the vectors are used once and a few are kept."""
-        if self._closed or self.read_only:
-            return
-        s = self.settings
-        raws = [RawMessage("prepare", k, when, role, text, source="add_turn")
-                for k, (role, text) in enumerate(
-                    (r, t) for r, t in (("user", user), ("assistant", assistant))
-                    if t is not None)]
-        texts = tuple(index_text(m, s) for m in raws)
-        if user is not None:
-            self.embed_query(user)
-        with self._vec_lock:
-            todo = [t for t in texts if self._known_vector(t) is None]
-        if not todo:
-            return
-        with phase("embed"):
-            vecs = self.embedder.encode(todo, batch_size=s.EMBED_BATCH)
-        with self._vec_lock:
-            self._text_vecs.update(zip(todo, vecs, strict=True))
-            while len(self._text_vecs) > PREPARED_VECTORS:
-                self._text_vecs.pop(next(iter(self._text_vecs)))
-
-    def check_commit(self, trace: RecallTrace) -> None:
-        """Raise unless ``trace`` can be written back now: not committed yet, and every
-        node it activated still alive (a forget since the recall makes it stale)."""
-        if trace.writeback is not None and trace.writeback.applied:
-            raise InvalidInput("this trace was already committed; recall again to write again")
-        if trace.log_uid and self.query_committed(trace.log_uid):
-            raise InvalidInput(f"the recall {trace.log_uid} was already written back (its "
-                               "query-log row says so); a recall is written back once — "
-                               "recall again to write again")
-        n = self.mirror.nodes
-        gone = [u for u in trace.activation.uids
-                if (i := n.index.get(u)) is None or not n.alive[i]]
-        if gone:
-            raise InvalidInput(f"this recall names {len(gone)} turn(s) that are gone since it "
-                               f"was made ({gone[0]!r}: forgotten?); recall again")
-
-    def session_tails(self, sessions: Sequence[str]
-                      ) -> dict[str, tuple[int, Mapping[str, str]]]:
-        """For each of ``sessions``: the seq its next message gets (:meth:`next_seq`) and its
-        live nodes by the ``turn_id`` their first message carries (:meth:`turn_with_id`).
-        Read from LanceDB once per session (many sessions in one read), then kept and
-        extended by each ingest (``add_turn`` reads no table: ~10 ms less). The live nodes
-        are a view checked on lookup (:class:`_LiveIds`), not a filtered copy: filtering a
-        session of 5,000 turns took 2 ms, on every ``add_turn``."""
-        todo = sorted(set(sessions) - set(self._tails))
-        if todo:
-            with phase("lookup"):
-                rows = vq.messages_of_sessions(self.vectors, todo,
-                                               ["session", "seq", "node", "ext_id"]).to_pydict()
-            for sid in todo:
-                self._tails[sid] = (self._forgotten_tail(sid), {})
-            self._extend_tails(rows)
-        out: dict[str, tuple[int, Mapping[str, str]]] = {}
-        for sid in sessions:
-            seq, ids = self._tails[sid]
-            out[sid] = (seq, _LiveIds(ids, self.has_node))
-        return out
-
-    def _forgotten_tail(self, session: str) -> int:
-        """One past the highest seq of ``session``'s messages the mirror still names though
-        they were forgotten in this process: their ids are not given out again while it
-        runs (the mirror keeps a forgotten node's row; a new node of the same id would
-        collide with it). After a reopen a forgotten id may be stored again (its tombstone
-        is lifted with it)."""
-        n = self.mirror.nodes
-        code = n.session_code.get(session)
-        if code is None:
-            return 0
-        rows = np.flatnonzero((n.session[: n.n] == code) & ~n.alive[: n.n])
-        seqs = [chains.first_seq(n.msg_uid[j]) for i in rows.tolist()
-                for j in range(int(n.first_msg[i]), int(n.first_msg[i]) + int(n.n_msg[i]))]
-        return max(seqs) + 1 if seqs else 0
-
-    def _extend_tails(self, rows: dict[str, list[Any]]) -> None:
-        """Add stored messages (``session``, ``seq``, ``node``, ``ext_id`` columns) to the
-        kept tails of the sessions :meth:`session_tails` has read."""
-        for s, q, node, ext in zip(rows["session"], rows["seq"], rows["node"], rows["ext_id"],
-                                   strict=True):
-            got = self._tails.get(s)
-            if got is None:
-                continue
-            seq, ids = got
-            if ext is not None and ext not in ids:
-                ids[ext] = str(node)
-            self._tails[s] = (max(seq, int(q) + 1), ids)
-
-    def turn_with_id(self, session: str, turn_id: str) -> str | None:
-        """The live node of ``session`` whose first message carries the caller's id
-        ``turn_id`` (``add_turn``'s retry key), or None."""
-        return self.session_tails([session])[session][1].get(turn_id)
+        """The store's embedding model (loaded on first use; :attr:`embeddings`)."""
+        return self.embeddings.embedder
 
     # -- nodes and messages ----------------------------------------------------------------------
     def row(self, uid: str) -> int:
@@ -779,10 +737,6 @@ class Store:
                                      "run `akasha doctor` on the store")
         return out
 
-    def next_seq(self, session: str) -> int:
-        """The seq a new message of ``session`` gets (one past the highest stored)."""
-        return self.session_tails([session])[session][0]
-
     def sessions(self) -> list[SessionInfo]:
         """Sessions with their time range and node count, oldest first."""
         return gt.sessions(self.graph)
@@ -826,257 +780,6 @@ class Store:
             "disk_bytes": _du(self.path),
         }
 
-    # -- caches of stored text -------------------------------------------------------------------
-    def stored_hashes(self) -> dict[str, str]:
-        """Message uid -> sha256 of every stored message (cached; a torn ingest's rows, to be
-        replaced, left out)."""
-        if self._hashes is None:
-            t = vq.messages(self.vectors, ["uid", "sha256"]).to_pydict()
-            self._hashes = dict(zip(t["uid"], t["sha256"], strict=True))
-            for u in self.mirror.orphan_messages:  # a torn ingest: rows to be replaced
-                self._hashes.pop(u, None)
-        return self._hashes
-
-    def texts(self) -> dict[str, str]:
-        """Message uid -> verbatim text of every stored message (cached; a torn ingest's
-        rows left out)."""
-        if self._texts is None:
-            t = vq.messages(self.vectors, ["uid", "text"]).to_pydict()
-            orphans = set(self.mirror.orphan_messages)
-            self._texts = {u: x for u, x in zip(t["uid"], t["text"], strict=True)
-                           if u not in orphans}
-        return self._texts
-
-    def text_hashes(self) -> dict[str, str]:
-        """Normalised text -> first message uid (near-duplicate links)."""
-        out: dict[str, str] = {}
-        for uid, text in self.texts().items():
-            out.setdefault(normalize(" ".join(text.split())), uid)
-        return out
-
-    def forget_cached(self, msg_uids: Collection[str] | None = None) -> None:
-        """Drop ``msg_uids`` from the text and hash caches (None: drop both caches whole, to
-        be read again on first use)."""
-        self._tails.clear()  # a forget deletes messages: the sessions' tails are read again
-        if msg_uids is None:
-            self._hashes = None
-            self._texts = None
-            return
-        for u in msg_uids:
-            for cache in (self._texts, self._hashes):
-                if cache is not None:
-                    cache.pop(u, None)
-
-    def write_ingest(self, messages: pa.Table, turns: pa.Table, rows: dict[str, Any], *,
-                     behind: bool = False) -> None:
-        """Store one ingest batch: LanceDB first (messages, then node vectors; a torn
-        ingest's rows replaced), then the graph rows (``rows``, from the ingest pipeline)
-        in one Kuzu transaction (:func:`~akasha_explorer.graphdb.turns.write_ingest_batch`)
-        — or, ``behind=True``, appended to the journal, to be written with the
-        extraction by :meth:`fold_graph`. The caches follow. The free space the whole batch
-        needs is checked first: a batch the disk cannot hold is refused before anything is
-        written (:mod:`.space`)."""
-        from .._fs import GRAPH_RESERVE, WRITE_FACTOR, ensure_free
-        ensure_free(self.path, GRAPH_RESERVE + WRITE_FACTOR * (messages.nbytes + turns.nbytes),
-                    f"storing {messages.num_rows} messages")
-        orphans = self.mirror.orphan_messages
-        if orphans:  # a torn ingest's rows, of this input or another (node vectors too)
-            torn = vq.messages_with_uids(self.vectors, orphans, ["node"]).column("node")
-            nodes = sorted(set(torn.to_pylist()) | set(messages.column("node").to_pylist()))
-            vq.delete_messages(self.vectors, orphans, batch=len(orphans))  # one delete each
-            vq.delete_turns(self.vectors, nodes, batch=max(1, len(nodes)))
-            self.mirror.orphan_messages = []
-            self._tails.clear()
-        with phase("lance"):
-            vq.add_messages(self.vectors, messages)
-            vq.add_turns(self.vectors, turns)
-        self._extend_tails(messages.select(["session", "seq", "node", "ext_id"]).to_pydict())
-        if behind:
-            with phase("journal"):  # fsync'ed by the caller's commit (or journal.sync())
-                seq = self.journal.append({"kind": GRAPH_RECORD, "rows": rows}, sync=False)
-            with self._behind_lock:
-                self._behind.append((seq, rows))
-                self.graph.catch_up = self.fold_graph
-                waiting = self._turns_of(self._behind[self._in_fold:])   # not being written
-            if waiting >= FOLD_AFTER:
-                if self.fold_soon is not None and waiting < FOLD_BEHIND_MAX:
-                    self.fold_soon()
-                else:
-                    self.fold_graph()
-        else:
-            self._write_graph(rows)
-        if self._hashes is not None:
-            self._hashes.update(zip(messages.column("uid").to_pylist(),
-                                    messages.column("sha256").to_pylist(), strict=True))
-        if self._texts is not None:
-            self._texts.update(zip(messages.column("uid").to_pylist(),
-                                   messages.column("text").to_pylist(), strict=True))
-
-    def _write_graph(self, rows: dict[str, Any], *, seq: int | None = None,
-                     extract: bool = False) -> list[str]:
-        """Write ``rows`` (one batch's or several merged) in one Kuzu transaction, leaving
-        their nodes in Meta ``extract_pending`` — or, ``extract=True``, extracting them in
-        the same transaction (with :attr:`fold_extract`; without one they stay pending).
-        ``seq``: the newest journal record they came from (Meta ``graph_seq``). Returns the
-        nodes written."""
-        uids = list(rows["Turn"]["uid"])
-        extract = extract and self.settings.EXTRACT and self.fold_extract is not None
-        with phase("kuzu"), self.graph.transaction():
-            batch = gt.graph_batch(self.graph, rows)
-            batch["unforget"] = rows.get("unforget", [])
-            pending = None
-            if self.settings.EXTRACT and not extract:  # added to what a crash may have left
-                try:
-                    before = json.loads(self.graph.meta_get(EXTRACT_PENDING_KEY, "") or "[]")
-                except ValueError:
-                    before = []
-                pending = json.dumps(list(dict.fromkeys([*before, *uids])), ensure_ascii=False,
-                                     separators=(",", ":"))
-            gt.write_ingest_batch(self.graph, batch, extract_pending=pending)
-            if extract:
-                assert self.fold_extract is not None
-                with phase("extract"):
-                    self.fold_extract(uids)
-            if seq is not None:
-                self.graph.meta_set(GRAPH_SEQ_KEY, str(seq))
-        return uids
-
-    def fold_graph(self, *, tidy: bool = True) -> int:
-        """Write the graph rows of the turns waiting in the journal (``add_turn``'s
-        write-behind) and their extraction in **one** Kuzu transaction; returns how many
-        turns were written.
-
-        A stored turn costs Kuzu a transaction whatever its size (measured on the demo
-        store, with the extraction: 162 ms for 1 turn, 204 ms for 32), so ``add_turn``
-        stores the messages and vectors in LanceDB, the turn's graph rows in the journal —
-        fsync'ed with its write-back, before it is acknowledged — and the mirror, which
-        every recall reads; the graph gets them here: before any other statement reaches
-        the graph (:attr:`GraphDB.catch_up`), at a checkpoint, at close, when
-        :data:`FOLD_AFTER` turns wait, or when a server is idle. What a recall reads from
-        the graph without waiting (the anchor lexicon, the query log, tombstones) misses
-        the waiting turns' mentions until then. A kill before the fold loses nothing: the
-        next read-write open writes the journal's waiting rows (Meta ``graph_seq`` says
-        which are in) before loading the mirror.
-
-        Any thread may fold (a server's own, :attr:`fold_soon`): the fold holds the graph's
-        connection (:meth:`GraphDB.exclusive
-        <akasha_explorer.graphdb.kuzu_db.GraphDB.exclusive>`), never the caller's lock, and
-        the request path reads nothing from Kuzu while nothing changed (the Meta values and
-        the tombstones are kept, the anchors reload after a commit). ``tidy=False`` leaves
-        LanceDB's compaction (:meth:`tidy`) to the caller: it deletes files a reader of
-        another thread may be reading, so a server runs it under its request lock."""
-        with self._fold_lock:  # a second caller waits, then finds nothing left to write
-            if self._closed or not self._behind:
-                return 0
-            # the connection is this thread's until the waiting list is cut: another
-            # thread's statement (a recall's anchors) waits, so it never sees the turns
-            # both in the graph and still waiting
-            with self.graph.exclusive():
-                with self._behind_lock:
-                    todo = list(self._behind)
-                    self._in_fold = len(todo)
-                    self.graph.catch_up = None
-                try:
-                    self.journal.sync()  # the graph never holds a turn the journal may lose
-                    uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]),
-                                             seq=todo[-1][0], extract=True)
-                except BaseException:
-                    with self._behind_lock:
-                        self._in_fold = 0
-                        self.graph.catch_up = self.fold_graph
-                    raise
-                with self._behind_lock:
-                    self._in_fold = 0
-                    self._behind = self._behind[len(todo):]
-                    if self._behind:   # stored while this fold wrote
-                        self.graph.catch_up = self.fold_graph
-            if tidy:
-                self._tidy()
-            return len(uids)
-
-    @property
-    def graph_behind(self) -> int:
-        """How many stored turns' graph rows wait in the journal (:meth:`fold_graph`)."""
-        return self._turns_of(self._behind)
-
-    @staticmethod
-    def _turns_of(records: list[tuple[int, dict[str, Any]]]) -> int:
-        return sum(len(r["Turn"]["uid"]) for _, r in records)
-
-    def waiting_messages(self) -> list[int]:
-        """The mirror's rows of the messages of turns whose graph rows wait
-        (:meth:`fold_graph`): the recall's anchor channel finds their aliases itself."""
-        n = self.mirror.nodes
-        out: list[int] = []
-        for _, r in self._behind:
-            for u in r["Turn"]["uid"]:
-                i = n.index.get(u)
-                if i is not None and n.alive[i]:
-                    a = int(n.first_msg[i])
-                    out.extend(range(a, a + int(n.n_msg[i])))
-        return out
-
-    def _journal_records(self) -> list[tuple[int, dict[str, Any]]]:
-        """The journal's write-behind records the graph does not hold (after Meta
-        ``graph_seq`` and the last checkpoint)."""
-        done = int(self.graph.meta_get(GRAPH_SEQ_KEY, "0") or 0)
-        since = int(self.graph.meta_get("journal_seq", "0") or 0)
-        self.journal.seq = max(self.journal.seq, done)  # a seq the graph names is never reused
-        return [(int(r["seq"]), r["rows"]) for r in self.journal.read()
-                if r.get("kind") == GRAPH_RECORD and int(r.get("seq", 0)) > max(done, since)]
-
-    def _fold_journal(self) -> list[dict[str, list[Any]]]:
-        """At a read-write open: write the graph rows of turns a kill left in the journal
-        only; their extraction waits in Meta ``extract_pending`` for the next ingest (the
-        extractor is not the store's to run). Returns no waiting turns: the graph has them."""
-        todo = self._journal_records()
-        if todo:
-            uids = self._write_graph(gt.merge_graph_rows([r for _, r in todo]), seq=todo[-1][0])
-            log.warning("store %s: %d acknowledged turns were in the journal only (the last "
-                        "process ended before writing them to the graph); written now",
-                        self.path, len(uids))
-        return []
-
-    def _journal_only(self) -> list[dict[str, list[Any]]]:
-        """At a read-only open: the Turn columns of turns in the journal only — the mirror
-        (every recall) has them; the graph (anchors, sessions, the explorer) has them once
-        a writer opens the store."""
-        todo = self._journal_records()
-        if todo:
-            log.warning("store %s: %d stored turns are in the journal only (the writer ended "
-                        "before writing them to the graph); recalls see them, the graph's "
-                        "views do not until the store is opened for writing", self.path,
-                        sum(len(r["Turn"]["uid"]) for _, r in todo))
-        return [r["Turn"] for _, r in todo]
-
-    # -- the query log ---------------------------------------------------------------------------
-    def log_query(self, row: dict[str, Any], trace: RecallTrace | None = None) -> str | None:
-        """Queue a query-log row (journaled; Kuzu gets it at the next checkpoint) and keep
-        ``trace`` as that recall's record (:attr:`recalls`). Returns the row's uid, or
-        None when the disk is full (logged: the recall itself is fine)."""
-        try:
-            self.mirror.log_query(self.journal, row)
-        except DiskFull as e:
-            log.warning("recall %r: not written to the query log: %s",
-                        str(row.get("query", ""))[:60], e)
-            return None
-        uid = str(row["uid"])
-        if trace is not None:
-            try:
-                self.recalls.save(uid, trace)
-            except OSError as e:  # a view of the recall, not the memory: the row is kept
-                log.warning("recall %r: not kept as made: %s", trace.query[:60], e)
-        return uid
-
-    def query_committed(self, log_uid: str) -> bool:
-        """Whether the recall of query-log row ``log_uid`` was written back (False: not
-        yet, or no such row)."""
-        got = self.mirror.query_committed(log_uid)
-        if got is not None:
-            return got
-        with self.graph.stale_ok():  # query-log rows come with checkpoints, not with turns
-            return bool(logs.query_committed(self.graph, log_uid))
-
     def why_not(self, trace: RecallTrace, uid: str) -> dict[str, Any]:
         """Where node ``uid`` fell out of ``trace`` (:meth:`RecallTrace.why_not`), with
         what the store knows of it: its time, whether it is alive, its cosines with the
@@ -1095,158 +798,6 @@ class Store:
         return trace.why_not(uid, {"row": i, "ts": float(n.ts[i]), "alive": bool(n.alive[i]),
                                    "cos_node": float(cos_node), "cos_msg": float(cos_msg),
                                    "terms": terms})
-
-    def logged_recall(self, log_uid: str) -> RecallTrace:
-        """The recall of query-log row ``log_uid`` as it was made and delivered (its
-        record, :mod:`.recalled`), with ``log_uid`` set and ``written_back`` saying
-        whether, to which node, by whom and when it was written back (``{"committed":
-        False}`` when not). Raises :class:`NotFound` when no record is kept."""
-        self.check_open()
-        trace = self.recalls.load(log_uid)
-        done = self.query_committed(log_uid)
-        trace.written_back = ({"committed": True, **(self.recalls.written(log_uid) or {})}
-                              if done else {"committed": False})
-        return trace
-
-    def query_log(self, *, limit: int | None = None) -> list[dict[str, Any]]:
-        """The query log, oldest first: the rows Kuzu holds and those still waiting in the
-        journal for a checkpoint, each once (every column of
-        :data:`~akasha_explorer.graphdb.logs.QUERY_COLUMNS`); ``limit``: only the newest
-        ``limit`` rows."""
-        rows = logs.query_log(self.graph, limit=limit)
-        marks = self.mirror.committed_queries   # written back since Kuzu got the row
-        for r in rows:
-            if r["uid"] in marks:
-                r["committed"] = True
-        seen = {r["uid"] for r in rows}
-        rows += [dict(r) for r in self.mirror.pending_queries if r["uid"] not in seen]
-        rows.sort(key=lambda r: (float(r.get("ts") or 0.0), str(r["uid"])))
-        return rows if limit is None else rows[-limit:] if limit > 0 else []
-
-    # -- the lexical index (SPEC §4 stage 1) -----------------------------------------------------
-    def postings(self, settings: Settings | None = None) -> Postings:
-        """The lexical index of the mirror's messages under the term rules of ``settings``
-        (default: the store's own, kept up to date by every write). Other rules — a dry run
-        under another profile — get an index built from the stored text on first use and
-        kept until the store's messages change."""
-        rules = TermRules.of(settings or self.settings)
-        if rules == TermRules.of(self.settings):
-            return self.mirror.postings
-        n = self.mirror.nodes
-        key = (rules, n.m, int(n.msg_alive.sum()))
-        cached = self._other_postings.get(rules)
-        if cached is None or cached[0] != key:
-            by_uid = self.terms_by_uid(settings)
-            p = Postings()
-            for j, uid in enumerate(n.msg_uid):
-                p.add(j, by_uid.get(uid, []) if n.msg_alive[j] else [])
-            cached = (key, p)
-            self._other_postings[rules] = cached
-        return cached[1]
-
-    def lexical(self, text: str, *, now: float, msg_mask: np.ndarray | None = None,
-                settings: Settings | None = None) -> LexicalHits:
-        """Query terms and BM25 hits of ``text`` as of ``now`` (SPEC §4 stage 1).
-
-        Settings read: the term rules (``FTS_MIN_TOKEN_LEN`` …, see ``TermRules``),
-        ``TIME_PRIOR`` and ``HYBRID`` (relative time words are not terms),
-        ``QUERY_USER_LINES`` (a transcript is searched by the user's lines:
-        :func:`~akasha_explorer.text.transcript.user_lines`; its time words are read from
-        every line) and those of :meth:`lexical_terms`."""
-        s = settings or self.settings
-        rules = TermRules.of(s)
-        relative = self.time_windows(text, now=now, settings=s, relative=True)
-        said = (user_lines(text) or "") if s.QUERY_USER_LINES else ""
-        text = said or text
-        q = terms(text, rules=rules)
-        time_terms = {t for w in relative for t in terms(w[2], rules=rules)}
-        alive = self.mirror.nodes.msg_alive if msg_mask is None else msg_mask
-        groups, replaced, alone = query_groups(self, text, now=now, settings=s, alive=alive,
-                                               time_words=[w[2] for w in relative])
-        hits = self.lexical_terms(q, now=now, msg_mask=msg_mask, settings=s,
-                                  exclude=time_terms, groups=groups, replaced=replaced,
-                                  mentions=alone)
-        return dataclasses.replace(hits, searched=said) if said else hits
-
-    def lexical_terms(self, query_terms: Sequence[str], *, now: float,
-                      msg_mask: np.ndarray | None = None, settings: Settings | None = None,
-                      exclude: Collection[str] = (), groups: Sequence[TermGroup] = (),
-                      replaced: Collection[str] = (), mentions: Mapping[str, str] | None = None
-                      ) -> LexicalHits:
-        """:meth:`lexical` for already tokenised query terms (``exclude``: terms not to use,
-        the query's relative time words; ``mentions``: the terms that are the only form of
-        an anchor the query names, each with the alias as written, for the block's note).
-
-        Settings read: ``FTS_MIN_IDF``, ``FTS_UNSEEN_IDF``, ``FTS_MAX_TOKENS``,
-        ``CAUSAL_IDF``, ``FTS_SKIP_UNSEEN``, ``FTS_MIN_IDF_DOCS``, ``FTS_TOP_K``
-        (``FUSION_POOL`` with ``HYBRID``), ``BM25_K1``, ``BM25_B``, ``BM25_LEN_CAP``,
-        ``UNNAMED_IDENTIFIERS`` (with ``UNNAMED_FACTOR``) and the term rules' minimum
-        length."""
-        s = settings or self.settings
-        n = self.mirror.nodes
-        alive = n.msg_alive if msg_mask is None else msg_mask
-        postings = self.postings(s)
-        sel = select_terms(query_terms, postings, n.msg_ts, alive, now=now,
-                           min_idf=s.FTS_MIN_IDF, unseen_idf=s.FTS_UNSEEN_IDF,
-                           max_terms=s.FTS_MAX_TOKENS, min_len=TermRules.of(s).min_len,
-                           causal=s.CAUSAL_IDF, skip_unseen=s.FTS_SKIP_UNSEEN, exclude=exclude,
-                           min_docs=s.FTS_MIN_IDF_DOCS, replaced=replaced)
-        top = max(s.FTS_TOP_K, s.FUSION_POOL) if s.HYBRID else s.FTS_TOP_K
-        names = ([t.term for t in sel if is_identifier(t.term)]
-                 if s.UNNAMED_IDENTIFIERS and s.UNNAMED_FACTOR < 1.0 else ())
-        return bm25_rank(sel, postings, n.msg_ts, alive, now=now, k1=s.BM25_K1,
-                         b=s.BM25_B, top_k=top, causal=s.CAUSAL_IDF, groups=groups,
-                         len_cap=s.BM25_LEN_CAP, names=names, mentions=mentions)
-
-    def filler_mask(self, query: str, settings: Settings) -> np.ndarray | None:
-        """The nodes a recall of ``query`` demotes as filler (``FILLER_FACTOR``:
-        :meth:`Mirror.filler_nodes <akasha_explorer.store.mirror.Mirror.filler_nodes>`), or
-        None — the setting is off, or the query is itself a greeting or filler."""
-        if not settings.HYBRID or settings.FILLER_FACTOR >= 1.0 or is_noise(query):
-            return None
-        return self.mirror.filler_nodes()
-
-    def asking_mask(self, settings: Settings) -> np.ndarray | None:
-        """The messages that ask something, whose relevance the next turn (the answer)
-        takes (``ANSWER_HANDOFF``: :meth:`Mirror.asking_messages
-        <akasha_explorer.store.mirror.Mirror.asking_messages>`), or None when the setting
-        is off."""
-        if not settings.HYBRID or settings.ANSWER_HANDOFF <= 0:
-            return None
-        return self.mirror.asking_messages()
-
-    @staticmethod
-    def time_windows(text: str, *, now: float, settings: Settings, relative: bool = False
-                     ) -> list[tuple[float, float, str]]:
-        """The time windows ``text`` names at ``now`` (``(start, end, phrase)``), when
-        ``TIME_PRIOR`` is on; none otherwise (:mod:`akasha_explorer.text.timewords`).
-        ``relative=True``: only those named relative to now (最近, last week)."""
-        if settings.TIME_PRIOR <= 0 or not settings.HYBRID:
-            return []
-        return [(w.start, w.end, w.phrase)
-                for w in time_windows(text, now, tz=time_zone(settings.TIME_ZONE))
-                if w.relative or not relative]
-
-
-class _LiveIds(Mapping[str, str]):
-    """A session's nodes by turn id (:meth:`Store.session_tails`), the live ones only: a
-    lookup checks its node, iterating checks them all."""
-
-    def __init__(self, ids: dict[str, str], live: Callable[[str], bool]) -> None:
-        self._ids = ids
-        self._live = live
-
-    def __getitem__(self, turn_id: str) -> str:
-        node = self._ids[turn_id]
-        if not self._live(node):
-            raise KeyError(turn_id)
-        return node
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, node in list(self._ids.items()) if self._live(node))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 def message_of(r: dict[str, Any]) -> Message:

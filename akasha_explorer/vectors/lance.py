@@ -23,6 +23,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from .._fs import WRITE_FACTOR, disk_full, ensure_free
+from .._locks import ordered_lock
 from ..errors import DiskFull, ReadOnlyStore
 
 __all__ = ["LANCE_CACHE_BYTES", "VectorDB", "lance_session", "messages_schema", "sql_str",
@@ -148,11 +149,26 @@ class VectorDB:
                 self._db.create_table("turns", schema=turns_schema(dim))
         self.messages = self._db.open_table("messages")
         self.turns = self._db.open_table("turns")
-        self.versions = 0
-        """Versions this handle wrote since it opened or last compacted (:meth:`tidy`)."""
-        self._compacting = threading.Lock()
+        self._versions = 0
+        self._versions_lock = ordered_lock("vectors.versions")
+        self._compacting = ordered_lock("vectors.compacting")
         """Held by :meth:`merge_fragments`, :meth:`tidy` and :meth:`optimize`: one rewrite
         of the tables' files at a time (a server merges in its own thread)."""
+
+    @property
+    def versions(self) -> int:
+        """Versions this handle wrote since it opened or last compacted (:meth:`tidy`).
+        Thread-safety: any thread (a write counts under ``vectors.versions``, and a
+        compaction takes back only the versions it saw: a write beside it still counts)."""
+        return self._versions
+
+    def _wrote(self) -> None:
+        with self._versions_lock:
+            self._versions += 1
+
+    def _compacted(self, seen: int) -> None:
+        with self._versions_lock:
+            self._versions = max(0, self._versions - seen)
 
     def _check_write(self) -> None:
         if self.read_only:
@@ -167,7 +183,7 @@ class VectorDB:
                         f"adding {data.num_rows} rows to {table}")
             with _full_disk(self.path):
                 getattr(self, table).add(data)
-            self.versions += 1
+            self._wrote()
 
     def read(self, table: str, columns: Sequence[str] | None = None,
              where: str | None = None) -> pa.Table:
@@ -194,14 +210,14 @@ class VectorDB:
                         f"rewriting {data.num_rows} rows of {table}")
             with _full_disk(self.path):
                 getattr(self, table).merge_insert(key).when_matched_update_all().execute(data)
-            self.versions += 1
+            self._wrote()
 
     def delete(self, table: str, where: str) -> None:
         """Delete the rows matching ``where`` (a new version with a deletion file)."""
         self._check_write()
         with _full_disk(self.path):
             getattr(self, table).delete(where)
-        self.versions += 1
+        self._wrote()
 
     def count(self, table: str) -> int:
         return int(getattr(self, table).count_rows())
@@ -218,9 +234,10 @@ class VectorDB:
         write's) are left for :meth:`optimize` with ``cleanup=True``."""
         self._check_write()
         with self._compacting, _dropping_versions(self.path):
+            seen = self._versions
             for t in (self.messages, self.turns):
                 t.optimize(cleanup_older_than=dt.timedelta(0))
-        self.versions = 0
+        self._compacted(seen)
 
     def merge_fragments(self) -> None:
         """The first half of :meth:`tidy`: merge both tables' small fragments into new files,
@@ -248,6 +265,7 @@ class VectorDB:
             self._optimize(cleanup)
 
     def _optimize(self, cleanup: bool) -> None:
+        seen = self._versions
         for t in (self.messages, self.turns):
             with _dropping_versions(self.path) if cleanup else _full_disk(self.path):
                 if not cleanup:
@@ -262,7 +280,7 @@ class VectorDB:
                     t.optimize(cleanup_older_than=dt.timedelta(0), delete_unverified=True)
         if cleanup:
             self._remove_stray_writes()
-        self.versions = 0
+        self._compacted(seen)
 
     def _remove_stray_writes(self) -> None:
         """Delete the temporary files a killed write left in the tables' data folders
@@ -292,8 +310,10 @@ class VectorDB:
                 .distance_type("cosine").limit(k).select(["uid", "_distance"]).to_arrow())
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._db.close()  # type: ignore[attr-defined]
+        close = getattr(self._db, "close", None)   # (not every lancedb release has it)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
 
 
 def rows_to_dicts(table: pa.Table) -> list[dict[str, Any]]:
