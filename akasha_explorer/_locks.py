@@ -35,6 +35,7 @@ __all__ = ["CHECK_ENV", "LOCK_ORDER", "CheckedLock", "LockOrderError", "held", "
 log = logging.getLogger(__name__)
 
 LOCK_ORDER: tuple[str, ...] = (
+    "link.recall",
     "server.request",
     "server.turns",
     "store.fold",
@@ -47,7 +48,6 @@ LOCK_ORDER: tuple[str, ...] = (
     "embed.queue",
     "store.vector_cache",
     "server.clients",
-    "link.recall",
     "recalls.files",
     "recalls.queue",
 )

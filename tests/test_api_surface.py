@@ -68,7 +68,7 @@ def test_every_command_and_option_has_help() -> None:
 
 
 TIERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_timing"),
+    ("errors", "_timing", "_locks"),
     ("ranges", "_fs", "_proc", "served"),
     ("config", "model"),
     ("engine",),

@@ -26,7 +26,7 @@ from .channels import ChannelStore, query_groups
 __all__ = ["LexicalIndex"]
 
 
-class _Parts(ChannelStore, Protocol):
+class _IndexedStore(ChannelStore, Protocol):
     """What :class:`LexicalIndex` reads of its store."""
 
     settings: Settings
@@ -37,7 +37,7 @@ class _Parts(ChannelStore, Protocol):
 class LexicalIndex:
     """One store's lexical index (see the module docstring)."""
 
-    def __init__(self, store: _Parts) -> None:
+    def __init__(self, store: _IndexedStore) -> None:
         self._store = store
         self._other: dict[TermRules, tuple[Any, Postings]] = {}
 

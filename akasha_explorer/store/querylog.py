@@ -24,7 +24,7 @@ __all__ = ["QueryLog"]
 log = logging.getLogger(__name__)
 
 
-class _Parts(Protocol):
+class _LoggingStore(Protocol):
     """What :class:`QueryLog` reads of its store."""
 
     mirror: Mirror
@@ -40,7 +40,7 @@ class _Parts(Protocol):
 class QueryLog:
     """One store's query log (see the module docstring)."""
 
-    def __init__(self, store: _Parts) -> None:
+    def __init__(self, store: _LoggingStore) -> None:
         self._store = store
 
     def log(self, row: dict[str, Any], trace: RecallTrace | None = None) -> str | None:

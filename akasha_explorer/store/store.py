@@ -213,6 +213,9 @@ class Store:
             raise WriterLock(self.path).graph_busy(
                 read_only=self.read_only, detail=detail,
                 holder=graph_lock(self.path / "graph.kuzu")) from e
+        token = graph.meta_get(edgecache.TOKEN_KEY)
+        if token and not self.read_only:  # first thing: from now on Kuzu may change, so the
+            graph.meta_set(edgecache.TOKEN_KEY, "")  # edges file is trusted by this open only
         self.vectors = VectorDB(self.path / "vectors", self.dim, read_only=self.read_only)
         if not exists:
             self.manifest.write(self.path)  # last: a half-created folder has no manifest
@@ -228,11 +231,8 @@ class Store:
             stale_terms = False
         waiting = self.behind.open(self.path, read_only=self.read_only)
         self.mirror = Mirror(self.dim)
-        token = graph.meta_get(edgecache.TOKEN_KEY)
         cached = edgecache.read(self.path, token=token, journal_seq=graph.meta_get("journal_seq"))
         self.mirror.load(graph, self.vectors, self.journal, cached_edges=cached, waiting=waiting)
-        if token and not self.read_only:  # from now on Kuzu may change: the file is stale
-            graph.meta_set(edgecache.TOKEN_KEY, "")
         if stale_terms:  # read-only: index the terms in memory, leave the files alone
             log.warning("store %s was indexed with other term rules (%s); using terms rebuilt "
                         "in memory — open it once for writing to migrate it", self.path,

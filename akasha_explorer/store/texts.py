@@ -25,7 +25,7 @@ from .mirror import Mirror
 __all__ = ["StoredText"]
 
 
-class _Parts(Protocol):
+class _TextStore(Protocol):
     """What :class:`StoredText` reads of its store."""
 
     mirror: Mirror
@@ -37,7 +37,7 @@ class _Parts(Protocol):
 class StoredText:
     """The caches of one store's text (see the module docstring)."""
 
-    def __init__(self, store: _Parts) -> None:
+    def __init__(self, store: _TextStore) -> None:
         self._store = store
         self._hashes: dict[str, str] | None = None
         self._texts: dict[str, str] | None = None
